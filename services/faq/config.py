@@ -1,0 +1,77 @@
+"""The ``faq`` pack section: the knowledge base and the knobs that decide what counts as known.
+
+Everything a business would change (entries, threshold, words to ignore, the trial-class
+pointer) lives in the pack, so another business gets its own FAQ without touching code.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class FaqEntry(BaseModel):
+    """One fact the assistant may state, with the ways people ask for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    questions: list[str] = Field(min_length=1)
+    answer: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+
+
+class OfertaPointer(BaseModel):
+    """When to close a price/schedule answer with a nudge towards the free trial class."""
+
+    model_config = ConfigDict(frozen=True)
+
+    modes: list[str] = Field(default_factory=lambda: ["oferta"])
+    tags: list[str] = Field(min_length=1)
+    # Answers already about the trial class need no pointer to it.
+    skip_tags: list[str] = Field(default_factory=list)
+    text_key: str
+
+
+class FaqConfig(BaseModel):
+    """The ``faq`` section of a pack."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # Minimum BM25 score of the best entry for a clause to count as answered.
+    threshold: float = Field(gt=0)
+    # Minimum share of a clause's content words found in the best entry's vocabulary: a
+    # question about something the base never mentions ("vendem raquete?") shares one word
+    # with an entry but not the rest.
+    min_coverage: float = Field(ge=0, le=1)
+    # difflib ratio above which an unknown word is read as a typo of a known one.
+    fuzzy_cutoff: float = Field(gt=0, le=1)
+    # Word lists below are matched after shared normalization, so accents and case do not
+    # matter. Words that carry no meaning for retrieval, on top of the library's Portuguese list.
+    extra_stopwords: list[str] = Field(default_factory=list)
+    # Phrases (greetings, politeness) removed before retrieval.
+    filler_phrases: list[str] = Field(default_factory=list)
+    # Words read as another word the base uses ("gratis" → "gratuito").
+    synonyms: dict[str, str] = Field(default_factory=dict)
+    # Clauses starting with one of these are questions; "," / " e " / " ou " between two of
+    # them separates two questions.
+    question_words: list[str] = Field(default_factory=list)
+    unknown_text_key: str
+    partial_unknown_text_key: str
+    oferta_pointer: OfertaPointer
+    llm_instructions: str = Field(min_length=1)
+    entries: list[FaqEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> FaqConfig:
+        ids = [e.id for e in self.entries]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate faq entry ids: {duplicates}")
+        return self
+
+    def entry(self, entry_id: str) -> FaqEntry:
+        """The entry with this id (KeyError when the pack has none)."""
+        for e in self.entries:
+            if e.id == entry_id:
+                return e
+        raise KeyError(entry_id)

@@ -1,0 +1,196 @@
+"""The FAQ specialist's decision: which entries answer a message, and the reply text.
+
+Two steps so the service can put an LLM between them: :func:`retrieve` finds the entries per
+question clause; :func:`compose` writes the reply from those entries' own text, or from an LLM
+phrasing that passed :func:`~services.faq.llm.accept_llm_answer`. :func:`answer` chains both
+for the rules mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from services.faq.config import FaqConfig, FaqEntry
+from services.faq.index import FaqIndex
+from services.faq.llm import FaqLLMAnswer, accept_llm_answer
+
+
+class TextSource(Protocol):
+    """Where user-facing texts come from (a loaded ``shared.pack.Pack``)."""
+
+    def text(self, key: str, seed: str = "", **values: Any) -> str: ...
+
+
+class ClauseMatch(BaseModel):
+    """How one question clause was matched, for the decision journal."""
+
+    model_config = ConfigDict(frozen=True)
+
+    clause: str
+    entry_id: str
+    score: float
+    coverage: float
+    answered: bool
+
+
+class Retrieval(BaseModel):
+    """The entries that answer a message, in the order asked, and what stayed unanswered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    entries: list[FaqEntry]
+    unanswered: list[str]
+    clauses: list[ClauseMatch]
+
+    @property
+    def entry_ids(self) -> list[str]:
+        return [e.id for e in self.entries]
+
+
+class FaqResult(BaseModel):
+    """The FAQ part of a reply."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    asks_question: bool
+    entry_ids: list[str]
+    # Question clauses the base could not answer (journalled for the operator's report).
+    unanswered: list[str]
+    # Best score per answered entry.
+    scores: dict[str, float]
+    clauses: list[ClauseMatch]
+    # "llm" when an accepted LLM phrasing was said, else "rules" (the entries' own text).
+    source: Literal["rules", "llm"]
+    # Whether the trial-class pointer closes the text.
+    oferta_pointer: bool
+
+
+def _judge(text: str, index: FaqIndex) -> ClauseMatch | None:
+    match = index.best(text)
+    if match is None:
+        return None
+    config = index.config
+    return ClauseMatch(
+        clause=text,
+        entry_id=match.entry_id,
+        score=match.score,
+        coverage=match.coverage,
+        answered=match.score >= config.threshold and match.coverage >= config.min_coverage,
+    )
+
+
+def _as_topic_list(whole: ClauseMatch, index: FaqIndex) -> list[ClauseMatch] | None:
+    """The clause read as a list of topics ("endereço e preço?"), when every topic is known
+    and the list explains the clause better than one entry does: the whole clause matched
+    nothing, or matched one entry that misses part of it while the topics name several."""
+    if whole.answered and whole.coverage >= 1:
+        return None
+    parts = [m for m in (_judge(p, index) for p in index.analyzer.pieces(whole.clause)) if m]
+    if len(parts) < 2 or not all(m.answered for m in parts):
+        return None
+    if whole.answered and len({m.entry_id for m in parts}) < 2:
+        return None
+    return parts
+
+
+def retrieve(text: str, *, index: FaqIndex) -> Retrieval:
+    """Match every question clause of ``text``; entries deduplicated, first ask first.
+
+    In a message of several clauses, an unmatched clause that is not shaped like a question
+    ("meu nome é Ana") is context, not an unanswered question. A single clause is always a
+    question: triage sent the message here because it asks something.
+    """
+    clauses = index.analyzer.clauses(text)
+    matches: list[ClauseMatch] = []
+    entries: dict[str, FaqEntry] = {}
+    unanswered: list[str] = []
+    for clause in clauses:
+        match = _judge(clause.text, index)
+        if match is None:
+            continue
+        found = _as_topic_list(match, index) or [match]
+        matches.extend(found)
+        for m in found:
+            if m.answered:
+                entries.setdefault(m.entry_id, index.entry(m.entry_id))
+            elif clause.question_shaped or len(clauses) == 1:
+                unanswered.append(clause.text)
+    if not entries and not unanswered and text.strip():
+        unanswered.append(text.strip())
+    return Retrieval(entries=list(entries.values()), unanswered=unanswered, clauses=matches)
+
+
+def _wants_oferta_pointer(entries: list[FaqEntry], mode: str | None, config: FaqConfig) -> bool:
+    pointer = config.oferta_pointer
+    if mode not in pointer.modes:
+        return False
+    tags = {t for e in entries for t in e.tags}
+    return bool(tags & set(pointer.tags)) and not tags & set(pointer.skip_tags)
+
+
+def compose(
+    retrieval: Retrieval,
+    *,
+    mode: str | None,
+    config: FaqConfig,
+    texts: TextSource,
+    seed: str,
+    llm_answer: FaqLLMAnswer | None = None,
+) -> FaqResult:
+    """The reply for a retrieval: answers, an honest "don't know", the trial pointer.
+
+    An LLM phrasing is used only when it cites retrieved entries and nothing else; otherwise
+    the entries' own text is said. ``asks_question`` is read from the final text, so it is
+    right whichever variant of a text was picked.
+    """
+    used_llm = False
+    lines = [e.answer.strip() for e in retrieval.entries]
+    entry_ids = retrieval.entry_ids
+    if llm_answer is not None and accept_llm_answer(llm_answer, retrieval.entry_ids):
+        used_llm = True
+        lines = [llm_answer.answer.strip()]
+        entry_ids = [i for i in retrieval.entry_ids if i in set(llm_answer.ids_used)]
+    if retrieval.unanswered or not lines:
+        key = config.partial_unknown_text_key if lines else config.unknown_text_key
+        lines.append(texts.text(key, seed=seed))
+    pointer = _wants_oferta_pointer(retrieval.entries, mode, config)
+    if pointer:
+        lines.append(texts.text(config.oferta_pointer.text_key, seed=seed))
+    text = "\n\n".join(lines)
+    answered: dict[str, float] = {}
+    for c in retrieval.clauses:
+        if c.answered:
+            answered[c.entry_id] = max(c.score, answered.get(c.entry_id, c.score))
+    return FaqResult(
+        text=text,
+        asks_question="?" in text,
+        entry_ids=entry_ids,
+        unanswered=retrieval.unanswered,
+        scores={i: answered[i] for i in entry_ids},
+        clauses=retrieval.clauses,
+        source="llm" if used_llm else "rules",
+        oferta_pointer=pointer,
+    )
+
+
+def answer(
+    text: str,
+    *,
+    mode: str | None,
+    index: FaqIndex,
+    texts: TextSource,
+    seed: str,
+    llm_answer: FaqLLMAnswer | None = None,
+) -> FaqResult:
+    """The FAQ reply to ``text`` (rules mode when ``llm_answer`` is None)."""
+    return compose(
+        retrieve(text, index=index),
+        mode=mode,
+        config=index.config,
+        texts=texts,
+        seed=seed,
+        llm_answer=llm_answer,
+    )

@@ -1,0 +1,114 @@
+"""The BM25 index over a pack's FAQ entries, built once per pack and queried per clause.
+
+Each question variant and each answer is its own BM25 document, so a short variant that
+matches well is not diluted by an entry's other phrasings; an entry scores as its best
+document. Besides the score, a match reports its *coverage*: the share of the clause's
+information (its terms weighted by idf, a word the base never uses weighing most) that the
+entry knows at all, which is what tells "preciso de raquete?" (all known) from "vcs vendem
+raquete?" ("vendem" is unknown and outweighs the rest).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import bm25s
+import numpy as np
+
+from services.faq.analysis import Analyzer, stem
+from services.faq.config import FaqConfig, FaqEntry
+
+
+@dataclass(frozen=True)
+class Match:
+    """The best entry for one clause."""
+
+    entry_id: str
+    score: float
+    coverage: float
+
+
+def _initial(word: str) -> str:
+    """First letter ignoring a silent "h": typos keep it ("orario"), other words do not
+    ("alugar" is not a typo of "lugar")."""
+    return word.removeprefix("h")[:1]
+
+
+def _idf(documents: list[list[str]]) -> dict[str, float]:
+    """BM25's inverse document frequency of every term of the corpus."""
+    frequency = Counter(t for doc in documents for t in set(doc))
+    total = len(documents)
+    return {t: math.log(1 + (total - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
+
+
+class FaqIndex:
+    """A pack's FAQ entries, analysed and indexed; read-only after construction."""
+
+    def __init__(self, config: FaqConfig) -> None:
+        self.config = config
+        self.analyzer = Analyzer(
+            extra_stopwords=config.extra_stopwords,
+            filler_phrases=config.filler_phrases,
+            question_words=config.question_words,
+            synonyms=config.synonyms,
+        )
+        self._entries = {e.id: e for e in config.entries}
+        documents: list[list[str]] = []
+        owners: list[int] = []
+        words: set[str] = set()
+        self._entry_terms: list[frozenset[str]] = []
+        for position, entry in enumerate(config.entries):
+            terms: set[str] = set()
+            for text in [*entry.questions, entry.answer, " ".join(entry.tags)]:
+                doc_words = self.analyzer.words(text)
+                words.update(doc_words)
+                doc = [stem(w) for w in doc_words]
+                terms.update(doc)
+                if doc:
+                    documents.append(doc)
+                    owners.append(position)
+            self._entry_terms.append(frozenset(terms))
+        self._idf = _idf(documents)
+        # A word the base never uses is as informative as the rarest word it does use.
+        self._unknown_idf = math.log(1 + (len(documents) + 0.5) / 0.5)
+        self._owners = np.asarray(owners)
+        self._vocabulary = sorted(words)
+        self._known_terms = frozenset().union(*self._entry_terms)
+        self._bm25 = bm25s.BM25()
+        self._bm25.index(documents, show_progress=False)
+
+    def entry(self, entry_id: str) -> FaqEntry:
+        return self._entries[entry_id]
+
+    def terms(self, text: str) -> list[str]:
+        """Stemmed query terms of ``text``, typos mapped to the closest known word."""
+        return [self._term(w) for w in self.analyzer.words(text)]
+
+    def _term(self, word: str) -> str:
+        term = stem(word)
+        if term in self._known_terms or len(word) < 4 or not word.isalpha():
+            return term
+        candidates = [w for w in self._vocabulary if _initial(w) == _initial(word)]
+        close = difflib.get_close_matches(word, candidates, n=1, cutoff=self.config.fuzzy_cutoff)
+        return stem(close[0]) if close else term
+
+    def best(self, text: str) -> Match | None:
+        """The best entry for a clause, or None when the clause has no content words."""
+        terms = self.terms(text)
+        if not terms:
+            return None
+        scores = self._bm25.get_scores(terms)
+        per_entry = np.zeros(len(self._entry_terms))
+        np.maximum.at(per_entry, self._owners, scores)
+        position = int(np.argmax(per_entry))
+        weights = {t: self._idf.get(t, self._unknown_idf) for t in set(terms)}
+        known = self._entry_terms[position]
+        coverage = sum(w for t, w in weights.items() if t in known) / sum(weights.values())
+        return Match(
+            entry_id=self.config.entries[position].id,
+            score=float(per_entry[position]),
+            coverage=coverage,
+        )

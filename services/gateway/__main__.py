@@ -1,0 +1,42 @@
+"""``python -m services.gateway [--port N]``: the HTTP API and egress.
+
+The listening socket is bound before the app starts, so a port already in use fails at once
+with a clear message, and a client that connects as soon as "gateway started" is logged waits
+in the backlog instead of being refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+
+import uvicorn
+
+from services.gateway.app import create_app
+from shared.logs import setup_logging
+from shared.settings import get_settings
+
+
+def main() -> None:
+    settings = get_settings()
+    parser = argparse.ArgumentParser(prog="python -m services.gateway")
+    parser.add_argument("--host", default=settings.host)
+    parser.add_argument("--port", type=int, default=settings.port)
+    args = parser.parse_args()
+    setup_logging("gateway", settings.log_level, settings.log_json)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sys.exit(f"gateway: cannot listen on {args.host}:{args.port}: {exc.strerror}")
+    sock.listen(2048)
+    config = uvicorn.Config(
+        create_app(settings), log_level="warning", access_log=False, lifespan="on"
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""HTTP API v1 of the gateway (the contract other tools are built against)."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from datetime import datetime
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, Field, field_validator
+
+from shared.contracts import InboundMessage, new_id, utcnow
+from shared.keys import SERVICES, SLICES
+from shared.metrics import INBOUND, LIVE_SERVICES
+
+CONVERSATION_ID = r"^[^\s{}\x00-\x1f]{1,128}$"
+MAX_TEXT = 4096
+
+
+class MessageIn(BaseModel):
+    conversation_id: str = Field(pattern=CONVERSATION_ID, description="Any id without spaces.")
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    message_id: str | None = Field(default=None, min_length=1, max_length=256)
+    sent_at: datetime | None = Field(
+        default=None, description="ISO-8601; without an offset it is read in business time."
+    )
+    origin: str | None = Field(default=None, max_length=64, description="inbound, campaign:<id>")
+    campaign_mode: str | None = Field(default=None, max_length=32)
+
+    @field_validator("text")
+    @classmethod
+    def not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("text must not be blank")
+        return value
+
+
+class Accepted(BaseModel):
+    accepted: bool
+    duplicate: bool
+
+
+class ReplyOut(BaseModel):
+    turn_id: str
+    text: str
+    bubbles: list[str]
+    created_at: str
+
+
+class Replies(BaseModel):
+    replies: list[ReplyOut]
+    cursor: str
+
+
+def require_admin(request: Request) -> None:
+    token = request.app.state.settings.admin_token
+    if not token:
+        return
+    header = request.headers.get("authorization", "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
+        raise HTTPException(status_code=401, detail="missing or invalid bearer token")
+
+
+router = APIRouter()
+admin = APIRouter(dependencies=[Depends(require_admin)])
+
+
+@router.post("/v1/messages", status_code=202, response_model=Accepted)
+async def post_message(body: MessageIn, request: Request) -> Accepted:
+    state = request.app.state
+    tz: ZoneInfo = state.tz
+    received = utcnow()
+    sent_at = body.sent_at or received
+    if sent_at.tzinfo is None:
+        sent_at = sent_at.replace(tzinfo=tz)
+    message = InboundMessage(
+        channel="http",
+        conversation_id=body.conversation_id,
+        message_id=body.message_id or new_id(),
+        text=body.text,
+        sent_at=sent_at,
+        received_at=received,
+        contact=body.conversation_id,
+        origin=body.origin or "inbound",
+        campaign_mode=body.campaign_mode,
+    )
+    fresh = await state.turns.ingest(message)
+    INBOUND.labels("http", "accepted" if fresh else "duplicate").inc()
+    return Accepted(accepted=True, duplicate=not fresh)
+
+
+@admin.get("/v1/conversations/{conversation_id}/replies", response_model=Replies)
+async def get_replies(
+    conversation_id: str,
+    request: Request,
+    after: Annotated[str, Query(pattern=r"^\d+-\d+$")] = "0-0",
+    wait: Annotated[float, Query(ge=0, le=60)] = 0,
+) -> Replies:
+    replies, cursor = await request.app.state.http_channel.read(conversation_id, after, wait)
+    return Replies(replies=[ReplyOut(**r) for r in replies], cursor=cursor)
+
+
+@admin.get("/v1/conversations/{conversation_id}")
+async def get_conversation(conversation_id: str, request: Request) -> dict[str, Any]:
+    snapshot = await request.app.state.store.load(conversation_id)
+    return {"conversation_id": conversation_id, **{s: snapshot.get(s) for s in SLICES}}
+
+
+@admin.get("/v1/conversations/{conversation_id}/journal")
+async def get_journal(conversation_id: str, request: Request) -> dict[str, Any]:
+    return {"entries": await request.app.state.store.journal(conversation_id)}
+
+
+@router.get("/healthz")
+async def healthz(request: Request) -> JSONResponse:
+    state = request.app.state
+    fresh_after = time.time() - max(10.0, state.settings.heartbeat_s * 5)
+    members = await state.redis.zrangebyscore(state.keys.heartbeats, fresh_after, "+inf")
+    live: dict[str, int] = {}
+    for member in members:
+        service = member.split("|", 1)[0]
+        live[service] = live.get(service, 0) + 1
+    for service in SERVICES:
+        LIVE_SERVICES.labels(service).set(live.get(service, 0))
+    missing = [s for s in SERVICES if s != "gateway" and not live.get(s)]
+    body = {"status": "ok" if not missing else "degraded", "live": live, "missing": missing}
+    return JSONResponse(body, status_code=200 if not missing else 503)
+
+
+@router.get("/metrics")
+async def metrics() -> Response:
+    return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,22 @@
+"""What a channel adapter does: deliver a composed reply, exactly once per turn."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from shared.contracts import Reply
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Outcome of handing a reply to a channel."""
+
+    status: str  # "sent" | "duplicate" | "failed"
+    detail: str = ""
+
+
+class Channel(Protocol):
+    name: str
+
+    async def deliver(self, reply: Reply) -> Delivery: ...

@@ -1,0 +1,60 @@
+"""The generic HTTP channel: replies are kept per conversation and read back over the API.
+
+Replies live in a per-conversation stream, so the API's long-poll is a blocking ``XREAD`` on it
+(no polling loop) and the stream id is the cursor.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from redis.asyncio import Redis
+
+from services.gateway.channels.base import Delivery
+from shared.contracts import Reply
+from shared.keys import Keys
+from shared.lua import Scripts
+
+REPLIES_KEPT = 200
+REPLIES_TTL_S = 7 * 24 * 3600
+
+
+class HttpChannel:
+    name = "http"
+
+    def __init__(self, redis: Redis, scripts: Scripts, keys: Keys) -> None:
+        self.redis = redis
+        self.scripts = scripts
+        self.keys = keys
+
+    async def deliver(self, reply: Reply) -> Delivery:
+        payload = {
+            "turn_id": reply.turn_id,
+            "text": reply.text,
+            "bubbles": reply.bubbles,
+            "created_at": reply.created_at.isoformat(),
+        }
+        stream_id = await self.scripts.deliver_once(
+            keys=[
+                self.keys.sent(reply.conversation_id, reply.turn_id),
+                self.keys.replies(reply.conversation_id),
+            ],
+            args=[json.dumps(payload, ensure_ascii=False), REPLIES_TTL_S, REPLIES_KEPT],
+        )
+        return Delivery("sent", stream_id) if stream_id else Delivery("duplicate")
+
+    async def read(
+        self, conversation_id: str, after: str, wait_s: float
+    ) -> tuple[list[dict[str, Any]], str]:
+        """Replies after ``after`` (a stream id), blocking up to ``wait_s`` for the first one."""
+        key = self.keys.replies(conversation_id)
+        block = int(wait_s * 1000) if wait_s > 0 else None
+        result = await self.redis.xread({key: after}, count=100, block=block)
+        replies: list[dict[str, Any]] = []
+        cursor = after
+        for _, entries in result or []:
+            for entry_id, fields in entries:
+                replies.append(json.loads(fields["reply"]))
+                cursor = entry_id
+        return replies, cursor

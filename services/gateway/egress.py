@@ -1,0 +1,48 @@
+"""Egress: hand each composed reply to its channel, then release the conversation's turn."""
+
+from __future__ import annotations
+
+from services.gateway.channels.base import Channel
+from services.gateway.turns import TurnKeeper
+from shared.contracts import Reply
+from shared.metrics import REPLIES
+from shared.state import StateStore, journal_entry
+
+
+class Egress:
+    def __init__(
+        self, channels: dict[str, Channel], turns: TurnKeeper, store: StateStore, log
+    ) -> None:
+        self.channels = channels
+        self.turns = turns
+        self.store = store
+        self.log = log
+
+    async def handle(self, body: bytes) -> None:
+        reply = Reply.model_validate_json(body)
+        channel = self.channels.get(reply.channel)
+        if channel is None:
+            raise ValueError(f"no channel adapter named {reply.channel!r}")
+        delivery = await channel.deliver(reply)
+        REPLIES.labels(reply.channel, delivery.status).inc()
+        if delivery.status != "duplicate":
+            await self.store.append_journal(
+                reply.conversation_id,
+                journal_entry(
+                    "gateway",
+                    reply.turn_id,
+                    "reply.delivered",
+                    channel=reply.channel,
+                    status=delivery.status,
+                    detail=delivery.detail,
+                    bubbles=len(reply.bubbles),
+                    partial=reply.partial,
+                ),
+            )
+        self.log.info(
+            "reply delivered",
+            conversation_id=reply.conversation_id,
+            turn_id=reply.turn_id,
+            status=delivery.status,
+        )
+        await self.turns.release(reply.conversation_id, reply.turn_id)

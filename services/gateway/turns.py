@@ -1,0 +1,262 @@
+"""Ordering, bursts and leases: how messages become turns (DESIGN §5).
+
+- ``ingest``: dedupe claim on (conversation, message id), append to the conversation's inbox,
+  update the meta slice — one Lua script. Then schedule a turn start after the quiet window
+  (control words start at once).
+- ``try_start``: if no turn is in flight, take the lease, move the inbox into the in-flight list
+  and publish one Turn with every waiting message.
+- ``release``: after the reply is handed to the channel, compare-and-delete the lease and start
+  the next turn at once if messages waited meanwhile.
+
+The sorted set ``pending_starts`` remembers every conversation that may need a start: scored by
+the burst deadline while messages wait, and by the lease expiry while a turn is in flight. The
+sweeper visits due entries, which recovers bursts whose timer died with another gateway replica
+and turns whose lease expired (every consumer of the turn died): the messages still in flight
+are taken again. Entries are removed only when a start found nothing to do and the score is
+unchanged (a message that arrived meanwhile re-scored it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import UTC, datetime, timedelta
+
+from redis.asyncio import Redis
+
+from shared.contracts import InboundMessage, Turn, new_id
+from shared.keys import Keys
+from shared.lua import Scripts
+from shared.metrics import TURNS_STARTED
+from shared.nlu.normalize import normalize
+from shared.settings import Settings
+from shared.state import StateStore, journal_entry
+
+WINDOW_24H = timedelta(hours=24)
+
+# Single-key script on the pending set: remove a member only if its score is still `expected`.
+ZREM_IF_SCORE = """
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def build_turn(
+    turn_id: str, conversation_id: str, seq: int, prev_ms: str, entries: list[str]
+) -> Turn:
+    """The Turn for the drained messages: texts in order, ``now`` = the latest message's time."""
+    messages = [InboundMessage.model_validate_json(e.split("|", 1)[1]) for e in entries]
+    latest = max(messages, key=lambda m: m.sent_at)
+    previous = datetime.fromtimestamp(int(prev_ms) / 1000, UTC) if prev_ms else None
+    return Turn(
+        turn_id=turn_id,
+        conversation_id=conversation_id,
+        channel=latest.channel,
+        seq=seq,
+        messages=messages,
+        text="\n".join(m.text for m in messages if m.text),
+        now=latest.sent_at,
+        previous_message_at=previous,
+    )
+
+
+class TurnKeeper:
+    """The gateway's side of the turn lifecycle, over Redis."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        scripts: Scripts,
+        keys: Keys,
+        settings: Settings,
+        store: StateStore,
+        publish,
+        log,
+    ) -> None:
+        self.redis = redis
+        self.scripts = scripts
+        self.keys = keys
+        self.settings = settings
+        self.store = store
+        self.publish = publish
+        self.log = log
+        self.zrem_if_score = redis.register_script(ZREM_IF_SCORE)
+        self.control_words = {normalize(w) for w in settings.control_words}
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._starting: set[asyncio.Task[None]] = set()
+
+    # Ingress -----------------------------------------------------------------------------
+
+    async def ingest(self, message: InboundMessage) -> bool:
+        """Store one inbound message; False when it is a duplicate delivery."""
+        conv = message.conversation_id
+        ts = int(message.sent_at.timestamp() * 1000)
+        patch = {
+            "always": {"channel": message.channel},
+            "latest": {
+                "last_message_at": message.sent_at.isoformat(),
+                "window_expires_at": (message.sent_at + WINDOW_24H).isoformat(),
+            },
+            "first": {
+                "origin": message.origin,
+                "first_message_at": message.sent_at.isoformat(),
+                "handoff": "bot",
+            },
+        }
+        if message.contact:
+            patch["always"]["contact"] = message.contact
+        if message.campaign_mode:
+            patch["first"]["campaign_mode"] = message.campaign_mode
+        entry = f"{ts}|{message.model_dump_json()}"
+        window = 0 if self._is_control(message.text) else self.settings.burst_window_ms
+        due = now_ms() + window
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(self.keys.pending_starts, {conv: due})
+            await self.scripts.ingest(
+                keys=[
+                    self.keys.dedupe(conv, message.message_id),
+                    self.keys.inbox(conv),
+                    self.keys.state(conv),
+                ],
+                args=[
+                    entry,
+                    self.settings.dedupe_ttl_s,
+                    json.dumps(patch),
+                    ts,
+                    self.settings.state_ttl_days * 86400,
+                ],
+                client=pipe,
+            )
+            _, fresh = await pipe.execute()
+        if not int(fresh):
+            return False
+        self._schedule(conv, window / 1000)
+        return True
+
+    def _is_control(self, text: str) -> bool:
+        words = set(normalize(text).split())
+        return bool(words & self.control_words)
+
+    def _schedule(self, conversation_id: str, delay_s: float) -> None:
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._timers.discard(handle)
+            task = loop.create_task(self._start_due(conversation_id))
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+
+        handle = loop.call_later(delay_s, fire)
+        self._timers.add(handle)
+
+    def cancel_timers(self) -> None:
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+
+    # Starting and releasing --------------------------------------------------------------
+
+    async def _start_due(self, conversation_id: str) -> None:
+        """Start a turn if the burst window passed; otherwise wait for what remains of it."""
+        try:
+            score = await self.redis.zscore(self.keys.pending_starts, conversation_id)
+            if score is None:
+                return
+            remaining = int(score) - now_ms()
+            if remaining > 0:
+                self._schedule(conversation_id, remaining / 1000)
+                return
+            await self.try_start(conversation_id, int(score))
+        except Exception as exc:  # a timer has no caller to raise to; the sweeper retries
+            self.log.error("turn start failed", conversation_id=conversation_id, error=repr(exc))
+
+    async def try_start(self, conversation_id: str, score: int) -> None:
+        turn_id = new_id()
+        result = await self.scripts.try_start(
+            keys=self._turn_keys(conversation_id),
+            args=[turn_id, self.settings.lease_ttl_ms, self._keep_s],
+        )
+        await self._after_start(conversation_id, turn_id, result, score)
+
+    async def release(self, conversation_id: str, turn_id: str) -> None:
+        score = await self.redis.zscore(self.keys.pending_starts, conversation_id)
+        next_id = new_id()
+        result = await self.scripts.release(
+            keys=self._turn_keys(conversation_id),
+            args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s],
+        )
+        if result[0] == "not_owner":
+            self.log.warning("lease no longer held by this turn", turn_id=turn_id)
+            return
+        await self._after_start(conversation_id, next_id, result, score)
+
+    async def _after_start(
+        self, conversation_id: str, turn_id: str, result: list[str], score: float | None
+    ) -> None:
+        status = result[0]
+        if status == "empty":
+            if score is not None:
+                await self.zrem_if_score(
+                    keys=[self.keys.pending_starts], args=[conversation_id, int(score)]
+                )
+            return
+        if status != "started":
+            return
+        seq, prev_ms, entries = int(result[1]), result[2], result[3:]
+        turn = build_turn(turn_id, conversation_id, seq, prev_ms, entries)
+        # While the turn is in flight, the sweeper looks again only when its lease expires.
+        await self.redis.zadd(
+            self.keys.pending_starts, {conversation_id: now_ms() + self.settings.lease_ttl_ms}
+        )
+        await self.publish(self.keys.turns, turn)
+        TURNS_STARTED.inc()
+        await self.store.append_journal(
+            conversation_id,
+            journal_entry(
+                "gateway",
+                turn_id,
+                "turn.started",
+                seq=seq,
+                messages=[m.text for m in turn.messages],
+                message_ids=[m.message_id for m in turn.messages],
+                now=turn.now.isoformat(),
+            ),
+        )
+
+    def _turn_keys(self, conversation_id: str) -> list[str]:
+        k = self.keys
+        return [
+            k.inbox(conversation_id),
+            k.inflight(conversation_id),
+            k.lease(conversation_id),
+            k.state(conversation_id),
+        ]
+
+    @property
+    def _keep_s(self) -> int:
+        return self.settings.state_ttl_days * 86400
+
+    # Recovery ----------------------------------------------------------------------------
+
+    async def sweep_once(self) -> int:
+        due = await self.redis.zrangebyscore(
+            self.keys.pending_starts, 0, now_ms(), start=0, num=200, withscores=True
+        )
+        for conversation_id, score in due:
+            await self.try_start(conversation_id, int(score))
+        return len(due)
+
+    async def sweeper(self) -> None:
+        interval = self.settings.sweep_interval_ms / 1000
+        while True:
+            try:
+                await self.sweep_once()
+            except Exception as exc:  # keep sweeping: Redis may be back on the next round
+                self.log.error("sweep failed", error=repr(exc))
+            await asyncio.sleep(interval)

@@ -1,0 +1,136 @@
+"""The merger: a correlation-id aggregator that answers every turn exactly once (DESIGN §6).
+
+Any replica may complete any turn: the turn, its plan and its parts go into one hash per turn,
+and a Lua script reports "complete" to exactly one caller. The turn's deadline is registered in
+a sorted set when the turn itself arrives (the merger has its own group on the turns stream), so
+a turn whose triage or specialists never answer still gets a partial reply with fallback lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from services.merger.compose import MergerConfig, compose
+from shared.contracts import Part, Reply, Turn, TurnPlan
+from shared.service import Runtime
+from shared.state import journal_entry
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Merger:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.config = (
+            rt.pack.section("merger", MergerConfig) if rt.pack.has("merger") else MergerConfig()
+        )
+
+    async def on_turn(self, body: bytes) -> None:
+        turn = Turn.model_validate_json(body)
+        deadline = now_ms() + self.rt.settings.merge_deadline_ms
+        await self.rt.redis.zadd(self.rt.keys.merge_deadlines, {turn.turn_id: deadline}, nx=True)
+        await self._add(turn.turn_id, "turn", body.decode())
+
+    async def on_merge(self, body: bytes) -> None:
+        data = json.loads(body)
+        if data.get("kind") == "plan":
+            plan = TurnPlan.model_validate(data)
+            await self._add(plan.turn_id, "plan", plan.model_dump_json())
+        else:
+            part = Part.model_validate(data)
+            await self._add(part.turn_id, f"part:{part.source}", part.model_dump_json())
+
+    async def _add(self, turn_id: str, field: str, value: str) -> None:
+        settings = self.rt.settings
+        result = await self.rt.scripts.merge_add(
+            keys=[self.rt.keys.merge_turn(turn_id)],
+            args=[field, value, settings.turn_ttl_s, now_ms(), settings.republish_after_ms],
+        )
+        if result[0] in ("complete", "republish"):
+            await self._reply(turn_id, result[1:])
+
+    async def expire_due(self) -> int:
+        """Compose a partial reply for every turn whose deadline passed. Returns how many."""
+        rt = self.rt
+        due = await rt.redis.zrangebyscore(rt.keys.merge_deadlines, 0, now_ms(), start=0, num=100)
+        grace = rt.settings.republish_after_ms
+        for turn_id in due:
+            result = await rt.scripts.merge_expire(
+                keys=[rt.keys.merge_turn(turn_id)], args=[now_ms(), grace]
+            )
+            if result[0] == "wait":  # completed just now elsewhere: look again after the grace
+                await rt.redis.zadd(rt.keys.merge_deadlines, {turn_id: now_ms() + grace})
+                continue
+            if result[0] in ("expired", "republish"):
+                await self._reply(turn_id, result[1:])
+            await rt.redis.zrem(rt.keys.merge_deadlines, turn_id)
+        return len(due)
+
+    async def deadlines(self) -> None:
+        """Wake at the next deadline (at most every 250 ms) and expire what is due."""
+        rt = self.rt
+        while True:
+            try:
+                await self.expire_due()
+                nearest = await rt.redis.zrange(rt.keys.merge_deadlines, 0, 0, withscores=True)
+            except Exception as exc:  # keep the deadline loop alive across Redis hiccups
+                rt.log.error("deadline sweep failed", error=repr(exc))
+                nearest = []
+            wait = 0.25
+            if nearest:
+                wait = min(wait, max(0.0, nearest[0][1] / 1000 - time.time()))
+            await asyncio.sleep(wait)
+
+    async def _reply(self, turn_id: str, flat: list[str]) -> None:
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        partial = fields.get("_done") == "expired"
+        turn = Turn.model_validate_json(fields["turn"])
+        plan = TurnPlan.model_validate_json(fields["plan"]) if "plan" in fields else None
+        parts = {
+            k.split(":", 1)[1]: Part.model_validate_json(v)
+            for k, v in fields.items()
+            if k.startswith("part:")
+        }
+        pack = self.rt.pack
+
+        def fallback(source: str) -> str:
+            key = f"{self.config.fallback_text_key}_{source}"
+            if key not in pack.sections.get("texts", {}):
+                key = self.config.fallback_text_key
+            return pack.text(key, seed=turn.turn_id)
+
+        composition = compose(plan, parts, self.config, fallback)
+        reply = Reply(
+            turn_id=turn.turn_id,
+            conversation_id=turn.conversation_id,
+            channel=turn.channel,
+            to=turn.contact,
+            text=composition.text,
+            bubbles=composition.bubbles,
+            partial=partial,
+        )
+        await self.rt.bus.publish(self.rt.keys.outbound, reply)
+        await self.rt.redis.hset(self.rt.keys.merge_turn(turn_id), "_published", "1")
+        await self.rt.store.append_journal(
+            turn.conversation_id,
+            journal_entry(
+                "merger",
+                turn.turn_id,
+                "merge.partial" if partial else "merge.complete",
+                sources=composition.sources,
+                missing=composition.missing,
+                dropped=composition.dropped,
+                bubbles=len(composition.bubbles),
+            ),
+        )
+
+
+def build(rt: Runtime) -> None:
+    merger = Merger(rt)
+    rt.bus.subscribe(rt.keys.turns, "merger", merger.on_turn)
+    rt.bus.subscribe(rt.keys.merge, "merger", merger.on_merge)
+    rt.background.append(merger.deadlines)

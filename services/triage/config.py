@@ -1,0 +1,216 @@
+"""The ``triage:`` section of a domain pack, validated.
+
+Everything a business would change lives here, not in code: which words point to which intent
+and how strongly, which specialist owns each intent, what counts as a greeting, and the
+clarification menu. Keyword phrases are written the way people write them (accents allowed) and
+normalized once at load time, so matching works on the normalized message.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
+
+from shared.nlu.normalize import normalize
+from shared.pack import Pack, PackError
+
+SpecialistIntent = Literal["trial", "faq", "handoff"]
+
+
+def _keyword_regex(phrase: str) -> str:
+    """A whole-word regex for a keyword phrase; a trailing ``*`` makes it a word stem."""
+    stem = phrase.endswith("*")
+    words = normalize(phrase.rstrip("*"))
+    if not words:
+        raise ValueError(f"keyword {phrase!r} is empty after normalization")
+    body = r"\s+".join(re.escape(word) for word in words.split())
+    return rf"(?<!\w){body}" + (r"\w*" if stem else r"(?!\w)")
+
+
+class WeightedPattern(BaseModel):
+    """A regex over the normalized message and the evidence it adds to an intent."""
+
+    pattern: str
+    weight: float
+
+
+class IntentRules(BaseModel):
+    """Evidence for one intent: keyword phrases and regexes, each with a weight.
+
+    A message's score for the intent is the sum of the weights of what matches (each keyword
+    or pattern counted once), clamped to [0, 1]; that is the intent's rules confidence.
+    Negative weights let a phrase argue against the intent.
+    """
+
+    keywords: dict[str, float] = Field(default_factory=dict)
+    patterns: list[WeightedPattern] = Field(default_factory=list)
+    _compiled: list[tuple[re.Pattern[str], float]] = PrivateAttr(default_factory=list)
+
+    def model_post_init(self, _context: object) -> None:
+        compiled = [(re.compile(_keyword_regex(k)), w) for k, w in self.keywords.items()]
+        compiled += [(re.compile(p.pattern), p.weight) for p in self.patterns]
+        self._compiled = compiled
+
+    def score(self, normalized: str) -> float:
+        total = sum(weight for regex, weight in self._compiled if regex.search(normalized))
+        return max(0.0, min(1.0, total))
+
+    def hit(self, normalized: str) -> bool:
+        """Whether any positive evidence appears (used to tell a question apart in a clause)."""
+        return any(weight > 0 and regex.search(normalized) for regex, weight in self._compiled)
+
+
+class GeneralKind(BaseModel):
+    """A kind of small talk (greeting, thanks, bye...) and the text that answers it."""
+
+    name: str
+    text_key: str
+    keywords: list[str] = Field(default_factory=list)
+    patterns: list[str] = Field(default_factory=list)
+    _compiled: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+
+    def model_post_init(self, _context: object) -> None:
+        self._compiled = [re.compile(_keyword_regex(k)) for k in self.keywords]
+        self._compiled += [re.compile(p) for p in self.patterns]
+
+    def matches(self, normalized: str) -> bool:
+        return any(regex.search(normalized) for regex in self._compiled)
+
+
+class ActiveContext(BaseModel):
+    """When the trial specialist is mid-conversation, short answers belong to it."""
+
+    intent: SpecialistIntent = "trial"
+    # Stages of the trial slice in which no booking conversation is going on.
+    idle_stages: list[str] = Field(default_factory=lambda: ["booked"])
+
+
+class ClarifyOption(BaseModel):
+    """One line of the N1 menu.
+
+    ``intent`` is what choosing it forces (None: the option cancels the clarification);
+    ``confirm`` asks the N2 question before routing; ``words`` let people answer with a word
+    instead of the number.
+    """
+
+    id: str
+    label_key: str
+    intent: SpecialistIntent | None = None
+    confirm: bool = False
+    subject_key: str | None = None
+    words: list[str] = Field(default_factory=list)
+    _compiled: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _confirm_needs_subject(self) -> ClarifyOption:
+        if self.confirm and not self.subject_key:
+            raise ValueError(f"option {self.id!r} asks for confirmation but has no subject_key")
+        if self.confirm and self.intent is None:
+            raise ValueError(f"option {self.id!r} cancels; it cannot ask for confirmation")
+        return self
+
+    def model_post_init(self, _context: object) -> None:
+        self._compiled = [re.compile(_keyword_regex(w)) for w in self.words]
+
+    def named_in(self, normalized: str) -> bool:
+        return any(regex.search(normalized) for regex in self._compiled)
+
+
+class ClarifyTexts(BaseModel):
+    """Text keys of the clarification dialogue (each may hold several variants)."""
+
+    ask: str = "clarify_ask"
+    invalid: str = "clarify_invalid"
+    confirm: str = "clarify_confirm"
+    confirm_again: str = "clarify_confirm_again"
+    cancelled: str = "clarify_cancelled"
+    declined: str = "clarify_declined"
+
+
+class ClarificationConfig(BaseModel):
+    """N1 (menu) and N2 (confirmation) for messages the rules cannot place."""
+
+    enabled: bool = True
+    # A message longer than this with no action pattern is ambiguous even if some keyword hit.
+    long_message_chars: int = 150
+    action_patterns: list[str] = Field(default_factory=list)
+    # A pending clarification older than this (business time, Turn.now) is forgotten.
+    expire_after_minutes: float = 30.0
+    # Longer answers are read as a new message, not as a menu choice.
+    choice_max_words: int = 5
+    # ordinals[i] are the words that pick option i + 1 ("primeira", "segundo"...).
+    ordinals: list[list[str]] = Field(default_factory=list)
+    options: list[ClarifyOption]
+    texts: ClarifyTexts = Field(default_factory=ClarifyTexts)
+    _actions: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _ordinals: list[list[re.Pattern[str]]] = PrivateAttr(default_factory=list)
+
+    def model_post_init(self, _context: object) -> None:
+        self._actions = [re.compile(p) for p in self.action_patterns]
+        self._ordinals = [[re.compile(_keyword_regex(w)) for w in ws] for ws in self.ordinals]
+
+    def has_action(self, normalized: str) -> bool:
+        return any(regex.search(normalized) for regex in self._actions)
+
+    def ordinal_choices(self, normalized: str) -> set[int]:
+        """Option indexes (0-based) named by an ordinal word in the message."""
+        return {
+            index
+            for index, regexes in enumerate(self._ordinals)
+            if index < len(self.options) and any(r.search(normalized) for r in regexes)
+        }
+
+
+class LLMPrompt(BaseModel):
+    """How the LLM is asked (llm and hybrid modes); placeholders: {stage}, {text}."""
+
+    system: str
+    context: str
+    user: str
+
+
+class TriageConfig(BaseModel):
+    """The ``triage:`` pack section."""
+
+    # An intent whose rules confidence reaches this is detected.
+    threshold: float = 0.5
+    # Hybrid mode asks the LLM when an intent has some evidence (>= llm_floor) but not enough.
+    llm_floor: float = 0.2
+    intents: dict[SpecialistIntent, IntentRules]
+    # Which specialist service handles each intent (handoff is owned by one of them).
+    routes: dict[SpecialistIntent, str]
+    # Small-talk kinds, highest priority first ("obrigado, tchau" answers as bye).
+    general: list[GeneralKind] = Field(default_factory=list)
+    fallback_text_key: str = "general_fallback"
+    active_context: ActiveContext = Field(default_factory=ActiveContext)
+    clarification: ClarificationConfig
+    llm: LLMPrompt
+
+    @model_validator(mode="after")
+    def _every_intent_routed(self) -> TriageConfig:
+        missing = set(self.intents) - set(self.routes)
+        if missing:
+            raise ValueError(f"intents without a route: {sorted(missing)}")
+        return self
+
+    def text_keys(self) -> set[str]:
+        """Every text key the section refers to (checked against the pack at load)."""
+        clarify = self.clarification
+        keys = {self.fallback_text_key, *(kind.text_key for kind in self.general)}
+        keys |= set(clarify.texts.model_dump().values())
+        for option in clarify.options:
+            keys.add(option.label_key)
+            if option.subject_key:
+                keys.add(option.subject_key)
+        return keys
+
+
+def load_config(pack: Pack) -> TriageConfig:
+    """The pack's triage section, failing at startup when a text it names is missing."""
+    config = pack.section("triage", TriageConfig)
+    missing = sorted(config.text_keys() - set(pack.sections.get("texts", {})))
+    if missing:
+        raise PackError(f"pack {pack.name!r}: triage refers to missing texts {missing}")
+    return config

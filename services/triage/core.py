@@ -1,0 +1,203 @@
+"""One triage turn, as a pure function: classification + clarification → routing decision.
+
+The service shell runs the rules (:func:`services.triage.rules.classify`), asks the LLM when the
+mode says so (``needs_llm`` in hybrid mode), and calls :func:`triage_turn` with whatever it got.
+Everything here is deterministic in its inputs: the same turn replays to the same decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from services.triage.clarification import (
+    confirm_text,
+    expired,
+    find_option,
+    menu_text,
+    parse_choice,
+)
+from services.triage.config import TriageConfig
+from services.triage.models import (
+    ClarificationStep,
+    PendingClarification,
+    TriageDecision,
+    TriageResult,
+    TriageState,
+)
+from services.triage.rules import active_stage, classify
+from shared.nlu.yesno import yes_no
+from shared.pack import Pack
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """The inputs of one turn, so the steps below can share them without long signatures."""
+
+    text: str
+    result: TriageResult
+    now: datetime
+    config: TriageConfig
+    pack: Pack
+    seed: str
+    journal: dict[str, Any]
+
+    def decide(
+        self,
+        *,
+        intents: list[str],
+        pending: PendingClarification | None,
+        step: ClarificationStep | None = None,
+        inline_text: str | None = None,
+        asks_question: bool = False,
+        forced_text: str | None = None,
+    ) -> TriageDecision:
+        routes = list(dict.fromkeys(self.config.routes[i] for i in intents if i != "general"))
+        forced = forced_text is not None
+        state = TriageState(
+            last_intents=intents,
+            last_source=self.result.source,
+            last_confidences=self.result.confidences,
+            pending=pending,
+        )
+        journal = {
+            **self.journal,
+            "intents": intents,
+            "routes": routes,
+            "clarification": step,
+            "forced_by_clarification": forced,
+        }
+        return TriageDecision(
+            intents=intents,
+            routes=routes,
+            text=forced_text if forced_text is not None else self.text,
+            forced_by_clarification=forced,
+            inline_text=inline_text,
+            asks_question=asks_question,
+            state=state,
+            journal=journal,
+        )
+
+    @property
+    def is_clear_request(self) -> bool:
+        """A message that names a specialist intent outright wins over a pending question."""
+        return any(intent != "general" for intent in self.result.intents)
+
+    def forced(
+        self, intent: str, pending: PendingClarification, step: ClarificationStep
+    ) -> TriageDecision:
+        """Route the original message as if triage had classified it as the chosen intent."""
+        return self.decide(
+            intents=[intent], pending=None, step=step, forced_text=pending.original_message
+        )
+
+
+def _answer_context(turn: _Turn, pending: PendingClarification) -> TriageDecision | None:
+    """N1: the person answers the menu (None: a clear new request, handled as usual)."""
+    clarify = turn.config.clarification
+    option = parse_choice(turn.text, clarify)
+    if option is None and turn.is_clear_request:
+        return None
+    if option is None:
+        text = menu_text(clarify, turn.pack, turn.seed, invalid=True)
+        waiting = pending.model_copy(update={"asked_at": turn.now})
+        return turn.decide(
+            intents=[], pending=waiting, step="n1_invalid", inline_text=text, asks_question=True
+        )
+    if option.intent is None:
+        text = turn.pack.text(clarify.texts.cancelled, seed=turn.seed)
+        return turn.decide(intents=[], pending=None, step="n1_cancelled", inline_text=text)
+    if not option.confirm:
+        return turn.forced(option.intent, pending, "n1_chosen")
+    confirming = pending.model_copy(
+        update={"stage": "awaiting_confirmation", "chosen_option": option.id, "asked_at": turn.now}
+    )
+    text = confirm_text(option, clarify, turn.pack, turn.seed, again=False)
+    return turn.decide(
+        intents=[], pending=confirming, step="n2_confirm", inline_text=text, asks_question=True
+    )
+
+
+def _answer_confirmation(turn: _Turn, pending: PendingClarification) -> TriageDecision | None:
+    """N2: yes routes the original message, no drops it (None: a clear new request)."""
+    clarify = turn.config.clarification
+    option = find_option(pending.chosen_option, clarify)
+    if option is None or option.intent is None:
+        return None
+    answer = yes_no(turn.text)
+    if answer is True:
+        return turn.forced(option.intent, pending, "n2_yes")
+    if turn.is_clear_request:
+        return None
+    if answer is False:
+        text = turn.pack.text(clarify.texts.declined, seed=turn.seed)
+        return turn.decide(
+            intents=[], pending=None, step="n2_no", inline_text=text, asks_question=True
+        )
+    text = confirm_text(option, clarify, turn.pack, turn.seed, again=True)
+    waiting = pending.model_copy(update={"asked_at": turn.now})
+    return turn.decide(
+        intents=[], pending=waiting, step="n2_confirm_again", inline_text=text, asks_question=True
+    )
+
+
+def _classified(turn: _Turn) -> TriageDecision:
+    """No clarification pending: route, answer small talk, or open the N1 menu."""
+    result, config = turn.result, turn.config
+    if not result.intents and config.clarification.enabled:
+        pending = PendingClarification(
+            stage="awaiting_context",
+            original_message=turn.text,
+            created_at=turn.now,
+            asked_at=turn.now,
+        )
+        text = menu_text(config.clarification, turn.pack, turn.seed, invalid=False)
+        return turn.decide(
+            intents=[], pending=pending, step="n1_menu", inline_text=text, asks_question=True
+        )
+    if not result.intents or result.intents == ["general"]:
+        reply = result.general_response or turn.pack.text(config.fallback_text_key, seed=turn.seed)
+        return turn.decide(intents=["general"], pending=None, inline_text=reply)
+    return turn.decide(intents=list(result.intents), pending=None)
+
+
+def triage_turn(
+    text: str,
+    *,
+    state: TriageState | None,
+    trial_stage: str | None,
+    now: datetime,
+    config: TriageConfig,
+    pack: Pack,
+    seed: str,
+    llm_result: TriageResult | None = None,
+) -> TriageDecision:
+    """Decide one turn.
+
+    ``llm_result`` (already passed through ``from_llm``) replaces the rules' classification
+    when given. A pending clarification is answered first unless it expired (measured on
+    ``now``, business time) or the message is a clear new request, which wins over it.
+    """
+    state = state or TriageState()
+    result = llm_result or classify(
+        text, trial_stage=trial_stage, config=config, pack=pack, seed=seed
+    )
+    journal: dict[str, Any] = {
+        "source": result.source,
+        "confidences": result.confidences,
+        "reason": result.reason,
+        "active_context": active_stage(trial_stage, config),
+    }
+    turn = _Turn(text, result, now, config, pack, seed, journal)
+    pending = state.pending
+    if pending is not None and expired(pending, now, config.clarification):
+        journal["pending_expired"] = pending.stage
+        pending = None
+    if pending is not None:
+        answer = _answer_context if pending.stage == "awaiting_context" else _answer_confirmation
+        decision = answer(turn, pending)
+        if decision is not None:
+            return decision
+        journal["pending_superseded"] = pending.stage
+    return _classified(turn)

@@ -1,0 +1,81 @@
+"""Triage's data: the classification, the ``triage`` state slice, and the turn decision."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, Field
+
+Intent = Literal["trial", "faq", "general", "handoff"]
+Source = Literal["rules", "llm"]
+
+
+class LLMTriage(BaseModel):
+    """What the LLM is asked to fill (the seed's schema, plus handoff).
+
+    ``general`` comes alone; ``general_response`` is a short friendly reply, only with general.
+    An empty ``intents`` list means the message cannot be placed without asking the person.
+    """
+
+    intents: list[Intent]
+    general_response: str | None = None
+
+
+class TriageResult(LLMTriage):
+    """A classification, from the rules or from the LLM, with per-intent confidences."""
+
+    confidences: dict[str, float] = Field(default_factory=dict)
+    source: Source = "rules"
+    # Why nothing was placed (empty intents), for the decision journal.
+    reason: Literal["long_without_action", "no_evidence"] | None = None
+
+
+class PendingClarification(BaseModel):
+    """An N1 menu or N2 question the person has not answered yet."""
+
+    stage: Literal["awaiting_context", "awaiting_confirmation"]
+    original_message: str
+    chosen_option: str | None = None
+    # Business times (Turn.now): when the clarification started and when we last asked;
+    # expiry counts from the last question so a slow but engaged person is not cut off.
+    created_at: AwareDatetime
+    asked_at: AwareDatetime
+
+
+class TriageState(BaseModel):
+    """The ``triage`` slice of conversation state (written only by triage)."""
+
+    last_intents: list[str] = Field(default_factory=list)
+    last_source: Source | None = None
+    last_confidences: dict[str, float] = Field(default_factory=dict)
+    pending: PendingClarification | None = None
+
+
+ClarificationStep = Literal[
+    "n1_menu",
+    "n1_invalid",
+    "n1_cancelled",
+    "n1_chosen",
+    "n2_confirm",
+    "n2_confirm_again",
+    "n2_yes",
+    "n2_no",
+]
+
+
+class TriageDecision(BaseModel):
+    """Everything the triage service does with one turn.
+
+    ``routes`` are the specialists to send tasks to (empty: triage answers inline); each gets
+    ``text`` to process — the original message when a clarification forced the route.
+    ``inline_text`` is triage's own part of the reply (general answer, menu, confirmation).
+    """
+
+    intents: list[str]
+    routes: list[str]
+    text: str
+    forced_by_clarification: bool = False
+    inline_text: str | None = None
+    asks_question: bool = False
+    state: TriageState
+    journal: dict[str, Any]

@@ -1,0 +1,338 @@
+"""Trial bookings in Redis, with an atomic seat check (shell side: this module does I/O).
+
+Several trial replicas may book the last seat of a class at the same moment; each write is one
+Lua script that counts the class's seats and takes one in the same step, so a class never holds
+more bookings than seats. Every script is kept in this module, next to the keys it touches.
+
+Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
+
+- ``P{trial-bookings}:booking:<id>`` — hash: booking_id, date (YYYY-MM-DD), time (HH:MM),
+  status (``active``/``cancelled``), conversation_id, nome, idade, nivel, created_at,
+  updated_at, cancel_reason, cancelled_by (turn id). Kept without TTL: bookings are business
+  records, bounded by the seats on offer, not by traffic.
+- ``P{trial-bookings}:slot:<date>:<time>`` — set of the ids of the class's active bookings;
+  its size is the number of seats taken.
+- ``P{trial-bookings}:idem:<key>`` — string: the booking id created for an idempotency key
+  (the turn id), with a TTL, so a redelivered turn gets the same booking instead of a second.
+
+All keys share the ``{trial-bookings}`` hash tag: on Redis Cluster they live in one slot, which
+the scripts need (a reschedule touches two classes' sets and a booking). Trial bookings are a
+few per class day, far from what one slot can serve.
+
+Booking ids are short and easy to read aloud: the pack's prefix and six characters without look-
+alikes (no 0/O, 1/I/L), e.g. ``AE-7K3Q9P``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any, Literal, cast
+
+from redis.asyncio import Redis
+
+from services.trial.models import BookingView, ToolCall, ToolResult
+from services.trial.tool_gate import (
+    CancelBookingArgs,
+    CreateBookingArgs,
+    GetBookingArgs,
+    RescheduleBookingArgs,
+)
+
+FULL = "full"
+ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+ID_LENGTH = 6
+_MAX_TRIES = 5
+
+# KEYS: idempotency key, class set, booking hash.
+# ARGV: booking id, seats in the class, idempotency TTL (s), then field/value pairs of the hash.
+# Returns the booking id (new, or the one already created for this idempotency key), "full",
+# or "collision" when the generated id already exists (the caller draws another).
+_CREATE = """
+local existing = redis.call('GET', KEYS[1])
+if existing then return existing end
+if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 'full' end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 'collision' end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[3], unpack(ARGV, 4))
+redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[3]))
+return ARGV[1]
+"""
+
+# KEYS: booking hash, its current class set, the target class set.
+# ARGV: booking id, owner conversation ("" = any), seats in the target class, date and time the
+# caller read (the booking must still be there), new date, new time, updated_at.
+# Returns "rescheduled", "full", "not_found", or "retry" when the booking moved meanwhile.
+_RESCHEDULE = """
+local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time')
+if b[1] ~= 'active' then return 'not_found' end
+if ARGV[2] ~= '' and b[2] ~= ARGV[2] then return 'not_found' end
+if b[3] ~= ARGV[4] or b[4] ~= ARGV[5] then return 'retry' end
+if KEYS[2] == KEYS[3] then return 'rescheduled' end
+if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 'full' end
+redis.call('SMOVE', KEYS[2], KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[1], 'date', ARGV[6], 'time', ARGV[7], 'updated_at', ARGV[8])
+return 'rescheduled'
+"""
+
+# KEYS: booking hash, its class set. ARGV: booking id, owner ("" = any), date and time the
+# caller read, updated_at, reason, idempotency key ("" = none). Returns "cancelled" (also when
+# this idempotency key cancelled it before), "already_cancelled", "not_found" or "retry".
+_CANCEL = """
+local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time', 'cancelled_by')
+if not b[1] then return 'not_found' end
+if ARGV[2] ~= '' and b[2] ~= ARGV[2] then return 'not_found' end
+if b[1] == 'cancelled' then
+  if ARGV[7] ~= '' and b[5] == ARGV[7] then return 'cancelled' end
+  return 'already_cancelled'
+end
+if b[3] ~= ARGV[3] or b[4] ~= ARGV[4] then return 'retry' end
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[5],
+  'cancel_reason', ARGV[6], 'cancelled_by', ARGV[7])
+return 'cancelled'
+"""
+
+RescheduleStatus = Literal["rescheduled", "full", "not_found"]
+CancelStatus = Literal["cancelled", "already_cancelled", "not_found"]
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class BookingStore:
+    """Async store of trial bookings over one ``redis.asyncio`` client."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        prefix: str,
+        *,
+        id_prefix: str = "AE",
+        idempotency_ttl_s: int = 7 * 24 * 3600,
+    ) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.id_prefix = id_prefix
+        self.idempotency_ttl_s = idempotency_ttl_s
+        self._create = redis.register_script(_CREATE)
+        self._reschedule = redis.register_script(_RESCHEDULE)
+        self._cancel = redis.register_script(_CANCEL)
+
+    # Keys
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}{{trial-bookings}}:{name}"
+
+    def booking_key(self, booking_id: str) -> str:
+        return self._key(f"booking:{booking_id}")
+
+    def slot_key(self, date: str, time: str) -> str:
+        return self._key(f"slot:{date}:{time}")
+
+    def idempotency_key(self, key: str) -> str:
+        return self._key(f"idem:{key}")
+
+    def new_id(self) -> str:
+        suffix = "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+        return f"{self.id_prefix}-{suffix}"
+
+    # Operations
+    async def create(
+        self,
+        *,
+        date: str,
+        time: str,
+        capacity: int,
+        idempotency_key: str,
+        conversation_id: str,
+        nome: str,
+        idade: int,
+        nivel: str,
+        now: datetime,
+    ) -> str:
+        """Book one seat: the booking id, or ``FULL`` when the class has no seat left.
+
+        Calling again with the same ``idempotency_key`` returns the same id without booking.
+        """
+        for _ in range(_MAX_TRIES):
+            booking_id = self.new_id()
+            fields = {
+                "booking_id": booking_id,
+                "date": date,
+                "time": time,
+                "status": "active",
+                "conversation_id": conversation_id,
+                "nome": nome,
+                "idade": str(idade),
+                "nivel": nivel,
+                "created_at": now.isoformat(),
+                "updated_at": now.isoformat(),
+            }
+            pairs = [item for pair in fields.items() for item in pair]
+            result = _text(
+                await self._create(
+                    keys=[
+                        self.idempotency_key(idempotency_key),
+                        self.slot_key(date, time),
+                        self.booking_key(booking_id),
+                    ],
+                    args=[booking_id, capacity, self.idempotency_ttl_s, *pairs],
+                )
+            )
+            if result != "collision":
+                return result
+        raise RuntimeError("could not draw an unused booking id")
+
+    async def get(self, booking_id: str, *, conversation_id: str = "") -> BookingView | None:
+        """The booking (active or cancelled); None when unknown or owned by another conversation."""
+        raw = await self.redis.hgetall(self.booking_key(booking_id))
+        data = {_text(k): _text(v) for k, v in raw.items()}
+        if not data or (conversation_id and data.get("conversation_id") != conversation_id):
+            return None
+        return BookingView.model_validate(data)
+
+    async def reschedule(
+        self,
+        booking_id: str,
+        *,
+        date: str,
+        time: str,
+        capacity: int,
+        conversation_id: str = "",
+        now: datetime,
+    ) -> RescheduleStatus:
+        """Move an active booking's seat to another class, if that class has room."""
+        for _ in range(_MAX_TRIES):
+            current = await self.get(booking_id, conversation_id=conversation_id)
+            if current is None or current.status != "active":
+                return "not_found"
+            result = _text(
+                await self._reschedule(
+                    keys=[
+                        self.booking_key(booking_id),
+                        self.slot_key(current.date, current.time),
+                        self.slot_key(date, time),
+                    ],
+                    args=[
+                        booking_id,
+                        conversation_id,
+                        capacity,
+                        current.date,
+                        current.time,
+                        date,
+                        time,
+                        now.isoformat(),
+                    ],
+                )
+            )
+            if result != "retry":
+                return cast(RescheduleStatus, result)
+        raise RuntimeError(f"booking {booking_id} kept moving while rescheduling")
+
+    async def cancel(
+        self,
+        booking_id: str,
+        *,
+        conversation_id: str = "",
+        reason: str = "",
+        idempotency_key: str = "",
+        now: datetime,
+    ) -> CancelStatus:
+        """Cancel a booking and free its seat.
+
+        Calling again with the same ``idempotency_key`` (the turn id) answers "cancelled" again,
+        so a redelivered turn says and publishes what the first delivery would have.
+        """
+        for _ in range(_MAX_TRIES):
+            current = await self.get(booking_id, conversation_id=conversation_id)
+            if current is None:
+                return "not_found"
+            result = _text(
+                await self._cancel(
+                    keys=[
+                        self.booking_key(booking_id),
+                        self.slot_key(current.date, current.time),
+                    ],
+                    args=[
+                        booking_id,
+                        conversation_id,
+                        current.date,
+                        current.time,
+                        now.isoformat(),
+                        reason,
+                        idempotency_key,
+                    ],
+                )
+            )
+            if result != "retry":
+                return cast(CancelStatus, result)
+        raise RuntimeError(f"booking {booking_id} kept moving while cancelling")
+
+    async def seats_taken(self, dates: list[str], times: list[str]) -> dict[tuple[str, str], int]:
+        """Seats taken per (date, time), for every combination asked (one round trip)."""
+        slots = [(d, t) for d in dates for t in times]
+        if not slots:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for d, t in slots:
+            pipe.scard(self.slot_key(d, t))
+        counts = await pipe.execute()
+        return {slot: int(count) for slot, count in zip(slots, counts, strict=True)}
+
+    async def run(
+        self,
+        call: ToolCall,
+        *,
+        conversation_id: str,
+        capacity: int,
+        turn_id: str,
+        now: datetime,
+    ) -> ToolResult:
+        """Execute a tool call the gate approved; the result feeds ``finish_turn``.
+
+        ``turn_id`` makes a cancel idempotent (a create carries its own key, a reschedule to
+        where the booking already is succeeds again), so a redelivered turn is safe.
+        """
+        if call.tool == "create_booking":
+            create = CreateBookingArgs.model_validate(call.args)
+            booking_id = await self.create(
+                date=create.date,
+                time=create.time,
+                capacity=capacity,
+                idempotency_key=create.idempotency_key,
+                conversation_id=conversation_id,
+                nome=create.nome,
+                idade=create.idade,
+                nivel=create.nivel,
+                now=now,
+            )
+            if booking_id == FULL:
+                return ToolResult(status="full")
+            return ToolResult(status="created", booking=await self.get(booking_id))
+        if call.tool == "get_booking":
+            get = GetBookingArgs.model_validate(call.args)
+            found = await self.get(get.booking_id, conversation_id=conversation_id)
+            return ToolResult(status="found" if found else "not_found", booking=found)
+        if call.tool == "reschedule_booking":
+            move = RescheduleBookingArgs.model_validate(call.args)
+            moved = await self.reschedule(
+                move.booking_id,
+                date=move.new_date,
+                time=move.new_time,
+                capacity=capacity,
+                conversation_id=conversation_id,
+                now=now,
+            )
+            view = await self.get(move.booking_id, conversation_id=conversation_id)
+            return ToolResult(status=moved, booking=view)
+        cancel = CancelBookingArgs.model_validate(call.args)
+        cancelled = await self.cancel(
+            cancel.booking_id,
+            conversation_id=conversation_id,
+            reason=cancel.reason,
+            idempotency_key=turn_id,
+            now=now,
+        )
+        view = await self.get(cancel.booking_id, conversation_id=conversation_id)
+        return ToolResult(status=cancelled, booking=view)

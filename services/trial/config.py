@@ -1,0 +1,112 @@
+"""The trial specialist's pack section (``trial:`` in ``packs/<pack>/trial.yaml``).
+
+Everything CT Smash decides about trial classes lives there — the class weekday and times, seats
+per class, the age range, how many failed attempts lead to a person, the words that mean
+"cancel" or "talk to someone", the tool gate's rules — so another business changes the YAML,
+not this code. Texts people read are under the pack's ``texts:`` section (keys ``trial_...``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from shared.pack import Pack
+
+Action = Literal["handoff", "cancel", "reschedule", "status"]
+ToolName = Literal["create_booking", "get_booking", "reschedule_booking", "cancel_booking"]
+
+
+class _Section(BaseModel):
+    # A typo in the pack must fail at load time, not silently fall back to a default.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GateConfig(_Section):
+    """Rules of the tool gate: where missing ids come from, defaults, what needs a yes first."""
+
+    # Context entries older than this (on Turn.now) are treated as absent.
+    context_ttl_minutes: int = Field(gt=0)
+    # tool → {argument → context key} filled when the call leaves the argument empty.
+    injections: dict[ToolName, dict[str, str]] = Field(default_factory=dict)
+    # tool → {argument → value} applied when the argument is still empty after injection.
+    defaults: dict[ToolName, dict[str, Any]] = Field(default_factory=dict)
+    # tool → text key of the question asked before running it (sensitive tools).
+    confirm_texts: dict[ToolName, str] = Field(default_factory=dict)
+    # context key → text key said when the id is needed but the context has none.
+    missing_context_texts: dict[str, str] = Field(default_factory=dict)
+    not_allowed_text: str
+    invalid_args_text: str
+
+    @model_validator(mode="after")
+    def _every_injected_key_has_a_refusal(self) -> GateConfig:
+        keys = {key for rules in self.injections.values() for key in rules.values()}
+        missing = keys - self.missing_context_texts.keys()
+        if missing:
+            raise ValueError(f"no missing_context_texts for context keys {sorted(missing)}")
+        return self
+
+
+class NlgConfig(_Section):
+    """How the optional LLM phrasing is asked for; the deterministic text is always the fallback."""
+
+    system_prompt: str
+    max_chars: int = Field(default=600, gt=0)
+
+
+class TrialConfig(_Section):
+    """The ``trial:`` pack section."""
+
+    # Day of the week of trial classes, Monday = 0 (CT Smash: Tuesday = 1).
+    weekday: int = Field(ge=0, le=6)
+    times: list[str] = Field(min_length=1)
+    seats_per_slot: int = Field(gt=0)
+    min_age: int = Field(gt=0)
+    max_age: int = Field(gt=0)
+    # Failed attempts at the same field before a person takes over.
+    max_attempts: int = Field(gt=0)
+    # How many class days ahead free times are looked up for suggestions.
+    lookahead_weeks: int = Field(gt=0)
+    # A yes/no question about a sensitive tool expires after this many minutes.
+    confirmation_ttl_minutes: int = Field(gt=0)
+    booking_id_prefix: str = Field(pattern=r"^[A-Z]{1,4}$")
+    # Context entry that remembers the conversation's booking (what the gate injects from).
+    booking_context_key: str
+    # Monday-first names used when showing dates ("terça, 10/02").
+    weekday_names: list[str] = Field(min_length=7, max_length=7)
+    # Joins the last item of a list ("07:00, 18:00 e 20:00").
+    list_last_separator: str
+    # Joins alternative days in a list of free times.
+    options_separator: str
+    # Phrases (matched on normalized text) that ask for an action, whatever the stage.
+    keywords: dict[Action, list[str]]
+    # Triage intents that mean an action, for when triage already recognized it.
+    intent_actions: dict[str, Action] = Field(default_factory=dict)
+    gate: GateConfig
+    nlg: NlgConfig
+
+    @field_validator("times")
+    @classmethod
+    def _times_are_hh_mm(cls, times: list[str]) -> list[str]:
+        for value in times:
+            hour, _, minute = value.partition(":")
+            if not (len(value) == 5 and hour.isdigit() and minute.isdigit()):
+                raise ValueError(f"class time {value!r} is not HH:MM")
+            if int(hour) > 23 or int(minute) > 59:
+                raise ValueError(f"class time {value!r} is not a time of day")
+        return sorted(set(times))
+
+    @model_validator(mode="after")
+    def _age_range(self) -> TrialConfig:
+        if self.min_age > self.max_age:
+            raise ValueError("min_age must not exceed max_age")
+        return self
+
+    @property
+    def weekday_name(self) -> str:
+        return self.weekday_names[self.weekday]
+
+
+def load_trial_config(pack: Pack) -> TrialConfig:
+    return pack.section("trial", TrialConfig)

@@ -1,0 +1,98 @@
+"""From a message to trial fields, and the seed's safe merge into the trial slice.
+
+``extract_trial_fields`` is the rules extractor (shared NLU slot extractors, told which field
+the bot just asked for). In llm/hybrid modes the shell may produce a ``TrialExtraction`` with an
+LLM instead and hand it to ``plan_turn``; either way only the validators decide what is valid.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from services.trial.config import Action, TrialConfig
+from services.trial.models import Asked, TrialExtraction, TrialState
+from shared.nlu.extract import extract_slots
+from shared.nlu.models import Expecting
+from shared.nlu.normalize import normalize
+
+# The trial slice fields an extraction may fill (``confirmed`` is an answer, not state).
+MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time")
+
+# Priority when a message asks for several actions ("quero remarcar minha aula": reschedule).
+_ACTION_ORDER: tuple[Action, ...] = ("handoff", "cancel", "reschedule", "status")
+
+# What the NLU is told the bot asked for (a yes/no question needs no hint: it reads yes/no always).
+_EXPECTING: dict[Asked, Expecting] = {
+    "nome": "nome",
+    "idade": "idade",
+    "nivel": "nivel",
+    "date": "date",
+    "time": "time",
+}
+
+
+def ensure_trial_defaults(state: TrialState | None) -> TrialState:
+    """The trial slice with the seed's defaults (stage collect_client_info, nothing booked)."""
+    return state if state is not None else TrialState()
+
+
+def extract_trial_fields(
+    text: str, *, now: datetime, tz: ZoneInfo, asked: Asked | None
+) -> TrialExtraction:
+    """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM."""
+    slots = extract_slots(text, now, tz, _EXPECTING.get(asked) if asked else None)
+    return TrialExtraction(
+        nome=slots.nome,
+        idade=slots.idade,
+        nivel=slots.nivel,
+        desired_date=slots.date.isoformat() if slots.date else None,
+        desired_time=slots.time.strftime("%H:%M") if slots.time else None,
+        confirmed=slots.yes_no,
+    )
+
+
+def merge_trial(state: TrialState, extraction: TrialExtraction) -> TrialState:
+    """The seed's safe merge: only the slice's own fields, only non-null values.
+
+    Collected data is never erased; a new value replaces an old one (a person may correct the
+    date or their name).
+    """
+    updates = {
+        field: value
+        for field in MERGEABLE
+        if (value := getattr(extraction, field)) is not None and value != ""
+    }
+    return state.model_copy(update=updates) if updates else state
+
+
+def _contains(haystack: str, phrase: str) -> bool:
+    needle = normalize(phrase)
+    return bool(needle) and f" {needle} " in f" {haystack} "
+
+
+def detect_action(text: str, intents: list[str], config: TrialConfig) -> Action | None:
+    """Handoff, cancel, reschedule or status, from triage's intents or the pack's phrases."""
+    found = {config.intent_actions[i] for i in intents if i in config.intent_actions}
+    normalized = normalize(text)
+    for action, phrases in config.keywords.items():
+        if any(_contains(normalized, phrase) for phrase in phrases):
+            found.add(action)
+    return next((action for action in _ACTION_ORDER if action in found), None)
+
+
+def without_phrases(text: str, phrases: list[str]) -> str:
+    """The normalized ``text`` with every occurrence of ``phrases`` taken out."""
+    padded = f" {normalize(text)} "
+    for phrase in sorted((normalize(p) for p in phrases), key=len, reverse=True):
+        if phrase:
+            padded = padded.replace(f" {phrase} ", " ")
+    return " ".join(padded.split())
+
+
+def find_booking_code(text: str, config: TrialConfig) -> str | None:
+    """A booking code the person typed ("ae-7k3q9p" → "AE-7K3Q9P"), if any."""
+    pattern = rf"\b{re.escape(config.booking_id_prefix)}-[A-Z0-9]{{6}}\b"
+    match = re.search(pattern, text, flags=re.IGNORECASE)
+    return match[0].upper() if match else None

@@ -1,0 +1,168 @@
+"""State slices and values the trial specialist reads and writes.
+
+``TrialState`` is the ``trial`` slice and ``ContextState`` the ``context`` slice of a
+conversation (DESIGN §4): the trial service is the only writer of both. They are plain pydantic
+models so the shell stores them as JSON and a replay rebuilds the same decisions.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from services.trial.config import ToolName
+
+Stage = Literal[
+    "collect_client_info", "ask_date", "awaiting_confirmation", "booked", "handoff_requested"
+]
+Nivel = Literal["iniciante", "intermediario", "avancado"]
+# What the last reply asked the person for; failed answers are counted per asked field.
+Asked = Literal["nome", "idade", "nivel", "date", "time", "confirmation"]
+
+CLIENT_FIELDS: tuple[Asked, ...] = ("nome", "idade", "nivel")
+
+
+class _Slice(BaseModel):
+    # Slices are read back from Redis: unknown fields (a newer writer) are ignored.
+    model_config = ConfigDict(extra="ignore")
+
+
+class PendingTool(BaseModel):
+    """A sensitive tool call waiting for the person's yes (its args already resolved)."""
+
+    tool: ToolName
+    args: dict[str, Any]
+    question: str
+    asked_at: AwareDatetime
+
+
+class TrialState(_Slice):
+    """The ``trial`` slice; defaults are the seed's ``ensure_trial_defaults``."""
+
+    stage: Stage = "collect_client_info"
+    nome: str | None = None
+    idade: int | None = None
+    nivel: Nivel | None = None
+    desired_date: str | None = None  # YYYY-MM-DD, kept even when invalid (seed)
+    desired_time: str | None = None  # HH:MM
+    booking_id: str | None = None
+    booking_created: bool = False
+    handoff_requested: bool = False
+    # Stage to go back to when the person writes again after a handoff.
+    resume_stage: Stage | None = None
+    # A booked person asked to move the class and has not given the new date yet.
+    rescheduling: bool = False
+    asked: Asked | None = None
+    attempts: dict[str, int] = Field(default_factory=dict)
+    pending_tool: PendingTool | None = None
+    last_error: str | None = None
+    output: str | None = None
+
+    def missing_client_field(self) -> Asked | None:
+        return next((f for f in CLIENT_FIELDS if getattr(self, f) is None), None)
+
+
+class TrialExtraction(BaseModel):
+    """What one message says about the trial (seed's structured-output model).
+
+    The rules extractor and an LLM fill the same model; values are normalized when possible
+    (date YYYY-MM-DD, time HH:MM) but only the validators decide whether they are valid.
+    """
+
+    nome: str | None = None
+    idade: int | None = None
+    nivel: Nivel | None = None
+    desired_date: str | None = None
+    desired_time: str | None = None
+    confirmed: bool | None = None
+
+    def has_data(self) -> bool:
+        """Whether the message carries a trial field (a bare yes/no does not count)."""
+        return any(
+            value is not None
+            for value in (self.nome, self.idade, self.nivel, self.desired_date, self.desired_time)
+        )
+
+    def mentions_slot(self) -> bool:
+        return self.desired_date is not None or self.desired_time is not None
+
+
+class ContextEntry(BaseModel):
+    value: str
+    set_at: AwareDatetime
+
+
+class ContextState(_Slice):
+    """The ``context`` slice: active ids of the conversation with their set-at business times."""
+
+    entries: dict[str, ContextEntry] = Field(default_factory=dict)
+
+    def fresh(self, key: str, now: datetime, ttl: timedelta) -> ContextEntry | None:
+        """The entry when it is younger than ``ttl`` on business time, else None."""
+        entry = self.entries.get(key)
+        if entry is None or now - entry.set_at > ttl:
+            return None
+        return entry
+
+    def with_value(self, key: str, value: str, now: datetime) -> ContextState:
+        return ContextState(entries={**self.entries, key: ContextEntry(value=value, set_at=now)})
+
+    def without(self, key: str) -> ContextState:
+        return ContextState(entries={k: v for k, v in self.entries.items() if k != key})
+
+
+class ToolCall(BaseModel):
+    """A tool call with its arguments (resolved and validated once the gate approved it)."""
+
+    tool: ToolName
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class BookingView(BaseModel):
+    """A booking as the store reports it."""
+
+    booking_id: str
+    date: str
+    time: str
+    status: Literal["active", "cancelled"]
+    nome: str | None = None
+    conversation_id: str | None = None
+
+
+ToolStatus = Literal[
+    "created", "full", "found", "not_found", "rescheduled", "cancelled", "already_cancelled"
+]
+
+
+class ToolResult(BaseModel):
+    """What the shell got from the booking store for an approved tool call."""
+
+    status: ToolStatus
+    booking: BookingView | None = None
+
+
+class NlgRequest(BaseModel):
+    """Everything an LLM needs to phrase this turn's reply, and what it must keep."""
+
+    stage: Stage
+    action: str
+    error_code: str | None
+    fallback: str
+    # Substrings (dates, times, codes) a phrased reply must contain to be accepted.
+    facts: list[str]
+    messages: list[dict[str, str]]
+
+
+class TrialOutcome(BaseModel):
+    """The result of one trial turn: what to say, the new slices, what to publish and log."""
+
+    text: str
+    asks_question: bool
+    state: TrialState
+    context: ContextState
+    # Domain events as {"type": ..., "data": {...}}; the shell wraps them in DomainEvent.
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    journal: dict[str, Any] = Field(default_factory=dict)
+    nlg: NlgRequest | None = None

@@ -1,0 +1,87 @@
+"""How the trial shows dates, times and choices to people, and fills its pack texts.
+
+Dates are always shown as "terça, 10/02" (weekday names from the pack), never as ISO strings;
+lists read naturally ("07:00, 18:00 e 20:00"). Every text a person reads comes from the pack's
+``texts:`` section; this module only fills the placeholders.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Protocol
+
+from services.trial.config import TrialConfig
+from services.trial.models import TrialState
+from services.trial.schedule import free_times, next_day_with_room, next_open_day
+from services.trial.validators import SeatsTaken, parse_date
+
+
+class TextSource(Protocol):
+    """What the trial needs from a pack to speak: ``shared.pack.Pack`` satisfies it."""
+
+    def text(self, key: str, seed: str = "", **values: Any) -> str: ...
+
+
+def show_day(day: date, config: TrialConfig) -> str:
+    return f"{config.weekday_names[day.weekday()]}, {day:%d/%m}"
+
+
+def show_date(value: str | None, config: TrialConfig) -> str:
+    """A stored date for people; a value that is not a date is shown as the person wrote it."""
+    day = parse_date(value)
+    if day is None:
+        return value or ""
+    return show_day(day, config)
+
+
+def join_list(items: list[str], config: TrialConfig) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + config.list_last_separator + items[-1]
+
+
+def free_options(
+    day: date | None,
+    *,
+    now_local: datetime,
+    config: TrialConfig,
+    seats_taken: SeatsTaken,
+    pack: TextSource,
+    seed: str,
+) -> str:
+    """Free times of ``day`` and of the next class day with room, as one sentence part."""
+    parts: list[str] = []
+    after = day if day is not None else now_local.date()
+    if day is not None:
+        times = free_times(day, now_local=now_local, config=config, seats_taken=seats_taken)
+        if times:
+            parts.append(_option(day, times, config, pack, seed))
+    following = next_day_with_room(
+        after, now_local=now_local, config=config, seats_taken=seats_taken
+    )
+    if following is not None:
+        parts.append(_option(following[0], following[1], config, pack, seed))
+    if not parts:
+        return pack.text("trial_no_options", seed=seed)
+    return config.options_separator.join(parts)
+
+
+def _option(day: date, times: list[str], config: TrialConfig, pack: TextSource, seed: str) -> str:
+    return pack.text(
+        "trial_option_day", seed=seed, data=show_day(day, config), horas=join_list(times, config)
+    )
+
+
+def base_values(state: TrialState, *, now_local: datetime, config: TrialConfig) -> dict[str, Any]:
+    """Placeholders every trial text may use, so any text can mention any of them."""
+    return {
+        "nome": state.nome or "",
+        "data": show_date(state.desired_date, config),
+        "hora": state.desired_time or "",
+        "codigo": state.booking_id or "",
+        "horarios": join_list(list(config.times), config),
+        "proxima": show_day(next_open_day(now_local=now_local, config=config), config),
+        "opcoes": "",
+        "data_antiga": "",
+        "hora_antiga": "",
+    }

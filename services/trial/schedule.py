@@ -1,0 +1,83 @@
+"""Class days and free times: what the trial can offer, given the seats already taken.
+
+Seats come in as data (``SeatsTaken``, read by the shell from the booking store before the turn);
+a slot missing from it counts as empty. That only affects suggestions: the store's atomic seat
+check has the last word when a booking is written.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from services.trial.config import TrialConfig
+from services.trial.models import TrialExtraction, TrialState
+from services.trial.validators import SeatsTaken, bookable_times, parse_date
+
+
+def next_class_day(start: date, weekday: int) -> date:
+    """The first class day on or after ``start``."""
+    return start + timedelta(days=(weekday - start.weekday()) % 7)
+
+
+def next_open_day(*, now_local: datetime, config: TrialConfig) -> date:
+    """The next class day that still has a class to come (today's may all have started)."""
+    day = next_class_day(now_local.date(), config.weekday)
+    if bookable_times(day, now_local=now_local, config=config):
+        return day
+    return day + timedelta(weeks=1)
+
+
+def class_days(start: date, config: TrialConfig) -> list[date]:
+    """Class days from ``start`` (inclusive) over the pack's lookahead."""
+    first = next_class_day(start, config.weekday)
+    return [first + timedelta(weeks=week) for week in range(config.lookahead_weeks)]
+
+
+def free_times(
+    day: date, *, now_local: datetime, config: TrialConfig, seats_taken: SeatsTaken
+) -> list[str]:
+    """Times of ``day`` that have not started and still have a seat."""
+    iso = day.isoformat()
+    return [
+        t
+        for t in bookable_times(day, now_local=now_local, config=config)
+        if seats_taken.get((iso, t), 0) < config.seats_per_slot
+    ]
+
+
+def next_day_with_room(
+    after: date, *, now_local: datetime, config: TrialConfig, seats_taken: SeatsTaken
+) -> tuple[date, list[str]] | None:
+    """The first class day after ``after`` (within the lookahead) with a free seat."""
+    start = max(after + timedelta(days=1), now_local.date())
+    for day in class_days(start, config):
+        times = free_times(day, now_local=now_local, config=config, seats_taken=seats_taken)
+        if times:
+            return day, times
+    return None
+
+
+def seat_lookup_dates(
+    *,
+    now: datetime,
+    tz: ZoneInfo,
+    config: TrialConfig,
+    state: TrialState | None,
+    extraction: TrialExtraction | None,
+) -> list[str]:
+    """The class days whose seats the shell should read before calling ``plan_turn``.
+
+    The lookahead from today, plus the lookahead after any date the person asked for (this turn
+    or earlier), so "that Tuesday and the next one with room" are known.
+    """
+    today = now.astimezone(tz).date()
+    starts = {today}
+    for value in (
+        extraction.desired_date if extraction else None,
+        state.desired_date if state else None,
+    ):
+        day = parse_date(value)
+        if day is not None and day >= today:
+            starts.add(day)
+    return sorted({d.isoformat() for start in starts for d in class_days(start, config)})

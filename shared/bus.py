@@ -1,0 +1,148 @@
+"""The bus: FastStream Redis Streams with consumer groups, reclaim and dead letters (DESIGN §9).
+
+Every subscription is two FastStream subscribers on one handler: one reads new messages
+(``XREADGROUP >``, several handlers at once), the other claims messages another consumer left
+pending longer than ``reclaim_idle_ms`` (``XAUTOCLAIM``) — a crashed replica's work is picked
+up by the living ones. A message is acknowledged only after its handler succeeds; after
+``max_attempts`` deliveries it goes to the dead-letter stream, acknowledged, so one poison
+message never blocks a conversation forever.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+from faststream import AckPolicy
+from faststream.redis import RedisBroker, StreamSub
+from faststream.redis.annotations import RedisStreamMessage
+from pydantic import BaseModel, ValidationError
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from shared.contracts import DeadLetter
+from shared.keys import Keys
+from shared.logs import get_logger
+from shared.metrics import DEAD_LETTERS, HANDLED, LATENCY
+from shared.settings import Settings
+
+Handler = Callable[[bytes], Awaitable[None]]
+
+log = get_logger(__name__)
+
+
+def consumer_name(service: str) -> str:
+    """Unique per process: host, pid and a random suffix (pids repeat across containers)."""
+    return f"{service}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def make_broker(settings: Settings) -> RedisBroker:
+    if settings.faststream_log:
+        return RedisBroker(settings.redis_url)
+    return RedisBroker(settings.redis_url, logger=None)
+
+
+async def ensure_groups(redis: Redis, keys: Keys) -> None:
+    """Create every stream and consumer group at id 0 (idempotent)."""
+    for stream, group in keys.groups():
+        try:
+            await redis.xgroup_create(stream, group, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+
+class Bus:
+    """Publishing and subscribing for one service process."""
+
+    def __init__(self, broker: RedisBroker, settings: Settings, keys: Keys, service: str) -> None:
+        self.broker = broker
+        self.settings = settings
+        self.keys = keys
+        self.service = service
+        self.consumer = consumer_name(service)
+
+    async def publish(self, stream: str, payload: str | BaseModel) -> None:
+        body = payload.model_dump_json() if isinstance(payload, BaseModel) else payload
+        await self.broker.publish(body.encode(), stream=stream, maxlen=self.settings.stream_maxlen)
+
+    async def publish_all(self, messages: list[tuple[str, str]]) -> None:
+        for stream, payload in messages:
+            await self.publish(stream, payload)
+
+    def subscribe(self, stream: str, group: str, handler: Handler) -> None:
+        settings = self.settings
+
+        async def consume(message: RedisStreamMessage) -> None:
+            started = time.perf_counter()
+            try:
+                await handler(message.body)
+            except Exception as exc:
+                attempts = await message.get_delivery_count()
+                permanent = isinstance(exc, ValidationError)
+                if permanent or attempts >= settings.max_attempts:
+                    await self._dead_letter(stream, group, message, attempts, exc)
+                    return
+                HANDLED.labels(self.service, stream, "retry").inc()
+                log.warning(
+                    "handler failed, will retry",
+                    stream=stream,
+                    attempts=attempts,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+                raise
+            HANDLED.labels(self.service, stream, "ok").inc()
+            LATENCY.labels(self.service, stream).observe(time.perf_counter() - started)
+
+        # Read no more than we can run at once, so replicas share a burst instead of one
+        # replica claiming it all.
+        reader = StreamSub(
+            stream,
+            group=group,
+            consumer=self.consumer,
+            polling_interval=1000,
+            max_records=settings.workers,
+        )
+        claimer = StreamSub(
+            stream,
+            group=group,
+            consumer=self.consumer,
+            min_idle_time=settings.reclaim_idle_ms,
+            polling_interval=max(100, settings.reclaim_idle_ms // 2),
+        )
+        policy = AckPolicy.NACK_ON_ERROR
+        wrapped = self.broker.subscriber(
+            stream=reader, ack_policy=policy, max_workers=settings.workers
+        )(consume)
+        self.broker.subscriber(stream=claimer, ack_policy=policy)(wrapped)
+
+    async def _dead_letter(
+        self,
+        stream: str,
+        group: str,
+        message: RedisStreamMessage,
+        attempts: int,
+        exc: BaseException,
+    ) -> None:
+        ids = message.raw_message.get("message_ids") or [b""]
+        letter = DeadLetter(
+            stream=stream,
+            group=group,
+            message_id=ids[0].decode() if isinstance(ids[0], bytes) else str(ids[0]),
+            attempts=attempts,
+            error=f"{type(exc).__name__}: {exc}",
+            payload=message.body.decode("utf-8", "replace"),
+        )
+        await self.publish(self.keys.dlq, letter)
+        DEAD_LETTERS.labels(self.service, stream).inc()
+        HANDLED.labels(self.service, stream, "dead_letter").inc()
+        log.error(
+            "message moved to dead-letter stream",
+            stream=stream,
+            group=group,
+            attempts=attempts,
+            error=f"{type(exc).__name__}: {exc}",
+        )

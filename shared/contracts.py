@@ -1,0 +1,138 @@
+"""Every message on the bus, as versioned pydantic models (DESIGN §3).
+
+Readers ignore unknown fields, so a producer can be upgraded before its consumers. ``v`` is
+the schema version of the message; bump it when a field changes meaning.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    """Wall-clock time, for machinery only (leases, deadlines, created_at); never business."""
+    return datetime.now(UTC)
+
+
+class Contract(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    v: int = SCHEMA_VERSION
+
+
+class InboundMessage(Contract):
+    """One message from a person, as a channel adapter understood it."""
+
+    channel: str
+    conversation_id: str
+    message_id: str
+    text: str
+    kind: str = "text"
+    sent_at: AwareDatetime
+    received_at: AwareDatetime
+    contact: str | None = None
+    origin: str = "inbound"
+    campaign_mode: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Turn(Contract):
+    """Everything the conversation said since the last reply: one correlation id."""
+
+    turn_id: str
+    conversation_id: str
+    channel: str
+    seq: int
+    messages: list[InboundMessage]
+    text: str
+    now: AwareDatetime
+    previous_message_at: AwareDatetime | None = None
+
+    @property
+    def contact(self) -> str | None:
+        return self.messages[-1].contact if self.messages else None
+
+    @property
+    def first(self) -> InboundMessage:
+        return self.messages[0]
+
+
+class SpecialistTask(Contract):
+    """Triage asks one specialist to handle a turn."""
+
+    turn: Turn
+    route: str
+    intents: list[str]
+    text: str
+    forced_by_clarification: bool = False
+
+
+class Part(Contract):
+    """One service's contribution to a turn's reply."""
+
+    kind: Literal["part"] = "part"
+    turn_id: str
+    conversation_id: str
+    source: str
+    text: str | None = None
+    asks_question: bool = False
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnPlan(Contract):
+    """Triage tells the merger which parts to wait for, plus its own inline parts."""
+
+    kind: Literal["plan"] = "plan"
+    turn_id: str
+    conversation_id: str
+    expected: list[str]
+    parts: list[Part] = Field(default_factory=list)
+
+
+MergeInput = Annotated[Part | TurnPlan, Field(discriminator="kind")]
+
+
+class Reply(Contract):
+    """The composed answer to one turn, ready for the channel."""
+
+    turn_id: str
+    conversation_id: str
+    channel: str
+    to: str | None = None
+    text: str
+    bubbles: list[str]
+    partial: bool = False
+    created_at: AwareDatetime = Field(default_factory=utcnow)
+
+
+class DomainEvent(Contract):
+    """Something that happened in the business (trial.booked, handoff.requested...)."""
+
+    event_id: str = Field(default_factory=new_id)
+    type: str
+    conversation_id: str
+    turn_id: str | None = None
+    at: AwareDatetime
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class DeadLetter(Contract):
+    """A message a handler failed on too many times, kept for an operator."""
+
+    stream: str
+    group: str
+    message_id: str
+    attempts: int
+    error: str
+    payload: str
+    at: AwareDatetime = Field(default_factory=utcnow)

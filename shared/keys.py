@@ -1,0 +1,128 @@
+"""Every Redis stream and key name, in one place.
+
+Conversation keys carry the conversation id as a hash tag (``orq:{conv}:inbox``) so that, on
+Redis Cluster, one conversation's keys share a slot and its Lua scripts stay single-slot; per-turn
+keys do the same with the turn id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SLICES = ("meta", "triage", "trial", "context", "mode")
+SPECIALISTS = ("trial", "faq")
+SERVICES = ("gateway", "triage", "trial", "faq", "mode_router", "merger")
+
+
+@dataclass(frozen=True)
+class Keys:
+    prefix: str = "orq:"
+
+    # Streams
+    @property
+    def turns(self) -> str:
+        return f"{self.prefix}turns"
+
+    def tasks(self, specialist: str) -> str:
+        return f"{self.prefix}tasks.{specialist}"
+
+    @property
+    def merge(self) -> str:
+        return f"{self.prefix}merge"
+
+    @property
+    def outbound(self) -> str:
+        return f"{self.prefix}outbound"
+
+    @property
+    def events(self) -> str:
+        return f"{self.prefix}events"
+
+    @property
+    def dlq(self) -> str:
+        return f"{self.prefix}dlq"
+
+    def all_streams(self) -> list[str]:
+        return [
+            self.turns,
+            *(self.tasks(s) for s in SPECIALISTS),
+            self.merge,
+            self.outbound,
+            self.events,
+            self.dlq,
+        ]
+
+    def groups(self) -> list[tuple[str, str]]:
+        """The bus topology: every (stream, consumer group) pair.
+
+        Created up front at id 0 by whichever process starts first, so a message published
+        before its consumer ever ran is still delivered.
+        """
+        return [
+            (self.turns, "triage"),
+            (self.turns, "mode_router"),
+            (self.turns, "merger"),
+            *((self.tasks(s), s) for s in SPECIALISTS),
+            (self.merge, "merger"),
+            (self.outbound, "gateway"),
+            (self.events, "mode_router"),
+            (self.events, "gateway"),
+        ]
+
+    # Per conversation
+    def conv(self, conversation_id: str, name: str) -> str:
+        return f"{self.prefix}{{{conversation_id}}}:{name}"
+
+    def state(self, conversation_id: str) -> str:
+        """Hash: one field per state slice (JSON with its version ``_v``)."""
+        return self.conv(conversation_id, "state")
+
+    def inbox(self, conversation_id: str) -> str:
+        """List of messages waiting for the next turn (``<ts_ms>|<json>``)."""
+        return self.conv(conversation_id, "inbox")
+
+    def inflight(self, conversation_id: str) -> str:
+        """List of the messages of the turn in flight, kept until its reply is delivered."""
+        return self.conv(conversation_id, "inflight")
+
+    def lease(self, conversation_id: str) -> str:
+        """The in-flight turn id, with an expiry."""
+        return self.conv(conversation_id, "lease")
+
+    def dedupe(self, conversation_id: str, message_id: str) -> str:
+        return self.conv(conversation_id, f"seen:{message_id}")
+
+    def journal(self, conversation_id: str) -> str:
+        return self.conv(conversation_id, "journal")
+
+    def outbox(self, conversation_id: str, turn_id: str, service: str) -> str:
+        """What a service published for a turn, replayed on redelivery (effectively-once)."""
+        return self.conv(conversation_id, f"out:{turn_id}:{service}")
+
+    def sent(self, conversation_id: str, turn_id: str, index: int | str = "all") -> str:
+        """Delivery claim of one reply bubble (or the whole reply)."""
+        return self.conv(conversation_id, f"sent:{turn_id}:{index}")
+
+    def replies(self, conversation_id: str) -> str:
+        """Stream of replies of the http channel, read back over the API."""
+        return self.conv(conversation_id, "replies")
+
+    # Per turn
+    def merge_turn(self, turn_id: str) -> str:
+        """Hash: the turn, the plan and every part received for it."""
+        return f"{self.prefix}turn:{{{turn_id}}}:merge"
+
+    # Global
+    @property
+    def merge_deadlines(self) -> str:
+        return f"{self.prefix}merge:deadlines"
+
+    @property
+    def pending_starts(self) -> str:
+        """Sorted set: conversations with waiting messages, scored by when to start a turn."""
+        return f"{self.prefix}gw:pending"
+
+    @property
+    def heartbeats(self) -> str:
+        """Sorted set: ``service|consumer`` scored by the last heartbeat (epoch seconds)."""
+        return f"{self.prefix}heartbeats"

@@ -1,0 +1,212 @@
+"""Every Lua script, kept together. Each touches the keys of one conversation or one turn.
+
+Scripts are registered once per client (``register(redis)``) and called through
+``redis-py``'s ``Script`` objects, which use EVALSHA and reload on NOSCRIPT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+
+# Message ingestion: dedupe claim, append to the inbox, update the meta slice.
+# KEYS: dedupe, inbox, state. ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s.
+# meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
+INGEST = """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+local raw = redis.call('HGET', KEYS[3], 'meta')
+local meta = {}
+if raw then meta = cjson.decode(raw) end
+local patch = cjson.decode(ARGV[3])
+local ts = tonumber(ARGV[4])
+if meta.first_message_ms == nil then
+  meta.first_message_ms = ts
+  for k, v in pairs(patch.first) do meta[k] = v end
+end
+for k, v in pairs(patch.always) do meta[k] = v end
+if (meta.last_message_ms or 0) <= ts then
+  meta.last_message_ms = ts
+  for k, v in pairs(patch.latest) do meta[k] = v end
+end
+meta._v = (meta._v or 0) + 1
+redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
+redis.call('EXPIRE', KEYS[3], ARGV[5])
+return 1
+"""
+
+# Starting a turn: take the lease, move waiting messages to the in-flight list, bump the turn
+# sequence. Messages left in flight by a turn whose lease expired are taken again (recovery).
+# Returns {'busy'} | {'empty'} | {'started', seq, previous_turn_ms, entry...}.
+_START_TURN = """
+local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s)
+  if redis.call('EXISTS', lease) == 1 then return {'busy'} end
+  local fresh = redis.call('LRANGE', inbox, 0, -1)
+  for i = 1, #fresh, 1000 do
+    redis.call('RPUSH', inflight, unpack(fresh, i, math.min(i + 999, #fresh)))
+  end
+  redis.call('DEL', inbox)
+  local msgs = redis.call('LRANGE', inflight, 0, -1)
+  if #msgs == 0 then return {'empty'} end
+  redis.call('SET', lease, turn_id, 'PX', ttl)
+  redis.call('EXPIRE', inflight, keep_s)
+  local raw = redis.call('HGET', state, 'meta')
+  local meta = {}
+  if raw then meta = cjson.decode(raw) end
+  local prev = meta.last_turn_ms
+  local latest = 0
+  for _, m in ipairs(msgs) do
+    local t = tonumber(string.match(m, '^(%d+)|'))
+    if t > latest then latest = t end
+  end
+  if prev == nil or latest > prev then meta.last_turn_ms = latest end
+  meta.turn_seq = (meta.turn_seq or 0) + 1
+  meta.turn_id = turn_id
+  meta._v = (meta._v or 0) + 1
+  redis.call('HSET', state, 'meta', cjson.encode(meta))
+  local out = {'started', tostring(meta.turn_seq), tostring(prev or '')}
+  for _, m in ipairs(msgs) do out[#out + 1] = m end
+  return out
+end
+"""
+
+# KEYS: inbox, inflight, lease, state. ARGV: turn_id, lease_ttl_ms, keep_s.
+TRY_START = (
+    _START_TURN
+    + """
+return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
+"""
+)
+
+# Releasing a delivered turn (compare-and-delete on the turn id), then starting the next one
+# when messages waited. KEYS: inbox, inflight, lease, state.
+# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s.
+RELEASE = (
+    _START_TURN
+    + """
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
+redis.call('DEL', KEYS[3], KEYS[2])
+return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4])
+"""
+)
+
+# A service's effectively-once commit for one turn: compare-and-set of its state slices, its
+# outbox (what it will publish, replayed on redelivery) and its journal entries, atomically.
+# KEYS: state, outbox, journal.
+# ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
+#       journal_max, state_ttl_s, then journal entries.
+# Returns {1} committed | {-1} already committed | {0, field} version conflict.
+COMMIT = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  local field = ARGV[2 + i * 3]
+  local expected = tonumber(ARGV[3 + i * 3])
+  local raw = redis.call('HGET', KEYS[1], field)
+  local current = 0
+  if raw then current = cjson.decode(raw)._v or 0 end
+  if current ~= expected then return {0, field} end
+end
+for i = 0, n - 1 do
+  redis.call('HSET', KEYS[1], ARGV[2 + i * 3], ARGV[4 + i * 3])
+end
+local base = 2 + n * 3
+redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
+local state_ttl = ARGV[base + 3]
+if n > 0 then redis.call('EXPIRE', KEYS[1], state_ttl) end
+if #ARGV >= base + 4 then
+  for i = base + 4, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[base + 2]), -1)
+  redis.call('EXPIRE', KEYS[3], state_ttl)
+end
+return {1}
+"""
+
+# Merger scripts share these helpers. A completed turn whose reply was not marked published
+# within `republish_after_ms` is handed out again ('republish'): its publisher presumably died
+# between completing and publishing. Within that grace period nobody republishes, so the normal
+# path publishes exactly once even with several replicas.
+_MERGE_COMMON = """
+local function everything(status)
+  local out = {status}
+  for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do out[#out + 1] = v end
+  return out
+end
+local function finish(status, stamp)
+  redis.call('HSET', KEYS[1], '_done', status, '_done_at', stamp)
+  return everything(status)
+end
+local function settled(stamp, grace)
+  if redis.call('HEXISTS', KEYS[1], '_published') == 1 then return {'done'} end
+  local at = tonumber(redis.call('HGET', KEYS[1], '_done_at') or '0')
+  if tonumber(stamp) - at < tonumber(grace) then return {'wait'} end
+  redis.call('HSET', KEYS[1], '_done_at', stamp)
+  return everything('republish')
+end
+"""
+
+# Merger: record one input of a turn; report completion exactly once across replicas.
+# KEYS: merge hash. ARGV: field, json, ttl_s, now_ms, republish_after_ms.
+# Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}.
+MERGE_ADD = (
+    _MERGE_COMMON
+    + """
+local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+if redis.call('HEXISTS', KEYS[1], '_done') == 1 then return settled(ARGV[4], ARGV[5]) end
+if added == 0 then return {'dup'} end
+local plan = redis.call('HGET', KEYS[1], 'plan')
+if (not plan) or redis.call('HEXISTS', KEYS[1], 'turn') == 0 then return {'wait'} end
+for _, source in ipairs(cjson.decode(plan).expected) do
+  if redis.call('HEXISTS', KEYS[1], 'part:' .. source) == 0 then return {'wait'} end
+end
+return finish('complete', ARGV[4])
+"""
+)
+
+# Merger: the deadline passed; take the turn for a partial reply unless it completed.
+# KEYS: merge hash. ARGV: now_ms, republish_after_ms.
+# Returns {'done'} | {'wait'} | {'expired' | 'republish', field, value, ...}.
+MERGE_EXPIRE = (
+    _MERGE_COMMON
+    + """
+if redis.call('HEXISTS', KEYS[1], '_done') == 1 then return settled(ARGV[1], ARGV[2]) end
+if redis.call('HEXISTS', KEYS[1], 'turn') == 0 then return {'done'} end
+return finish('expired', ARGV[1])
+"""
+)
+
+# Delivery to a Redis-backed channel, once per key. KEYS: sent, replies stream.
+# ARGV: payload_json, ttl_s, maxlen. Returns the stream id, or false when already delivered.
+DELIVER_ONCE = """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'reply', ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return id
+"""
+
+
+@dataclass(frozen=True)
+class Scripts:
+    ingest: AsyncScript
+    try_start: AsyncScript
+    release: AsyncScript
+    commit: AsyncScript
+    merge_add: AsyncScript
+    merge_expire: AsyncScript
+    deliver_once: AsyncScript
+
+
+def register(redis: Redis) -> Scripts:
+    return Scripts(
+        ingest=redis.register_script(INGEST),
+        try_start=redis.register_script(TRY_START),
+        release=redis.register_script(RELEASE),
+        commit=redis.register_script(COMMIT),
+        merge_add=redis.register_script(MERGE_ADD),
+        merge_expire=redis.register_script(MERGE_EXPIRE),
+        deliver_once=redis.register_script(DELIVER_ONCE),
+    )

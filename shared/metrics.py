@@ -1,0 +1,20 @@
+"""Prometheus metrics shared by every service (DESIGN §11)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+HANDLED = Counter(
+    "orq_messages_handled_total", "Bus messages handled", ["service", "stream", "outcome"]
+)
+LATENCY = Histogram(
+    "orq_handler_seconds",
+    "Handler latency",
+    ["service", "stream"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+DEAD_LETTERS = Counter("orq_dead_letters_total", "Messages moved to the DLQ", ["service", "stream"])
+TURNS_STARTED = Counter("orq_turns_started_total", "Turns started by the gateway")
+REPLIES = Counter("orq_replies_total", "Replies delivered", ["channel", "outcome"])
+INBOUND = Counter("orq_inbound_total", "Inbound messages", ["channel", "outcome"])
+LIVE_SERVICES = Gauge("orq_live_consumers", "Live consumers per service", ["service"])

@@ -1,0 +1,72 @@
+"""Portuguese number words, 0..99, as people write them ("sete", "vinte e sete", "duas").
+
+Works on normalized text (lower case, no accents). ``NUMBER_WORDS`` is a regex fragment other
+modules embed in their patterns; ``number_value`` turns what it matched into an int.
+"""
+
+from __future__ import annotations
+
+_UNITS = {
+    "zero": 0,
+    "um": 1,
+    "uma": 1,
+    "dois": 2,
+    "duas": 2,
+    "tres": 3,
+    "quatro": 4,
+    "cinco": 5,
+    "seis": 6,
+    "sete": 7,
+    "oito": 8,
+    "nove": 9,
+}
+_TEENS = {
+    "dez": 10,
+    "onze": 11,
+    "doze": 12,
+    "treze": 13,
+    "catorze": 14,
+    "quatorze": 14,
+    "quinze": 15,
+    "dezesseis": 16,
+    "dezasseis": 16,
+    "dezessete": 17,
+    "dezoito": 18,
+    "dezenove": 19,
+}
+_TENS = {
+    "vinte": 20,
+    "trinta": 30,
+    "quarenta": 40,
+    "cinquenta": 50,
+    "sessenta": 60,
+    "setenta": 70,
+    "oitenta": 80,
+    "noventa": 90,
+}
+_SIMPLE = {**_UNITS, **_TEENS, **_TENS}
+
+
+def _alternation(words: dict[str, int]) -> str:
+    # Longest first so "dezessete" wins over "dez" and "duas" over "dua...".
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+_UNIT_WORDS = _alternation({k: v for k, v in _UNITS.items() if k != "zero"})
+
+# A number word: "vinte e sete", "quinze", "duas"; bounded by \b in embedding patterns.
+NUMBER_WORDS = f"(?:(?:{_alternation(_TENS)})(?: e (?:{_UNIT_WORDS}))?|{_alternation(_SIMPLE)})"
+
+
+def number_value(words: str) -> int | None:
+    """Value of a number written in words or digits ("vinte e sete" → 27, "27" → 27)."""
+    words = words.strip()
+    if words.isdecimal():
+        return int(words)
+    total = 0
+    for part in words.split(" e "):
+        value = _SIMPLE.get(part.strip())
+        if value is None:
+            return None
+        total += value
+    return total

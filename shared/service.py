@@ -1,0 +1,181 @@
+"""What every service process shares: connections, bus, state, heartbeat, orderly shutdown.
+
+A service module builds its subscriptions on a ``Runtime`` (``build(rt)``) and its
+``__main__`` calls ``run_service(name, build)``. Everything a handler needs is on the runtime,
+passed in explicitly; nothing is global.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
+
+from prometheus_client import start_http_server
+from redis.asyncio import Redis
+
+from shared.bus import Bus, ensure_groups, make_broker
+from shared.keys import Keys
+from shared.logs import get_logger, setup_logging
+from shared.lua import Scripts, register
+from shared.pack import Pack, load_pack
+from shared.settings import Settings, get_settings
+from shared.state import Outbox, Snapshot, StateConflict, StateStore
+
+
+@dataclass
+class Runtime:
+    service: str
+    settings: Settings
+    keys: Keys
+    redis: Redis
+    scripts: Scripts
+    store: StateStore
+    bus: Bus
+    pack: Pack
+    tz: ZoneInfo
+    background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    @property
+    def log(self):
+        return get_logger(self.service)
+
+
+def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
+    settings = settings or get_settings()
+    keys = Keys(settings.prefix)
+    redis = Redis.from_url(settings.redis_url, decode_responses=True)
+    scripts = register(redis)
+    store = StateStore(
+        redis,
+        scripts,
+        keys,
+        journal_max=settings.journal_max,
+        state_ttl_s=settings.state_ttl_days * 86400,
+        outbox_ttl_s=settings.turn_ttl_s,
+    )
+    pack = load_pack(settings.pack)
+    bus = Bus(make_broker(settings), settings, keys, service)
+    tz = ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
+    return Runtime(service, settings, keys, redis, scripts, store, bus, pack, tz)
+
+
+async def heartbeat(rt: Runtime) -> None:
+    """Announce a live consumer; /healthz reads these."""
+    member = f"{rt.service}|{rt.bus.consumer}"
+    while True:
+        now = time.time()
+        async with rt.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(rt.keys.heartbeats, {member: now})
+            pipe.zremrangebyscore(rt.keys.heartbeats, 0, now - 3600)
+            await pipe.execute()
+        await asyncio.sleep(rt.settings.heartbeat_s)
+
+
+async def watch_parent() -> None:
+    """Exit when the supervisor that started us is gone, so no process is left behind."""
+    parent = os.getppid()
+    while True:
+        await asyncio.sleep(1.0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
+async def start(rt: Runtime) -> list[asyncio.Task[None]]:
+    await ensure_groups(rt.redis, rt.keys)
+    await rt.bus.broker.start()
+    tasks = [asyncio.create_task(heartbeat(rt))]
+    tasks += [asyncio.create_task(job()) for job in rt.background]
+    if os.environ.get("ORQ_SUPERVISED") == "1":
+        tasks.append(asyncio.create_task(watch_parent()))
+    return tasks
+
+
+async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with suppress(asyncio.CancelledError):
+            await task
+    await rt.bus.broker.stop()
+    for hook in rt.on_stop:
+        await hook()
+    await rt.redis.zrem(rt.keys.heartbeats, f"{rt.service}|{rt.bus.consumer}")
+    await rt.redis.aclose()
+
+
+async def _serve(service: str, build: Callable[[Runtime], None]) -> None:
+    rt = make_runtime(service)
+    build(rt)
+    if rt.settings.metrics_port:
+        start_http_server(rt.settings.metrics_port)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    tasks = await start(rt)
+    rt.log.info("service started", consumer=rt.bus.consumer, pack=rt.pack.name)
+    await stopping.wait()
+    rt.log.info("service stopping")
+    await stop(rt, tasks)
+
+
+def run_service(service: str, build: Callable[[Runtime], None]) -> None:
+    settings = get_settings()
+    setup_logging(service, settings.log_level, settings.log_json)
+    asyncio.run(_serve(service, build))
+
+
+@dataclass
+class Decision:
+    """What a handler decided for one turn: slices to write, messages to publish, journal."""
+
+    writes: dict[str, object] = field(default_factory=dict)
+    outbox: Outbox = field(default_factory=Outbox)
+    journal: list[str] = field(default_factory=list)
+
+
+async def handle_once(
+    rt: Runtime,
+    conversation_id: str,
+    turn_id: str,
+    decide: Callable[[Snapshot], Awaitable[Decision]],
+    attempts: int = 3,
+) -> None:
+    """Run ``decide`` for a turn at most once in effect, then publish what it decided.
+
+    A redelivered turn whose decision was already committed republishes the stored outbox
+    instead of deciding again (its answer may depend on state it has since changed). A
+    version conflict (a concurrent writer) reloads and decides again.
+    """
+    for _ in range(attempts):
+        stored = await rt.store.outbox(conversation_id, turn_id, rt.service)
+        if stored is not None:
+            await rt.bus.publish_all(stored.messages)
+            return
+        snapshot = await rt.store.load(conversation_id)
+        decision = await decide(snapshot)
+        try:
+            committed = await rt.store.commit(
+                conversation_id,
+                turn_id,
+                rt.service,
+                snapshot=snapshot,
+                writes=decision.writes,  # type: ignore[arg-type]
+                outbox=decision.outbox,
+                journal=decision.journal,
+            )
+        except StateConflict:
+            rt.log.warning("state changed concurrently, deciding again", turn_id=turn_id)
+            continue
+        if committed:
+            await rt.bus.publish_all(decision.outbox.messages)
+            return
+    raise StateConflict(f"turn {turn_id}: could not commit after {attempts} attempts")

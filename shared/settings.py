@@ -1,0 +1,75 @@
+"""Settings from the environment (and `.env`), one place for every knob.
+
+Names are ``ORQ_<FIELD>`` except the few the outside world fixes (``REDIS_URL``, ``WHATSAPP_*``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+NluMode = Literal["rules", "llm", "hybrid"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ORQ_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    redis_url: str = Field(
+        default="redis://127.0.0.1:6379/0",
+        validation_alias=AliasChoices("REDIS_URL", "ORQ_REDIS_URL"),
+        description="Redis to use; `orquestra up` falls back to an embedded one if unreachable.",
+    )
+    prefix: str = Field(default="orq:", description="Prefix of every stream and key name.")
+    pack: str = Field(default="ctsmash", description="Domain pack: a name under packs/ or a path.")
+
+    nlu_mode: NluMode = Field(default="rules", description="rules, llm or hybrid.")
+    llm_base_url: str = Field(default="http://127.0.0.1:11434/v1")
+    llm_model: str = Field(default="gpt-4o-mini")
+    llm_api_key: str = Field(default="not-needed")
+    llm_timeout_s: float = Field(default=8.0)
+
+    burst_window_ms: int = Field(
+        default=250, description="Quiet window that lets a burst of messages become one turn."
+    )
+    control_words: list[str] = Field(
+        default=["cancelar", "cancela", "parar", "pare", "sair", "atendente"],
+        description="Words that skip the burst window.",
+    )
+    lease_ttl_ms: int = Field(default=60_000, description="How long a turn may stay in flight.")
+    dedupe_ttl_s: int = Field(default=3 * 24 * 3600, description="How long message ids are kept.")
+    merge_deadline_ms: int = Field(default=8_000, description="Merger's wait for missing parts.")
+    republish_after_ms: int = Field(
+        default=10_000, description="A completed turn not yet published is re-sent after this."
+    )
+    turn_ttl_s: int = Field(default=3600, description="TTL of per-turn keys (merge, outboxes).")
+    sweep_interval_ms: int = Field(default=2_000, description="Lease/inbox recovery sweep.")
+
+    stream_maxlen: int = Field(default=100_000, description="Approximate cap of every stream.")
+    reclaim_idle_ms: int = Field(
+        default=15_000, description="Pending messages idle this long are claimed by a replica."
+    )
+    max_attempts: int = Field(default=5, description="Deliveries before a dead letter.")
+    workers: int = Field(default=16, description="Concurrent handlers per subscriber.")
+    heartbeat_s: float = Field(default=2.0)
+    journal_max: int = Field(default=500, description="Journal entries kept per conversation.")
+    state_ttl_days: int = Field(default=180, description="Idle conversations are forgotten.")
+
+    admin_token: str | None = Field(default=None, description="Bearer token of admin routes.")
+    log_level: str = Field(default="INFO")
+    log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
+    faststream_log: bool = Field(
+        default=False, description="FastStream's per-message logs (costly: off by default)."
+    )
+    host: str = Field(default="127.0.0.1")
+    port: int = Field(default=8000)
+    metrics_port: int = Field(default=0, description="Worker metrics port; 0 = off.")
+
+
+@cache
+def get_settings() -> Settings:
+    return Settings()

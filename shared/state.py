@@ -1,0 +1,140 @@
+"""Conversation state slices, effectively-once commits and the decision journal (DESIGN §4, §11).
+
+Each slice is a JSON document with a version ``_v`` in the conversation's state hash, written by
+exactly one service. A handler commits everything it decided for a turn at once: its slices
+(compare-and-set on the versions it read), its outbox (the messages it is about to publish) and
+its journal entries. A redelivered turn finds the outbox and republishes it instead of deciding
+again, so a crash between commit and publish loses nothing and does nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+
+from shared.contracts import utcnow
+from shared.keys import SLICES, Keys
+from shared.lua import Scripts
+
+
+class StateConflict(RuntimeError):
+    """A slice changed between load and commit (another writer, or a late redelivery)."""
+
+
+@dataclass
+class Snapshot:
+    """All slices of one conversation as loaded, with the versions to compare against."""
+
+    slices: dict[str, dict[str, Any] | None]
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        return self.slices.get(name)
+
+    def version(self, name: str) -> int:
+        data = self.slices.get(name)
+        return int(data.get("_v", 0)) if data else 0
+
+    def model(self, name: str, model: type[BaseModel]) -> Any:
+        data = self.slices.get(name)
+        return model.model_validate(data) if data else None
+
+
+@dataclass
+class Outbox:
+    """Messages a handler publishes for one turn: (stream, payload JSON) pairs."""
+
+    messages: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, stream: str, message: BaseModel) -> None:
+        self.messages.append((stream, message.model_dump_json()))
+
+    def dump(self) -> str:
+        return json.dumps(self.messages)
+
+    @classmethod
+    def load(cls, raw: str) -> Outbox:
+        return cls([(s, p) for s, p in json.loads(raw)])
+
+
+def journal_entry(service: str, turn_id: str | None, event: str, **data: Any) -> str:
+    entry = {"at": utcnow().isoformat(), "service": service, "turn_id": turn_id, "event": event}
+    entry.update(data)
+    return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+class StateStore:
+    def __init__(
+        self,
+        redis: Redis,
+        scripts: Scripts,
+        keys: Keys,
+        *,
+        journal_max: int,
+        state_ttl_s: int,
+        outbox_ttl_s: int,
+    ) -> None:
+        self.redis = redis
+        self.scripts = scripts
+        self.keys = keys
+        self.journal_max = journal_max
+        self.state_ttl_s = state_ttl_s
+        self.outbox_ttl_s = outbox_ttl_s
+
+    async def load(self, conversation_id: str) -> Snapshot:
+        raw = await self.redis.hgetall(self.keys.state(conversation_id))
+        return Snapshot({name: json.loads(raw[name]) if name in raw else None for name in SLICES})
+
+    async def outbox(self, conversation_id: str, turn_id: str, service: str) -> Outbox | None:
+        raw = await self.redis.get(self.keys.outbox(conversation_id, turn_id, service))
+        return Outbox.load(raw) if raw is not None else None
+
+    async def commit(
+        self,
+        conversation_id: str,
+        turn_id: str,
+        service: str,
+        *,
+        snapshot: Snapshot | None,
+        writes: dict[str, BaseModel | dict[str, Any]],
+        outbox: Outbox,
+        journal: list[str],
+    ) -> bool:
+        """Write slices, outbox and journal atomically. False if this turn was committed before.
+
+        Raises StateConflict when a slice's version moved since ``snapshot`` was loaded.
+        """
+        args: list[Any] = [len(writes)]
+        for name, value in writes.items():
+            expected = snapshot.version(name) if snapshot else 0
+            data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
+            data["_v"] = expected + 1
+            args += [name, expected, json.dumps(data, ensure_ascii=False)]
+        args += [outbox.dump(), self.outbox_ttl_s, self.journal_max, self.state_ttl_s, *journal]
+        result = await self.scripts.commit(
+            keys=[
+                self.keys.state(conversation_id),
+                self.keys.outbox(conversation_id, turn_id, service),
+                self.keys.journal(conversation_id),
+            ],
+            args=args,
+        )
+        status = int(result[0])
+        if status == 0:
+            raise StateConflict(f"slice {result[1]} of {conversation_id} changed concurrently")
+        return status == 1
+
+    async def append_journal(self, conversation_id: str, *entries: str) -> None:
+        key = self.keys.journal(conversation_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(key, *entries)
+            pipe.ltrim(key, -self.journal_max, -1)
+            pipe.expire(key, self.state_ttl_s)
+            await pipe.execute()
+
+    async def journal(self, conversation_id: str) -> list[dict[str, Any]]:
+        raw = await self.redis.lrange(self.keys.journal(conversation_id), 0, -1)
+        return [json.loads(r) for r in raw]

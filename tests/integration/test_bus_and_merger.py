@@ -1,0 +1,183 @@
+"""Worker processes on a real Redis: replicas share a stream; the merger completes once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+from faststream.redis import RedisBroker
+from redis.asyncio import Redis
+
+from shared.bus import ensure_groups
+from shared.contracts import InboundMessage, Part, Reply, SpecialistTask, Turn, TurnPlan
+from shared.keys import Keys
+from shared.pack import load_pack
+from tests.system import decode_entry, service
+
+NOW = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
+
+
+def make_turn(i: int, conversation: str | None = None) -> Turn:
+    cid = conversation or f"conv-{i}"
+    message = InboundMessage(
+        channel="http",
+        conversation_id=cid,
+        message_id=f"m-{i}",
+        text="quero agendar",
+        sent_at=NOW,
+        received_at=NOW,
+        contact=cid,
+    )
+    return Turn(
+        turn_id=f"turn-{i}",
+        conversation_id=cid,
+        channel="http",
+        seq=1,
+        messages=[message],
+        text=message.text,
+        now=NOW,
+    )
+
+
+async def read_all(redis_url: str, stream: str, count: int, timeout_s: float = 30) -> list[bytes]:
+    """Block on ``stream`` until ``count`` entries arrived (no sleeping)."""
+    client = Redis.from_url(redis_url)
+    bodies: list[bytes] = []
+    last = "0-0"
+    try:
+        async with asyncio.timeout(timeout_s):
+            while len(bodies) < count:
+                result = await client.xread({stream: last}, count=500, block=1000)
+                for _, entries in result or []:
+                    for entry_id, fields in entries:
+                        bodies.append(decode_entry(fields))
+                        last = entry_id
+    finally:
+        await client.aclose()
+    return bodies
+
+
+async def publisher(redis_url: str, keys: Keys) -> RedisBroker:
+    client = Redis.from_url(redis_url)
+    await ensure_groups(client, keys)
+    await client.aclose()
+    broker = RedisBroker(redis_url, logger=None)
+    await broker.connect()
+    return broker
+
+
+async def test_two_replicas_share_a_stream_without_double_processing(
+    redis_url: str, unique_prefix: str
+) -> None:
+    keys = Keys(unique_prefix)
+    broker = await publisher(redis_url, keys)
+    n = 200
+    with (
+        service("trial", redis_url, unique_prefix, ORQ_WORKERS="4"),
+        service("trial", redis_url, unique_prefix, ORQ_WORKERS="4"),
+    ):
+        for i in range(n):
+            turn = make_turn(i)
+            task = SpecialistTask(turn=turn, route="trial", intents=["trial"], text=turn.text)
+            await broker.publish(task.model_dump_json().encode(), stream=keys.tasks("trial"))
+        bodies = await read_all(redis_url, keys.merge, n)
+    await broker.stop()
+    parts = [Part.model_validate_json(b) for b in bodies]
+    assert sorted(p.turn_id for p in parts) == sorted(f"turn-{i}" for i in range(n))
+    client = Redis.from_url(redis_url, decode_responses=True)
+    consumers = await client.xinfo_consumers(keys.tasks("trial"), "trial")
+    pending = await client.xpending(keys.tasks("trial"), "trial")
+    await client.aclose()
+    assert len(consumers) == 2
+    assert pending["pending"] == 0
+    client = Redis.from_url(redis_url, decode_responses=True)
+    for i in (0, n // 2, n - 1):
+        journal = await client.lrange(keys.journal(f"conv-{i}"), 0, -1)
+        assert [json.loads(e)["service"] for e in journal] == ["trial"]
+    await client.aclose()
+
+
+async def test_merger_deadline_sends_partial_reply_with_fallback_line(
+    redis_url: str, unique_prefix: str
+) -> None:
+    keys = Keys(unique_prefix)
+    broker = await publisher(redis_url, keys)
+    turn = make_turn(1, "deadline-conv")
+    plan = TurnPlan(
+        turn_id=turn.turn_id,
+        conversation_id=turn.conversation_id,
+        expected=["trial", "faq", "mode_router"],
+    )
+    faq = Part(
+        turn_id=turn.turn_id,
+        conversation_id=turn.conversation_id,
+        source="faq",
+        text="Ficamos na Rua das Palmeiras, 250.",
+    )
+    with service("merger", redis_url, unique_prefix, ORQ_MERGE_DEADLINE_MS="300"):
+        await broker.publish(turn.model_dump_json().encode(), stream=keys.turns)
+        await broker.publish(plan.model_dump_json().encode(), stream=keys.merge)
+        await broker.publish(faq.model_dump_json().encode(), stream=keys.merge)
+        [body] = await read_all(redis_url, keys.outbound, 1)
+    await broker.stop()
+    reply = Reply.model_validate_json(body)
+    pack = load_pack("ctsmash")
+    trial_fallbacks = pack.sections["texts"]["fallback_missing_part_trial"]
+    if isinstance(trial_fallbacks, str):
+        trial_fallbacks = [trial_fallbacks]
+    assert reply.partial is True
+    # The fallback line stands where the missing part would have been (trial before faq).
+    fallback, answer = reply.text.split("\n\n")
+    assert fallback in trial_fallbacks
+    assert answer == "Ficamos na Rua das Palmeiras, 250."
+    client = Redis.from_url(redis_url, decode_responses=True)
+    journal = [json.loads(e) for e in await client.lrange(keys.journal("deadline-conv"), 0, -1)]
+    await client.aclose()
+    merge = [e for e in journal if e["event"] == "merge.partial"]
+    assert merge and merge[0]["missing"] == ["trial"]
+
+
+async def test_two_mergers_complete_each_turn_exactly_once(
+    redis_url: str, unique_prefix: str
+) -> None:
+    keys = Keys(unique_prefix)
+    broker = await publisher(redis_url, keys)
+    n = 100
+    with (
+        service("merger", redis_url, unique_prefix),
+        service("merger", redis_url, unique_prefix),
+    ):
+        for i in range(n):
+            turn = make_turn(i)
+            plan = TurnPlan(
+                turn_id=turn.turn_id,
+                conversation_id=turn.conversation_id,
+                expected=["trial", "mode_router"],
+            )
+            parts = [
+                Part(
+                    turn_id=turn.turn_id,
+                    conversation_id=turn.conversation_id,
+                    source="trial",
+                    text=f"resposta {i}",
+                ),
+                Part(
+                    turn_id=turn.turn_id, conversation_id=turn.conversation_id, source="mode_router"
+                ),
+            ]
+            # Inputs in varying order, and one part delivered twice.
+            items = [plan, *parts, parts[0]] if i % 2 else [*parts, plan, parts[0]]
+            await broker.publish(turn.model_dump_json().encode(), stream=keys.turns)
+            for item in items:
+                await broker.publish(item.model_dump_json().encode(), stream=keys.merge)
+        bodies = await read_all(redis_url, keys.outbound, n)
+        replies = [Reply.model_validate_json(b) for b in bodies]
+        # Nothing more arrives: the next entry would have been another reply.
+        extra = await Redis.from_url(redis_url).xlen(keys.outbound)
+    await broker.stop()
+    assert extra == n
+    assert sorted(r.turn_id for r in replies) == sorted(f"turn-{i}" for i in range(n))
+    expected = {f"turn-{i}": f"resposta {i}" for i in range(n)}
+    wrong = [(r.turn_id, r.partial) for r in replies if r.partial or r.text != expected[r.turn_id]]
+    assert wrong == []

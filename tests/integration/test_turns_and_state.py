@@ -1,0 +1,148 @@
+"""The gateway's turn lifecycle and the services' effectively-once commits, on a real Redis."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from redis.asyncio import Redis
+
+from services.gateway.turns import TurnKeeper
+from shared.contracts import InboundMessage, Turn
+from shared.keys import Keys
+from shared.logs import get_logger
+from shared.lua import register
+from shared.settings import Settings
+from shared.state import Outbox, StateConflict, StateStore, journal_entry
+
+T0 = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def keeper(redis: Redis, unique_prefix: str):
+    settings = Settings(prefix=unique_prefix, burst_window_ms=0)
+    keys = Keys(unique_prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    published: list[Turn] = []
+
+    async def publish(stream: str, turn: Turn) -> None:
+        assert stream == keys.turns
+        published.append(turn)
+
+    turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
+    yield turns, published, store
+    turns.cancel_timers()
+
+
+def message(cid: str, mid: str, text: str, at: datetime) -> InboundMessage:
+    return InboundMessage(
+        channel="http",
+        conversation_id=cid,
+        message_id=mid,
+        text=text,
+        sent_at=at,
+        received_at=at,
+        contact=cid,
+    )
+
+
+async def start_now(turns: TurnKeeper, cid: str) -> None:
+    score = await turns.redis.zscore(turns.keys.pending_starts, cid)
+    await turns.try_start(cid, int(score))
+
+
+async def test_duplicate_delivery_is_dropped(keeper) -> None:
+    turns, _, _ = keeper
+    assert await turns.ingest(message("c1", "m1", "oi", T0)) is True
+    assert await turns.ingest(message("c1", "m1", "oi", T0)) is False
+    assert await turns.redis.llen(turns.keys.inbox("c1")) == 1
+
+
+async def test_one_turn_at_a_time_and_waiting_messages_form_the_next(keeper) -> None:
+    turns, published, _ = keeper
+    await turns.ingest(message("c2", "m1", "quero agendar", T0))
+    await start_now(turns, "c2")
+    assert [t.text for t in published] == ["quero agendar"]
+    first = published[0]
+    assert first.seq == 1 and first.now == T0 and first.previous_message_at is None
+
+    await turns.ingest(message("c2", "m2", "pra terça", T0 + timedelta(seconds=5)))
+    await turns.ingest(message("c2", "m3", "às 19h", T0 + timedelta(seconds=6)))
+    await start_now(turns, "c2")  # lease held: nothing starts
+    assert len(published) == 1
+
+    await turns.release("c2", first.turn_id)
+    second = published[1]
+    assert second.text == "pra terça\nàs 19h" and second.seq == 2
+    assert second.now == T0 + timedelta(seconds=6)
+    assert second.previous_message_at == T0
+
+    await turns.release("c2", first.turn_id)  # a late, repeated release changes nothing
+    assert await turns.redis.get(turns.keys.lease("c2")) == second.turn_id
+
+
+async def test_expired_lease_is_recovered_by_the_sweeper(keeper) -> None:
+    turns, published, _ = keeper
+    await turns.ingest(message("c3", "m1", "oi", T0))
+    await start_now(turns, "c3")
+    lost = published[0]
+    # Every consumer of the turn died: the lease expires, its messages are still in flight.
+    await turns.redis.delete(turns.keys.lease("c3"))
+    await turns.redis.zadd(turns.keys.pending_starts, {"c3": 0})
+    await turns.sweep_once()
+    again = published[1]
+    assert again.turn_id != lost.turn_id
+    assert [m.message_id for m in again.messages] == ["m1"]
+
+
+async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
+    turns, published, _ = keeper
+    await turns.ingest(message("c4", "m1", "oi", T0))
+    await start_now(turns, "c4")
+    await turns.release("c4", published[0].turn_id)
+    await turns.redis.zadd(turns.keys.pending_starts, {"c4": 0})
+    await turns.sweep_once()
+    assert await turns.redis.zscore(turns.keys.pending_starts, "c4") is None
+    assert len(published) == 1
+
+
+async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:
+    _, _, store = keeper
+    outbox = Outbox([("s", "{}")])
+    snap = await store.load("c5")
+    entry = journal_entry("trial", "t1", "x")
+    assert await store.commit(
+        "c5",
+        "t1",
+        "trial",
+        snapshot=snap,
+        writes={"trial": {"stage": "ask_date"}},
+        outbox=outbox,
+        journal=[entry],
+    )
+    # Redelivery of the same turn: already committed, nothing written twice.
+    assert not await store.commit(
+        "c5",
+        "t1",
+        "trial",
+        snapshot=snap,
+        writes={"trial": {"stage": "booked"}},
+        outbox=outbox,
+        journal=[entry],
+    )
+    assert (await store.outbox("c5", "t1", "trial")).messages == [("s", "{}")]
+    # A later turn decided on a stale snapshot: the version moved, the write is refused.
+    with pytest.raises(StateConflict):
+        await store.commit(
+            "c5",
+            "t2",
+            "trial",
+            snapshot=snap,
+            writes={"trial": {"stage": "booked"}},
+            outbox=outbox,
+            journal=[],
+        )
+    fresh = await store.load("c5")
+    assert fresh.get("trial") == {"stage": "ask_date", "_v": 1}
+    assert [e["event"] for e in await store.journal("c5")] == ["x"]

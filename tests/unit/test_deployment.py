@@ -1,0 +1,62 @@
+"""docker-compose.yml and the Dockerfile, checked without Docker (it does not run here)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import yaml
+
+from shared.keys import SERVICES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def test_compose_names_every_service_and_redis_with_aof() -> None:
+    services = compose()["services"]
+    assert set(services) == {*SERVICES, "redis"}
+    command = services["redis"]["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+
+
+def test_each_command_starts_a_module_that_exists() -> None:
+    for name, spec in compose()["services"].items():
+        if name == "redis":
+            continue
+        command = spec["command"]
+        assert command[:2] == ["python", "-m"], name
+        module = command[2]
+        assert module == f"services.{name}"
+        assert importlib.util.find_spec(f"{module}.__main__") is not None, module
+
+
+def test_workers_scale_freely_and_everything_has_a_health_check() -> None:
+    for name, spec in compose()["services"].items():
+        assert "healthcheck" in spec, name
+        if name in ("redis", "gateway"):
+            continue
+        assert "container_name" not in spec and "ports" not in spec, name
+        assert spec["environment"]["ORQ_SERVICE"] == name
+
+
+def test_image_ships_the_packages_and_packs() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for folder in ("shared", "services", "orquestra", "packs"):
+        assert f"COPY {folder} ./{folder}" in dockerfile
+    assert "uv sync --frozen --no-dev" in dockerfile
+
+
+def test_readme_documents_every_setting_and_ci_runs_its_test_command() -> None:
+    from shared.settings import Settings
+
+    readme = (ROOT / "README.md").read_text()
+    for name in Settings.model_fields:
+        env = "REDIS_URL" if name == "redis_url" else f"ORQ_{name.upper()}"
+        assert f"`{env}`" in readme, env
+    test_command = "python3 -m pip install -q uv && uv run --frozen pytest"
+    assert test_command in readme
+    assert test_command in (ROOT / ".ci" / "run").read_text()

@@ -1,0 +1,183 @@
+"""The FAQ reply for a message: answers per question, honesty, the oferta pointer, LLM use."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.faq.config import FaqConfig
+from services.faq.core import FaqResult, answer, retrieve
+from services.faq.index import FaqIndex
+from services.faq.llm import FaqLLMAnswer
+from shared.pack import Pack, load_pack
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return load_pack("ctsmash")
+
+
+@pytest.fixture(scope="module")
+def index(pack: Pack) -> FaqIndex:
+    return FaqIndex(pack.section("faq", FaqConfig))
+
+
+def ask(
+    text: str,
+    index: FaqIndex,
+    pack: Pack,
+    *,
+    mode: str | None = "discovery",
+    llm_answer: FaqLLMAnswer | None = None,
+) -> FaqResult:
+    return answer(text, mode=mode, index=index, texts=pack, seed="turn-1", llm_answer=llm_answer)
+
+
+def test_address_question_gets_the_address(index: FaqIndex, pack: Pack) -> None:
+    result = ask("vcs ficam onde? 📍", index, pack)
+    assert result.entry_ids == ["endereco"]
+    assert "Rua das Palmeiras, 250" in result.text
+    assert result.unanswered == []
+    assert result.source == "rules"
+    assert result.scores["endereco"] >= index.config.threshold
+
+
+def test_two_questions_in_one_message_get_both_answers(index: FaqIndex, pack: Pack) -> None:
+    result = ask("onde fica e quanto custa?", index, pack)
+    assert result.entry_ids == ["endereco", "planos"]
+    assert "Rua das Palmeiras" in result.text
+    assert "R$ 280" in result.text
+    assert result.text.index("Rua das Palmeiras") < result.text.index("R$ 280")
+    assert result.unanswered == []
+
+
+def test_a_list_of_topics_gets_each_answer(index: FaqIndex, pack: Pack) -> None:
+    assert ask("endereço e preço?", index, pack).entry_ids == ["endereco", "planos"]
+
+
+def test_the_same_entry_asked_twice_is_answered_once(index: FaqIndex, pack: Pack) -> None:
+    result = ask("quanto custa? qual o valor da mensalidade?", index, pack)
+    assert result.entry_ids == ["planos"]
+    assert result.text.count("R$ 280") == 1
+
+
+def test_unknown_question_is_answered_honestly(index: FaqIndex, pack: Pack) -> None:
+    result = ask("vcs vendem raquete?", index, pack)
+    assert result.entry_ids == []
+    assert result.unanswered == ["vcs vendem raquete"]
+    assert "atendente" in result.text
+    assert "R$" not in result.text
+    assert result.scores == {}
+    assert not result.asks_question
+
+
+def test_known_and_unknown_questions_answer_one_and_admit_the_other(
+    index: FaqIndex, pack: Pack
+) -> None:
+    result = ask("qual o endereço? vcs tem wifi?", index, pack)
+    assert result.entry_ids == ["endereco"]
+    assert result.unanswered == ["vcs tem wifi"]
+    assert result.text.startswith(index.config.entry("endereco").answer.strip())
+    assert "atendente" in result.text
+
+
+def test_context_that_is_not_a_question_is_not_marked_unanswered(
+    index: FaqIndex, pack: Pack
+) -> None:
+    result = ask("Meu nome é Ana. Qual o endereço?", index, pack)
+    assert result.entry_ids == ["endereco"]
+    assert result.unanswered == []
+
+
+def test_a_message_with_nothing_to_look_up_is_unanswered(index: FaqIndex, pack: Pack) -> None:
+    result = ask("🎾🎾", index, pack)
+    assert result.entry_ids == []
+    assert result.unanswered == ["🎾🎾"]
+    assert "atendente" in result.text
+
+
+@pytest.mark.parametrize("question", ["qto custa?", "que horas vcs abrem?"])
+def test_oferta_mode_points_price_and_schedule_answers_to_the_trial(
+    index: FaqIndex, pack: Pack, question: str
+) -> None:
+    pointer = pack.text(index.config.oferta_pointer.text_key, seed="turn-1")
+    result = ask(question, index, pack, mode="oferta")
+    assert result.oferta_pointer
+    assert result.text.endswith(pointer)
+    assert not result.asks_question
+
+
+@pytest.mark.parametrize("mode", ["discovery", "followup", "reativacao", None])
+def test_other_modes_get_no_pointer(index: FaqIndex, pack: Pack, mode: str | None) -> None:
+    result = ask("qto custa?", index, pack, mode=mode)
+    assert not result.oferta_pointer
+    assert "aula experimental" not in result.text.lower()
+
+
+@pytest.mark.parametrize("question", ["qual o endereço?", "a aula experimental é paga?"])
+def test_oferta_mode_without_price_or_schedule_gets_no_pointer(
+    index: FaqIndex, pack: Pack, question: str
+) -> None:
+    result = ask(question, index, pack, mode="oferta")
+    assert not result.oferta_pointer
+    pointer = pack.text(index.config.oferta_pointer.text_key, seed="turn-1")
+    assert pointer not in result.text
+
+
+def test_same_turn_same_text(index: FaqIndex, pack: Pack) -> None:
+    assert ask("vcs tem wifi?", index, pack).text == ask("vcs tem wifi?", index, pack).text
+
+
+def test_an_accepted_llm_answer_replaces_the_entries_text(index: FaqIndex, pack: Pack) -> None:
+    llm = FaqLLMAnswer(answer="Fica na Rua das Palmeiras, 250! Bora?", ids_used=["endereco"])
+    result = ask("onde fica e quanto custa?", index, pack, llm_answer=llm)
+    assert result.source == "llm"
+    assert result.text == llm.answer
+    assert result.entry_ids == ["endereco"]
+    assert result.asks_question
+
+
+def test_an_ungrounded_llm_answer_falls_back_to_the_entries(index: FaqIndex, pack: Pack) -> None:
+    llm = FaqLLMAnswer(answer="Custa R$ 99.", ids_used=["planos", "inventado"])
+    result = ask("quanto custa?", index, pack, llm_answer=llm)
+    assert result.source == "rules"
+    assert "R$ 99" not in result.text
+    assert "R$ 280" in result.text
+
+
+def test_an_llm_answer_is_ignored_when_nothing_was_retrieved(index: FaqIndex, pack: Pack) -> None:
+    llm = FaqLLMAnswer(answer="Vendemos sim!", ids_used=["o_que_levar"])
+    result = ask("vcs vendem raquete?", index, pack, llm_answer=llm)
+    assert result.source == "rules"
+    assert "Vendemos" not in result.text
+    assert result.unanswered == ["vcs vendem raquete"]
+
+
+def test_retrieval_journals_every_clause(index: FaqIndex) -> None:
+    retrieval = retrieve("onde fica? vcs tem wifi?", index=index)
+    assert [(c.clause, c.answered) for c in retrieval.clauses] == [
+        ("onde fica", True),
+        ("vcs tem wifi", False),
+    ]
+
+
+def test_index_works_for_any_pack_section() -> None:
+    base = load_pack("ctsmash").section("faq", FaqConfig).model_dump()
+    base["entries"] = [
+        {
+            "id": "cardapio",
+            "questions": ["qual o cardápio", "o que tem pra comer"],
+            "answer": "Pizza e massa.",
+            "tags": [],
+        },
+        {
+            "id": "delivery",
+            "questions": ["vocês entregam", "tem delivery"],
+            "answer": "Entregamos no bairro.",
+            "tags": [],
+        },
+    ]
+    # BM25 scores grow with the corpus: each pack tunes its own threshold.
+    base["threshold"] = 0.1
+    index = FaqIndex(FaqConfig.model_validate(base))
+    assert retrieve("vcs fazem delivery?", index=index).entry_ids == ["delivery"]
+    assert retrieve("qual o cardapio", index=index).entry_ids == ["cardapio"]

@@ -1,0 +1,195 @@
+"""Rules-mode triage: routing table, active context, general alone, long messages, needs_llm."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from services.triage.config import ClarifyOption, TriageConfig, load_config
+from services.triage.core import triage_turn
+from services.triage.models import TriageResult
+from services.triage.rules import classify, needs_llm
+from shared.pack import Pack, PackError, load_pack
+
+PACK = load_pack("ctsmash")
+CONFIG = load_config(PACK)
+NOW = datetime(2026, 2, 3, 15, 0, tzinfo=UTC)
+LONG_RAMBLE = (
+    "entao, eu jogava tenis quando era mais novo, parei faz uns anos por causa do joelho e "
+    "agora meu medico falou que seria bom voltar a fazer alguma atividade, minha namorada joga"
+)
+
+
+def intents(text: str, stage: str | None = None) -> list[str]:
+    return classify(text, trial_stage=stage, config=CONFIG, pack=PACK).intents
+
+
+def variants(key: str) -> list[str]:
+    value = PACK.sections["texts"][key]
+    return [value] if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("quero marcar uma aula teste", ["trial"]),
+        ("Quero agendar uma aula experimental 🎾", ["trial"]),
+        ("onde fica a CT?", ["faq"]),
+        ("quais os horarios?", ["faq"]),
+        ("quanto custa a mensalidade", ["faq"]),
+        ("oi", ["general"]),
+        ("obrigado", ["general"]),
+        ("tchau", ["general"]),
+        ("quero agendar e onde fica a CT?", ["trial", "faq"]),
+        ("quero falar com uma pessoa", ["handoff"]),
+        ("quero falar com um atendente", ["handoff"]),
+        ("quanto custa? e quero falar com um atendente", ["faq", "handoff"]),
+    ],
+)
+def test_routing_table_without_active_context(text: str, expected: list[str]) -> None:
+    assert intents(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sim", ["trial"]),
+        ("19:00", ["trial"]),
+        ("João, 27 anos", ["trial"]),
+        ("iniciante", ["trial"]),
+        ("terça", ["trial"]),
+        ("onde fica a CT?", ["faq"]),
+        ("sim, e onde fica?", ["trial", "faq"]),
+        ("Pedro, 29. quanto custa a mensalidade?", ["trial", "faq"]),
+        ("obrigado! e onde fica?", ["faq"]),
+        ("quero falar com um atendente", ["handoff"]),
+    ],
+)
+def test_active_context_routes_short_answers_to_trial(text: str, expected: list[str]) -> None:
+    assert intents(text, stage="ask_date") == expected
+
+
+def test_booked_stage_is_not_an_active_context() -> None:
+    assert intents("sim", stage="booked") == []
+    assert intents("sim", stage=None) == []
+
+
+def test_long_answer_mid_booking_stays_with_trial() -> None:
+    assert intents(LONG_RAMBLE, stage="collect_client_info") == ["trial"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("oi", "general_greeting"),
+        ("obrigado!!", "general_thanks"),
+        ("tchau", "general_bye"),
+        ("👍", "general_fallback"),
+    ],
+)
+def test_general_carries_a_pack_reply(text: str, key: str) -> None:
+    result = classify(text, trial_stage=None, config=CONFIG, pack=PACK, seed="turn-1")
+    assert result.intents == ["general"]
+    assert result.general_response in variants(key)
+    assert result.confidences["general"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("oi, quero agendar", ["trial"]), ("obrigado, onde fica?", ["faq"])]
+)
+def test_general_is_always_alone(text: str, expected: list[str]) -> None:
+    result = classify(text, trial_stage=None, config=CONFIG, pack=PACK)
+    assert result.intents == expected
+    assert result.general_response is None
+
+
+def test_long_message_without_action_is_unplaced_even_with_keywords() -> None:
+    text = LONG_RAMBLE + " e ja me perguntou o preço"
+    assert len(text) > CONFIG.clarification.long_message_chars
+    assert CONFIG.intents["faq"].score("preco") > 0
+    result = classify(text, trial_stage=None, config=CONFIG, pack=PACK)
+    assert result.intents == []
+    assert result.reason == "long_without_action"
+
+
+def test_long_message_with_action_verb_is_classified() -> None:
+    text = LONG_RAMBLE + ". Queria marcar uma aula experimental pra terça a noite"
+    assert len(text) > 150
+    assert intents(text) == ["trial"]
+
+
+def test_short_unknown_message_is_unplaced_but_greeting_is_not() -> None:
+    assert classify("hmm", trial_stage=None, config=CONFIG, pack=PACK).reason == "no_evidence"
+    assert intents("oi") == ["general"]
+
+
+def test_confidences_cover_every_intent_and_stay_in_range() -> None:
+    result = classify("quero agendar e onde fica", trial_stage=None, config=CONFIG, pack=PACK)
+    assert set(result.confidences) == {"trial", "faq", "handoff"}
+    assert all(0.0 <= c <= 1.0 for c in result.confidences.values())
+    assert result.source == "rules"
+
+
+def test_handoff_routes_to_its_owner_and_routes_are_deduplicated() -> None:
+    decision = triage_turn(
+        "quero agendar mas antes queria falar com alguem",
+        state=None,
+        trial_stage=None,
+        now=NOW,
+        config=CONFIG,
+        pack=PACK,
+        seed="t",
+    )
+    assert decision.intents == ["trial", "handoff"]
+    assert decision.routes == [CONFIG.routes["handoff"]] == ["trial"]
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (TriageResult(intents=[], reason="no_evidence"), True),
+        (TriageResult(intents=["general"], general_response="Oi!"), False),
+        (TriageResult(intents=["trial"], confidences={"trial": 1.0, "faq": 0.0}), False),
+        (TriageResult(intents=["trial"], confidences={"trial": 1.0, "faq": 0.3}), True),
+        (TriageResult(intents=[], source="llm"), False),
+    ],
+)
+def test_needs_llm_when_rules_are_unsure(result: TriageResult, expected: bool) -> None:
+    assert needs_llm(result, CONFIG) is expected
+
+
+def test_needs_llm_on_real_classifications() -> None:
+    def unsure(text: str) -> bool:
+        return needs_llm(classify(text, trial_stage=None, config=CONFIG, pack=PACK), CONFIG)
+
+    assert unsure("vc é um robo?")
+    assert not unsure("quero agendar uma aula experimental")
+    assert not unsure("oi")
+
+
+def test_pack_missing_a_text_fails_at_load() -> None:
+    sections = {**PACK.sections, "texts": dict(PACK.sections["texts"])}
+    del sections["texts"]["clarify_confirm"]
+    with pytest.raises(PackError, match="clarify_confirm"):
+        load_config(Pack("broken", sections))
+
+
+def test_triage_reuses_general_texts_of_texts_yaml() -> None:
+    kinds = {kind.name: kind.text_key for kind in CONFIG.general}
+    assert kinds["greeting"] == "general_greeting"
+    assert kinds["thanks"] == "general_thanks"
+    assert kinds["bye"] == "general_bye"
+    assert CONFIG.fallback_text_key == "general_fallback"
+
+
+def test_option_asking_confirmation_needs_a_subject() -> None:
+    with pytest.raises(ValidationError, match="subject_key"):
+        ClarifyOption(id="x", label_key="k", intent="trial", confirm=True)
+
+
+def test_every_intent_needs_a_route() -> None:
+    data = PACK.sections["triage"]
+    with pytest.raises(ValidationError, match="without a route"):
+        TriageConfig.model_validate({**data, "routes": {"trial": "trial", "faq": "faq"}})

@@ -1,0 +1,150 @@
+"""Reading trial fields from a message, the safe merge, actions and booking codes, and the
+optional LLM phrasing guard."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from services.trial.config import load_trial_config
+from services.trial.extraction import (
+    detect_action,
+    ensure_trial_defaults,
+    extract_trial_fields,
+    find_booking_code,
+    merge_trial,
+)
+from services.trial.models import NlgRequest, Stage, TrialExtraction, TrialState
+from services.trial.nlg import build_nlg_request, fallback_or_nlg
+from shared.pack import load_pack
+
+TZ = ZoneInfo("America/Sao_Paulo")
+NOW = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)
+CONFIG = load_trial_config(load_pack("ctsmash"))
+
+
+def test_defaults_are_the_seeds() -> None:
+    state = ensure_trial_defaults(None)
+    assert state.stage == "collect_client_info"
+    assert (state.booking_created, state.handoff_requested, state.output) == (False, False, None)
+    existing = TrialState(stage="ask_date", nome="Ana")
+    assert ensure_trial_defaults(existing) is existing
+
+
+def test_slice_ignores_unknown_fields_from_a_newer_writer() -> None:
+    state = TrialState.model_validate({"stage": "ask_date", "_v": 3, "future_field": 1})
+    assert state.stage == "ask_date"
+
+
+def test_rules_extraction_normalizes_date_and_time() -> None:
+    ext = extract_trial_fields(
+        "Quero na terça dia 10 de fevereiro às 7 da noite", now=NOW, tz=TZ, asked="date"
+    )
+    assert (ext.desired_date, ext.desired_time) == ("2026-02-10", "19:00")
+
+
+@pytest.mark.parametrize(
+    ("text", "asked", "field", "value"),
+    [
+        ("João", "nome", "nome", "João"),
+        ("27", "idade", "idade", 27),
+        ("sou intermediário", "nivel", "nivel", "intermediario"),
+        ("19", "time", "desired_time", "19:00"),
+        ("sim", "confirmation", "confirmed", True),
+        ("não", "confirmation", "confirmed", False),
+    ],
+)
+def test_the_asked_field_makes_bare_answers_count(
+    text: str, asked: str, field: str, value: object
+) -> None:
+    ext = extract_trial_fields(text, now=NOW, tz=TZ, asked=asked)  # type: ignore[arg-type]
+    assert getattr(ext, field) == value
+
+
+def test_a_bare_number_is_not_an_age_when_not_asked() -> None:
+    assert extract_trial_fields("27", now=NOW, tz=TZ, asked=None).idade is None
+
+
+def test_merge_keeps_collected_fields_and_takes_new_values() -> None:
+    state = TrialState(nome="João", idade=27, desired_date="2026-02-10")
+    merged = merge_trial(state, TrialExtraction(desired_time="19:00", confirmed=True))
+    assert merged.model_dump(include={"nome", "idade", "desired_date", "desired_time"}) == {
+        "nome": "João",
+        "idade": 27,
+        "desired_date": "2026-02-10",
+        "desired_time": "19:00",
+    }
+    corrected = merge_trial(merged, TrialExtraction(desired_date="2026-02-17"))
+    assert corrected.desired_date == "2026-02-17"
+    assert merge_trial(state, TrialExtraction()) is state
+
+
+def test_merge_touches_only_the_slice_fields() -> None:
+    state = TrialState(stage="ask_date", booking_id=None)
+    merged = merge_trial(state, TrialExtraction(nome="Ana", confirmed=True))
+    assert merged.stage == "ask_date"
+    assert merged.nome == "Ana"
+
+
+@pytest.mark.parametrize(
+    ("text", "intents", "action"),
+    [
+        ("quero falar com alguém", [], "handoff"),
+        ("ATENDENTE!!", [], "handoff"),
+        ("quero cancelar", [], "cancel"),
+        ("não vou poder ir", [], "cancel"),
+        ("dá pra remarcar minha aula?", [], "reschedule"),
+        ("tá confirmado meu agendamento?", [], "status"),
+        ("quero remarcar, ou melhor, cancelar", [], "cancel"),
+        ("oi", ["trial", "trial_status"], "status"),
+        ("19:00", ["trial"], None),
+        ("quero cancelar e falar com uma pessoa", [], "handoff"),
+    ],
+)
+def test_actions(text: str, intents: list[str], action: str | None) -> None:
+    assert detect_action(text, intents, CONFIG) == action
+
+
+def test_booking_codes_are_found_case_insensitively() -> None:
+    assert find_booking_code("meu código: ae-7k3q9p", CONFIG) == "AE-7K3Q9P"
+    assert find_booking_code("AE-7K3Q9", CONFIG) is None
+    assert find_booking_code("sem código", CONFIG) is None
+
+
+def nlg_request(fallback: str, stage: Stage = "awaiting_confirmation") -> NlgRequest:
+    return build_nlg_request(
+        stage=stage,
+        action="ask_confirmation",
+        error_code=None,
+        fallback=fallback,
+        snapshot={"desired_date": "2026-02-10", "desired_time": "19:00"},
+        config=CONFIG.nlg,
+    )
+
+
+def test_nlg_prompt_is_built_from_the_decision() -> None:
+    request = nlg_request("Confirma sua aula na terça, 10/02 às 19:00? Código AE-7K3Q9P")
+    assert request.facts == ["10/02", "19:00", "AE-7K3Q9P"]
+    assert request.messages[0] == {"role": "system", "content": CONFIG.nlg.system_prompt}
+    assert "mensagem_de_referencia" in request.messages[1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("candidate", "accepted"),
+    [
+        ("Show! Posso confirmar sua aula na terça, 10/02 às 19:00?", True),
+        ("Posso confirmar sua aula na terça às 19:00?", False),  # lost the date
+        ("Sua aula está confirmada na terça, 10/02 às 19:00.", False),  # no longer asks
+        ("", False),
+        (None, False),
+        ("Posso confirmar 10/02 às 19:00? " + "x" * 700, False),
+    ],
+)
+def test_phrasing_is_used_only_when_it_keeps_the_facts(
+    candidate: str | None, accepted: bool
+) -> None:
+    request = nlg_request("Confirma sua aula experimental na terça, 10/02 às 19:00? (sim/não)")
+    chosen = fallback_or_nlg(candidate, request, CONFIG.nlg)
+    assert chosen == (candidate if accepted else request.fallback)
