@@ -8,6 +8,7 @@ embedded Redis; children also exit on their own if this supervisor is killed out
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ import httpx
 
 from orquestra.redis_server import EmbeddedRedis, reachable
 from shared.keys import SERVICES
+from shared.settings import get_settings
 
 WORKERS = [s for s in SERVICES if s != "gateway"]
 RESTARTS_PER_MINUTE = 5
@@ -149,3 +151,27 @@ class Supervisor:
                 process.wait()
         if self.embedded:
             self.embedded.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        scale = parse_scale(args.scale)
+    except ValueError as exc:
+        print(f"orquestra up: {exc}", file=sys.stderr)
+        return 2
+    settings = get_settings()
+    return Supervisor(args.port, scale, Path(args.data_dir), settings.redis_url).run()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("up", help="run Redis (if needed), every service and the gateway")
+    parser.add_argument("--port", type=int, default=get_settings().port, help="gateway port")
+    parser.add_argument(
+        "--scale",
+        action="append",
+        default=[],
+        metavar="SERVICE=N",
+        help="replicas of a worker, e.g. --scale trial=2 (repeatable)",
+    )
+    parser.add_argument("--data-dir", default=".orquestra", help="embedded Redis data folder")
+    parser.set_defaults(func=run)

@@ -126,6 +126,15 @@ class DomainEvent(Contract):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+class Unanswered(Contract):
+    """A question the knowledge base could not answer, for the business to add."""
+
+    question: str
+    conversation_id: str
+    turn_id: str
+    at: AwareDatetime
+
+
 class DeadLetter(Contract):
     """A message a handler failed on too many times, kept for an operator."""
 

@@ -42,6 +42,11 @@ class Keys:
     def dlq(self) -> str:
         return f"{self.prefix}dlq"
 
+    @property
+    def unanswered(self) -> str:
+        """Questions the FAQ could not answer (read by ``orquestra unanswered``)."""
+        return f"{self.prefix}faq.unanswered"
+
     def all_streams(self) -> list[str]:
         return [
             self.turns,
@@ -50,6 +55,7 @@ class Keys:
             self.outbound,
             self.events,
             self.dlq,
+            self.unanswered,
         ]
 
     def groups(self) -> list[tuple[str, str]]:

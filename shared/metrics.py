@@ -18,3 +18,4 @@ TURNS_STARTED = Counter("orq_turns_started_total", "Turns started by the gateway
 REPLIES = Counter("orq_replies_total", "Replies delivered", ["channel", "outcome"])
 INBOUND = Counter("orq_inbound_total", "Inbound messages", ["channel", "outcome"])
 LIVE_SERVICES = Gauge("orq_live_consumers", "Live consumers per service", ["service"])
+LLM_CALLS = Counter("orq_llm_calls_total", "LLM calls", ["service", "outcome"])

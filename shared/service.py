@@ -14,18 +14,24 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from prometheus_client import start_http_server
+from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from shared.bus import Bus, ensure_groups, make_broker
 from shared.keys import Keys
+from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.logs import get_logger, setup_logging
 from shared.lua import Scripts, register
+from shared.metrics import LLM_CALLS
 from shared.pack import Pack, load_pack
 from shared.settings import Settings, get_settings
-from shared.state import Outbox, Snapshot, StateConflict, StateStore
+from shared.state import Outbox, Snapshot, StateConflict, StateStore, journal_entry
+
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -39,6 +45,7 @@ class Runtime:
     bus: Bus
     pack: Pack
     tz: ZoneInfo
+    llm: LLMClient | None = None
     background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -63,7 +70,18 @@ def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
     pack = load_pack(settings.pack)
     bus = Bus(make_broker(settings), settings, keys, service)
     tz = ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
-    return Runtime(service, settings, keys, redis, scripts, store, bus, pack, tz)
+    llm = None
+    if settings.nlu_mode != "rules":
+        llm = LLMClient(
+            LLMSettings(
+                base_url=settings.llm_base_url,
+                model=settings.llm_model,
+                api_key=settings.llm_api_key,
+                timeout_s=settings.llm_timeout_s,
+                response_format=settings.llm_response_format,
+            )
+        )
+    return Runtime(service, settings, keys, redis, scripts, store, bus, pack, tz, llm)
 
 
 async def heartbeat(rt: Runtime) -> None:
@@ -107,6 +125,8 @@ async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
     await rt.bus.broker.stop()
     for hook in rt.on_stop:
         await hook()
+    if rt.llm:
+        await rt.llm.aclose()
     await rt.redis.zrem(rt.keys.heartbeats, f"{rt.service}|{rt.bus.consumer}")
     await rt.redis.aclose()
 
@@ -179,3 +199,32 @@ async def handle_once(
             await rt.bus.publish_all(decision.outbox.messages)
             return
     raise StateConflict(f"turn {turn_id}: could not commit after {attempts} attempts")
+
+
+async def ask_llm(
+    rt: Runtime,
+    messages: list[dict[str, object]],
+    model_cls: type[M],
+    *,
+    turn_id: str,
+    purpose: str,
+    journal: list[str],
+) -> M | None:
+    """One structured LLM call; on any failure None (the caller falls back to its rules).
+
+    Success and failure are both journaled, so "why did the bot say that" shows the LLM's part.
+    """
+    if rt.llm is None:
+        return None
+    try:
+        result = await rt.llm.structured(messages, model_cls)  # type: ignore[arg-type]
+    except LLMError as exc:
+        LLM_CALLS.labels(rt.service, exc.kind).inc()
+        rt.log.warning("llm failed, using rules", purpose=purpose, kind=exc.kind, turn_id=turn_id)
+        journal.append(
+            journal_entry(rt.service, turn_id, "llm.fallback", purpose=purpose, kind=exc.kind)
+        )
+        return None
+    LLM_CALLS.labels(rt.service, "ok").inc()
+    journal.append(journal_entry(rt.service, turn_id, "llm.used", purpose=purpose))
+    return result

@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     llm_model: str = Field(default="gpt-4o-mini")
     llm_api_key: str = Field(default="not-needed")
     llm_timeout_s: float = Field(default=8.0)
+    llm_response_format: Literal["json_schema", "json_object", "none"] = Field(
+        default="json_object", description="How to ask the server for JSON."
+    )
 
     burst_window_ms: int = Field(
         default=250, description="Quiet window that lets a burst of messages become one turn."

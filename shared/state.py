@@ -60,9 +60,15 @@ class Outbox:
         return cls([(s, p) for s, p in json.loads(raw)])
 
 
-def journal_entry(service: str, turn_id: str | None, event: str, **data: Any) -> str:
-    entry = {"at": utcnow().isoformat(), "service": service, "turn_id": turn_id, "event": event}
-    entry.update(data)
+def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any) -> str:
+    """One journal line; ``data`` adds fields but never replaces the four every entry has."""
+    entry = {
+        **data,
+        "at": utcnow().isoformat(),
+        "service": service,
+        "turn_id": turn_id,
+        "event": event,
+    }
     return json.dumps(entry, default=str, ensure_ascii=False)
 
 

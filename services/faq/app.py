@@ -1,25 +1,82 @@
-"""faq service shell: answers every question with the pack's configured line."""
+"""faq service shell: retrieve from the pack's knowledge base, maybe let the LLM phrase it,
+compose, commit, publish. Unanswered questions are journaled for ``orquestra unanswered``."""
 
 from __future__ import annotations
 
-from shared.contracts import Part, SpecialistTask
-from shared.service import Decision, Runtime, handle_once
+from services.faq.config import FaqConfig
+from services.faq.core import compose, retrieve
+from services.faq.index import FaqIndex
+from services.faq.llm import FaqLLMAnswer, accept_llm_answer, build_llm_messages
+from shared.contracts import Part, SpecialistTask, Unanswered
+from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
 
 
 def build(rt: Runtime) -> None:
+    config = rt.pack.section("faq", FaqConfig)
+    index = FaqIndex(config)
+    use_llm = rt.settings.nlu_mode != "rules"
+
     async def on_task(body: bytes) -> None:
         task = SpecialistTask.model_validate_json(body)
         turn = task.turn
 
-        async def decide(_: Snapshot) -> Decision:
+        async def decide(snapshot: Snapshot) -> Decision:
             decision = Decision()
-            text = rt.pack.text("faq_default", seed=turn.turn_id)
+            mode = (snapshot.get("mode") or {}).get("mode")
+            retrieval = retrieve(task.text, index=index)
+            llm_answer = None
+            if use_llm and retrieval.entries:
+                messages = build_llm_messages(
+                    task.text, retrieval.entries, instructions=config.llm_instructions
+                )
+                llm_answer = await ask_llm(
+                    rt,
+                    messages,
+                    FaqLLMAnswer,
+                    turn_id=turn.turn_id,
+                    purpose="faq",
+                    journal=decision.journal,
+                )
+                if llm_answer and not accept_llm_answer(llm_answer, retrieval.entry_ids):
+                    llm_answer = None
+            result = compose(
+                retrieval,
+                mode=mode,
+                config=config,
+                texts=rt.pack,
+                seed=turn.turn_id,
+                llm_answer=llm_answer,
+            )
             part = Part(
-                turn_id=turn.turn_id, conversation_id=turn.conversation_id, source="faq", text=text
+                turn_id=turn.turn_id,
+                conversation_id=turn.conversation_id,
+                source="faq",
+                text=result.text,
+                asks_question=result.asks_question,
+                data={"entry_ids": result.entry_ids, "unanswered": result.unanswered},
             )
             decision.outbox.add(rt.keys.merge, part)
-            decision.journal.append(journal_entry("faq", turn.turn_id, "faq.answered"))
+            for question in result.unanswered:
+                record = Unanswered(
+                    question=question,
+                    conversation_id=turn.conversation_id,
+                    turn_id=turn.turn_id,
+                    at=turn.now,
+                )
+                decision.outbox.add(rt.keys.unanswered, record)
+            decision.journal.append(
+                journal_entry(
+                    "faq",
+                    turn.turn_id,
+                    "faq.answered",
+                    entry_ids=result.entry_ids,
+                    scores=result.scores,
+                    source=result.source,
+                    unanswered=result.unanswered,
+                    oferta_pointer=result.oferta_pointer,
+                )
+            )
             return decision
 
         await handle_once(rt, turn.conversation_id, turn.turn_id, decide)

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field, field_validator
 
+from services.gateway.channels.http import MAX_WAIT_S
 from shared.contracts import InboundMessage, new_id, utcnow
 from shared.keys import SERVICES, SLICES
 from shared.metrics import INBOUND, LIVE_SERVICES
@@ -99,7 +100,7 @@ async def get_replies(
     conversation_id: str,
     request: Request,
     after: Annotated[str, Query(pattern=r"^\d+-\d+$")] = "0-0",
-    wait: Annotated[float, Query(ge=0, le=60)] = 0,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> Replies:
     replies, cursor = await request.app.state.http_channel.read(conversation_id, after, wait)
     return Replies(replies=[ReplyOut(**r) for r in replies], cursor=cursor)

@@ -24,7 +24,7 @@ from shared.settings import Settings
 
 
 def build(rt: Runtime, app: FastAPI) -> None:
-    http = HttpChannel(rt.redis, rt.scripts, rt.keys)
+    http = HttpChannel(rt.redis, rt.scripts, rt.keys, rt.settings.redis_url)
     channels: dict[str, Channel] = {"http": http, "console": ConsoleChannel(rt.redis, rt.keys)}
     turns = TurnKeeper(rt.redis, rt.scripts, rt.keys, rt.settings, rt.store, rt.bus.publish, rt.log)
     egress = Egress(channels, turns, rt.store, rt.log)
@@ -33,6 +33,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
 
     async def forget_timers() -> None:
         turns.cancel_timers()
+        await http.aclose()
 
     rt.on_stop.append(forget_timers)
     app.state.settings = rt.settings

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from services.mode_router.types import ConversationMode, DetectedIntent
+from shared.capabilities import CapabilitiesConfig
 from shared.pack import Pack, PackError
 
 TextForm = Literal["lower", "normalized"]
@@ -181,30 +182,6 @@ class ModesConfig(_Frozen):
             if (spec.from_mode, spec.to_mode) == (from_mode, to_mode):
                 return spec
         return None
-
-
-class CapabilitiesConfig(_Frozen):
-    """The ``capabilities`` section: the tools each mode allows (the seed's CAPABILITIES_BY_MODE).
-
-    ``version`` is a label for people; the decision log pairs it with a hash of the whole table
-    so an edit that forgot to bump the label still shows up.
-    """
-
-    version: str = Field(min_length=1)
-    modes: dict[ConversationMode, list[str]]
-    # Tools no mode may ever allow (a business rule, e.g. "the assistant never reserves").
-    never: list[str] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> CapabilitiesConfig:
-        missing = set(ConversationMode) - self.modes.keys()
-        if missing:
-            raise ValueError(f"capabilities lack modes {sorted(missing)}")
-        for mode, tools in self.modes.items():
-            banned = set(tools) & set(self.never)
-            if banned:
-                raise ValueError(f"capabilities: {mode} allows never-allowed tools {banned}")
-        return self
 
 
 class ModeRouterConfig(_Frozen):

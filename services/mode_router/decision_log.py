@@ -15,12 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from services.mode_router.capabilities import get_capabilities_version
-from services.mode_router.config import CapabilitiesConfig
 from services.mode_router.intents import IntentResult
 from services.mode_router.proposer import TransitionProposal
 from services.mode_router.types import ConversationMode, UtcDatetime
 from services.mode_router.validator import ValidationResult
+from shared.capabilities import CapabilitiesConfig, get_capabilities_version
 
 
 class ModeDecisionLog(BaseModel):

@@ -1,58 +1,84 @@
-"""triage service shell: keyword routing to trial / faq / general."""
+"""triage service shell: load slices, classify (rules, maybe LLM), decide, commit, publish.
+
+Every decision is in the pure core (``core.triage_turn``); this file only does I/O.
+"""
 
 from __future__ import annotations
 
+from services.triage.config import load_config
+from services.triage.core import triage_turn
+from services.triage.llm_prompt import from_llm, llm_messages
+from services.triage.models import LLMTriage, TriageResult, TriageState
+from services.triage.rules import classify, needs_llm, trial_context
 from shared.contracts import Part, SpecialistTask, Turn, TurnPlan
-from shared.nlu.normalize import normalize
-from shared.service import Decision, Runtime, handle_once
+from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
-
-KEYWORDS = {
-    "trial": ("agendar", "aula experimental", "marcar", "experimental"),
-    "faq": ("onde", "endereco", "horario", "preco", "quanto", "valor", "plano"),
-}
-
-
-def route(text: str) -> list[str]:
-    norm = normalize(text)
-    return [intent for intent, words in KEYWORDS.items() if any(w in norm for w in words)]
 
 
 def build(rt: Runtime) -> None:
+    config = load_config(rt.pack)
+    mode = rt.settings.nlu_mode
+
+    async def understand(turn: Turn, trial_stage: str | None, journal: list[str]) -> TriageResult:
+        rules = classify(
+            turn.text, trial_stage=trial_stage, config=config, pack=rt.pack, seed=turn.turn_id
+        )
+        if mode == "rules" or (mode == "hybrid" and not needs_llm(rules, config)):
+            return rules
+        messages = llm_messages(turn.text, trial_stage=trial_stage, config=config)
+        answer = await ask_llm(
+            rt, messages, LLMTriage, turn_id=turn.turn_id, purpose="triage", journal=journal
+        )
+        return from_llm(answer, trial_stage=trial_stage, config=config) if answer else rules
+
     async def on_turn(body: bytes) -> None:
         turn = Turn.model_validate_json(body)
 
         async def decide(snapshot: Snapshot) -> Decision:
             decision = Decision()
-            routes = route(turn.text)
-            inline: list[Part] = []
-            if not routes:
-                text = rt.pack.text("general_greeting", seed=turn.turn_id)
+            state = snapshot.model("triage", TriageState)
+            trial_stage = trial_context(snapshot.get("trial"))
+            result = await understand(turn, trial_stage, decision.journal)
+            outcome = triage_turn(
+                turn.text,
+                state=state,
+                trial_stage=trial_stage,
+                now=turn.now,
+                config=config,
+                pack=rt.pack,
+                seed=turn.turn_id,
+                llm_result=result if result.source == "llm" else None,
+            )
+            for route in outcome.routes:
+                task = SpecialistTask(
+                    turn=turn,
+                    route=route,
+                    intents=outcome.intents,
+                    text=outcome.text,
+                    forced_by_clarification=outcome.forced_by_clarification,
+                )
+                decision.outbox.add(rt.keys.tasks(route), task)
+            inline = []
+            if outcome.inline_text:
                 inline.append(
                     Part(
                         turn_id=turn.turn_id,
                         conversation_id=turn.conversation_id,
                         source="triage",
-                        text=text,
-                        asks_question=True,
+                        text=outcome.inline_text,
+                        asks_question=outcome.asks_question,
                     )
                 )
-            intents = routes or ["general"]
-            for name in routes:
-                task = SpecialistTask(turn=turn, route=name, intents=intents, text=turn.text)
-                decision.outbox.add(rt.keys.tasks(name), task)
             plan = TurnPlan(
                 turn_id=turn.turn_id,
                 conversation_id=turn.conversation_id,
-                expected=[*routes, "mode_router"],
+                expected=[*outcome.routes, "mode_router"],
                 parts=inline,
             )
             decision.outbox.add(rt.keys.merge, plan)
-            decision.writes["triage"] = {"last_intents": intents, "source": "rules"}
+            decision.writes["triage"] = outcome.state
             decision.journal.append(
-                journal_entry(
-                    "triage", turn.turn_id, "triage.routed", intents=intents, source="rules"
-                )
+                journal_entry("triage", turn.turn_id, "triage.decided", **outcome.journal)
             )
             return decision
 

@@ -7,6 +7,7 @@ The rules decide alone in ``rules`` mode and go first in ``hybrid`` mode, where
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
@@ -16,6 +17,21 @@ from shared.pack import Pack
 
 # Clause boundaries: "Maria, 27. onde fica?" has an answer clause and a question clause.
 _CLAUSE_BREAK = re.compile(r"[,.;!?\n…]+|\s[-–—+]\s")
+
+
+def trial_context(trial: dict[str, Any] | None) -> str | None:
+    """The trial's effective stage, as triage sees it, from the trial slice.
+
+    A booked trial that waits for an answer — a cancel or reschedule confirmation, or the new
+    date of a reschedule — is a conversation going on, so "sim" or "19h" must reach trial.
+    """
+    if not trial:
+        return None
+    if trial.get("pending_tool"):
+        return "awaiting_tool_confirmation"
+    if trial.get("rescheduling"):
+        return "rescheduling"
+    return trial.get("stage")
 
 
 def active_stage(trial_stage: str | None, config: TriageConfig) -> str | None:

@@ -1,33 +1,135 @@
-"""trial service shell: starts collecting the client's data by asking the name."""
+"""trial service shell: load slices and seats, plan the turn, run the approved tool, commit,
+publish the part and the domain events. Every decision is in ``flow.py`` (call sequence there).
+"""
 
 from __future__ import annotations
 
-from shared.contracts import Part, SpecialistTask
-from shared.service import Decision, Runtime, handle_once
+from services.trial.bookings import BookingStore
+from services.trial.config import load_trial_config
+from services.trial.extraction import extract_trial_fields
+from services.trial.flow import finish_turn, plan_turn
+from services.trial.llm import (
+    PhrasedReply,
+    extraction_messages,
+    llm_worth_asking,
+    merge_extractions,
+)
+from services.trial.models import ContextState, TrialExtraction, TrialState
+from services.trial.nlg import fallback_or_nlg
+from services.trial.schedule import seat_lookup_dates
+from shared.capabilities import CapabilitiesConfig, allowed_tools
+from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
+from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
 
 
 def build(rt: Runtime) -> None:
+    config = load_trial_config(rt.pack)
+    capabilities = (
+        rt.pack.section("capabilities", CapabilitiesConfig) if rt.pack.has("capabilities") else None
+    )
+    store = BookingStore(rt.redis, rt.keys.prefix + "trial:", id_prefix=config.booking_id_prefix)
+    mode_setting = rt.settings.nlu_mode
+
+    async def extract(
+        turn: Turn, text: str, state: TrialState | None, journal: list[str]
+    ) -> TrialExtraction:
+        rules = extract_trial_fields(
+            text, now=turn.now, tz=rt.tz, asked=state.asked if state else None
+        )
+        if mode_setting == "rules" or (
+            mode_setting == "hybrid" and not llm_worth_asking(text, rules)
+        ):
+            return rules
+        messages = extraction_messages(text, now=turn.now, tz=rt.tz, state=state)
+        llm = await ask_llm(
+            rt,
+            messages,
+            TrialExtraction,
+            turn_id=turn.turn_id,
+            purpose="trial.extract",
+            journal=journal,
+        )
+        return merge_extractions(rules, llm) if llm else rules
+
     async def on_task(body: bytes) -> None:
         task = SpecialistTask.model_validate_json(body)
         turn = task.turn
 
         async def decide(snapshot: Snapshot) -> Decision:
             decision = Decision()
-            trial = dict(snapshot.get("trial") or {})
-            trial.setdefault("stage", "collect_client_info")
-            decision.writes["trial"] = trial
-            text = rt.pack.text("trial_ask_name", seed=turn.turn_id)
+            state = snapshot.model("trial", TrialState)
+            context = snapshot.model("context", ContextState)
+            mode = (snapshot.get("mode") or {}).get("mode")
+            extraction = await extract(turn, task.text, state, decision.journal)
+            dates = seat_lookup_dates(
+                now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction
+            )
+            seats = await store.seats_taken(dates, config.times)
+            tools = allowed_tools(mode, capabilities) if capabilities and mode else None
+            plan = plan_turn(
+                task.text,
+                state=state,
+                context=context,
+                now=turn.now,
+                tz=rt.tz,
+                config=config,
+                pack=rt.pack,
+                seed=turn.turn_id,
+                seats_taken=seats,
+                allowed_tools=tools,
+                mode=mode,
+                conversation_id=turn.conversation_id,
+                extraction=extraction,
+                intents=task.intents,
+            )
+            if plan.tool_call is not None:
+                result = await store.run(
+                    plan.tool_call,
+                    conversation_id=turn.conversation_id,
+                    capacity=config.seats_per_slot,
+                    turn_id=turn.turn_id,
+                    now=turn.now,
+                )
+                outcome = finish_turn(plan, result)
+            else:
+                outcome = plan.outcome
+            assert outcome is not None
+            text = outcome.text
+            if mode_setting == "llm" and outcome.nlg is not None:
+                phrased = await ask_llm(
+                    rt,
+                    outcome.nlg.messages,
+                    PhrasedReply,
+                    turn_id=turn.turn_id,
+                    purpose="trial.phrase",
+                    journal=decision.journal,
+                )
+                text = fallback_or_nlg(phrased.text if phrased else None, outcome.nlg, config.nlg)
+            decision.writes["trial"] = outcome.state
+            decision.writes["context"] = outcome.context
             part = Part(
                 turn_id=turn.turn_id,
                 conversation_id=turn.conversation_id,
                 source="trial",
                 text=text,
-                asks_question=True,
+                asks_question=outcome.asks_question,
+                data={"stage": outcome.state.stage},
             )
             decision.outbox.add(rt.keys.merge, part)
+            for event in outcome.events:
+                decision.outbox.add(
+                    rt.keys.events,
+                    DomainEvent(
+                        type=event["type"],
+                        conversation_id=turn.conversation_id,
+                        turn_id=turn.turn_id,
+                        at=turn.now,
+                        data=event.get("data", {}),
+                    ),
+                )
             decision.journal.append(
-                journal_entry("trial", turn.turn_id, "trial.asked", stage=trial["stage"])
+                journal_entry("trial", turn.turn_id, "trial.decided", **outcome.journal)
             )
             return decision
 

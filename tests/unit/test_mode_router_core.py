@@ -11,15 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from services.mode_router.capabilities import (
+from services.mode_router.config import ModeRouterConfig, ModesConfig
+from services.mode_router.router import decide, on_event
+from services.mode_router.state import ModeState
+from services.mode_router.types import ConversationMode
+from shared.capabilities import (
+    CapabilitiesConfig,
     get_capabilities_version,
     tool_allowed,
     violation_record,
 )
-from services.mode_router.config import CapabilitiesConfig, ModeRouterConfig, ModesConfig
-from services.mode_router.router import decide, on_event
-from services.mode_router.state import ModeState
-from services.mode_router.types import ConversationMode
 from shared.pack import Pack, PackError, load_pack
 
 T0 = datetime(2025, 3, 4, 18, 0, tzinfo=UTC)

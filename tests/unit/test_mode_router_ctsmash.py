@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.mode_router.bootstrap import bootstrap_mode
-from services.mode_router.capabilities import tool_allowed
 from services.mode_router.config import ModeRouterConfig
 from services.mode_router.intents import IntentDetector
 from services.mode_router.router import decide, on_event
 from services.mode_router.state import ModeOutcome, ModeState
 from services.mode_router.types import ConversationMode, DetectedIntent
+from shared.capabilities import tool_allowed
 from shared.pack import load_pack
 
 CONFIG = ModeRouterConfig.from_pack(load_pack("ctsmash"))

@@ -193,3 +193,15 @@ def test_every_intent_needs_a_route() -> None:
     data = PACK.sections["triage"]
     with pytest.raises(ValidationError, match="without a route"):
         TriageConfig.model_validate({**data, "routes": {"trial": "trial", "faq": "faq"}})
+
+
+def test_booked_trial_waiting_for_an_answer_is_active_context() -> None:
+    from services.triage.rules import trial_context
+
+    pending = {"stage": "booked", "pending_tool": {"tool": "cancel_booking"}}
+    assert trial_context(pending) == "awaiting_tool_confirmation"
+    assert trial_context({"stage": "booked", "rescheduling": True}) == "rescheduling"
+    assert trial_context({"stage": "booked"}) == "booked"
+    assert trial_context(None) is None
+    result = classify("sim", trial_stage=trial_context(pending), config=CONFIG, pack=PACK)
+    assert result.intents == ["trial"]

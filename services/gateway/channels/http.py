@@ -1,7 +1,8 @@
 """The generic HTTP channel: replies are kept per conversation and read back over the API.
 
 Replies live in a per-conversation stream, so the API's long-poll is a blocking ``XREAD`` on it
-(no polling loop) and the stream id is the cursor.
+(no polling loop) and the stream id is the cursor. Long-polls use their own connections, whose
+socket timeout outlasts the longest wait, so a quiet conversation never looks like a dead Redis.
 """
 
 from __future__ import annotations
@@ -18,15 +19,19 @@ from shared.lua import Scripts
 
 REPLIES_KEPT = 200
 REPLIES_TTL_S = 7 * 24 * 3600
+MAX_WAIT_S = 60
 
 
 class HttpChannel:
     name = "http"
 
-    def __init__(self, redis: Redis, scripts: Scripts, keys: Keys) -> None:
+    def __init__(self, redis: Redis, scripts: Scripts, keys: Keys, redis_url: str) -> None:
         self.redis = redis
         self.scripts = scripts
         self.keys = keys
+        self.polling = Redis.from_url(
+            redis_url, decode_responses=True, socket_timeout=MAX_WAIT_S + 10
+        )
 
     async def deliver(self, reply: Reply) -> Delivery:
         payload = {
@@ -49,8 +54,8 @@ class HttpChannel:
     ) -> tuple[list[dict[str, Any]], str]:
         """Replies after ``after`` (a stream id), blocking up to ``wait_s`` for the first one."""
         key = self.keys.replies(conversation_id)
-        block = int(wait_s * 1000) if wait_s > 0 else None
-        result = await self.redis.xread({key: after}, count=100, block=block)
+        block = int(min(wait_s, MAX_WAIT_S) * 1000) if wait_s > 0 else None
+        result = await self.polling.xread({key: after}, count=100, block=block)
         replies: list[dict[str, Any]] = []
         cursor = after
         for _, entries in result or []:
@@ -58,3 +63,6 @@ class HttpChannel:
                 replies.append(json.loads(fields["reply"]))
                 cursor = entry_id
         return replies, cursor
+
+    async def aclose(self) -> None:
+        await self.polling.aclose()

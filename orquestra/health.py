@@ -1,0 +1,32 @@
+"""``orquestra health SERVICE``: exit 0 when this host runs a live consumer of SERVICE.
+
+Used as the container health check of every worker in docker-compose.yml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import time
+
+import redis
+
+from shared.keys import Keys
+from shared.settings import get_settings
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    client = redis.Redis.from_url(settings.redis_url, decode_responses=True)
+    fresh_after = time.time() - max(10.0, settings.heartbeat_s * 5)
+    members = client.zrangebyscore(Keys(settings.prefix).heartbeats, fresh_after, "+inf")
+    mine = f"{args.service}|{args.service}-{socket.gethostname()}-"
+    alive = any(m.startswith(mine) for m in members)
+    print(f"{args.service}: {'live' if alive else 'no live consumer on this host'}")
+    return 0 if alive else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("health", help="exit 0 if this host runs a live SERVICE consumer")
+    parser.add_argument("service")
+    parser.set_defaults(func=run)
