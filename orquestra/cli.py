@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-COMMANDS = ["up", "health", "unanswered"]
+COMMANDS = ["up", "health", "unanswered", "chat", "scenarios", "explain", "asyncapi"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -103,7 +103,7 @@ class Supervisor:
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.stopping = True
 
-    def _wait_ready(self, timeout_s: float = 60.0) -> None:
+    def _wait_ready(self, timeout_s: float = 120.0) -> None:
         url = f"http://127.0.0.1:{self.port}/healthz"
         deadline = time.monotonic() + timeout_s
         while not self.stopping and time.monotonic() < deadline:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from shared.connections import retry_options
 from shared.contracts import DeadLetter
 from shared.keys import Keys
 from shared.logs import get_logger
@@ -34,15 +35,34 @@ Handler = Callable[[bytes], Awaitable[None]]
 log = get_logger(__name__)
 
 
+class InjectedFault(RuntimeError):
+    """Raised by ``ORQ_FAULT_INJECT`` (fault-injection tests only)."""
+
+
+def _fault(setting: str | None, group: str) -> bytes | None:
+    """The text whose messages ``group`` must fail on, from ``GROUP:TEXT``."""
+    if not setting:
+        return None
+    target, _, text = setting.partition(":")
+    return text.encode() if target == group and text else None
+
+
 def consumer_name(service: str) -> str:
     """Unique per process: host, pid and a random suffix (pids repeat across containers)."""
     return f"{service}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 def make_broker(settings: Settings) -> RedisBroker:
-    if settings.faststream_log:
-        return RedisBroker(settings.redis_url)
-    return RedisBroker(settings.redis_url, logger=None)
+    """FastStream's broker. Its pool fails rather than waits when full, so ``Bus`` bounds
+    concurrent publishes to ``redis_max_connections`` and the pool keeps as many again for
+    the subscribers' reads and acknowledgements."""
+    options: dict[str, object] = {
+        "max_connections": 2 * settings.redis_max_connections,
+        **retry_options(),
+    }
+    if not settings.faststream_log:
+        options["logger"] = None
+    return RedisBroker(settings.redis_url, **options)
 
 
 async def ensure_groups(redis: Redis, keys: Keys) -> None:
@@ -75,10 +95,13 @@ class Bus:
 
     def subscribe(self, stream: str, group: str, handler: Handler) -> None:
         settings = self.settings
+        poison = _fault(settings.fault_inject, group)
 
         async def consume(message: RedisStreamMessage) -> None:
             started = time.perf_counter()
             try:
+                if poison and poison in message.body:
+                    raise InjectedFault(f"injected fault in {group} ({settings.fault_inject})")
                 await handler(message.body)
             except Exception as exc:
                 attempts = await message.get_delivery_count()

@@ -118,6 +118,25 @@ class Keys:
         """Hash: the turn, the plan and every part received for it."""
         return f"{self.prefix}turn:{{{turn_id}}}:merge"
 
+    # WhatsApp channel (single-key operations only, so each key is its own hash tag)
+    def wa_delivery(self, wamid: str) -> str:
+        """Hash: the delivery record of one outbound WhatsApp message (status, turn, errors)."""
+        return f"{self.prefix}wa:delivery:{{{wamid}}}"
+
+    def wa_pace(self, scope: str) -> str:
+        """Earliest send time (epoch ms) after throttling: per business number or recipient."""
+        return f"{self.prefix}wa:pace:{{{scope}}}"
+
+    @property
+    def wa_health(self) -> str:
+        """Hash: the WhatsApp channel's last errors and successes, read by /healthz."""
+        return f"{self.prefix}wa:health"
+
+    @property
+    def wa_events(self) -> str:
+        """List: webhook events that belong to no conversation (account, templates, errors)."""
+        return f"{self.prefix}wa:events"
+
     # Global
     @property
     def merge_deadlines(self) -> str:

@@ -11,16 +11,23 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
-# Message ingestion: dedupe claim, append to the inbox, update the meta slice.
+# Message ingestion: dedupe claim, append to the inbox, update the meta slice. While a human
+# owns the conversation the message is recorded in meta but not queued for the bot.
 # KEYS: dedupe, inbox, state. ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s.
 # meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
+# Returns 0 duplicate | 1 queued | 2 held for the human owner.
 INGEST = """
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('EXPIRE', KEYS[2], ARGV[5])
 local raw = redis.call('HGET', KEYS[3], 'meta')
 local meta = {}
 if raw then meta = cjson.decode(raw) end
+local queued = 1
+if meta.handoff == 'human' then
+  queued = 2
+else
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
+end
 local patch = cjson.decode(ARGV[3])
 local ts = tonumber(ARGV[4])
 if meta.first_message_ms == nil then
@@ -35,7 +42,22 @@ end
 meta._v = (meta._v or 0) + 1
 redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
 redis.call('EXPIRE', KEYS[3], ARGV[5])
-return 1
+return queued
+"""
+
+# The gateway changes fields of the meta slice it owns (e.g. the handoff owner).
+# KEYS: state. ARGV: patch_json, only_if_field, only_if_value ('' = unconditional).
+# Returns the new meta JSON, or false when the condition did not hold.
+META_PATCH = """
+local raw = redis.call('HGET', KEYS[1], 'meta')
+local meta = {}
+if raw then meta = cjson.decode(raw) end
+if ARGV[2] ~= '' and tostring(meta[ARGV[2]] or '') ~= ARGV[3] then return false end
+for k, v in pairs(cjson.decode(ARGV[1])) do meta[k] = v end
+meta._v = (meta._v or 0) + 1
+local encoded = cjson.encode(meta)
+redis.call('HSET', KEYS[1], 'meta', encoded)
+return encoded
 """
 
 # Starting a turn: take the lease, move waiting messages to the in-flight list, bump the turn
@@ -180,11 +202,12 @@ return finish('expired', ARGV[1])
 )
 
 # Delivery to a Redis-backed channel, once per key. KEYS: sent, replies stream.
-# ARGV: payload_json, ttl_s, maxlen. Returns the stream id, or false when already delivered.
+# ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen.
+# Returns the stream id, or false when already delivered.
 DELIVER_ONCE = """
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'reply', ARGV[1])
-redis.call('EXPIRE', KEYS[2], ARGV[2])
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'reply', ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
 return id
 """
 
@@ -192,6 +215,7 @@ return id
 @dataclass(frozen=True)
 class Scripts:
     ingest: AsyncScript
+    meta_patch: AsyncScript
     try_start: AsyncScript
     release: AsyncScript
     commit: AsyncScript
@@ -203,6 +227,7 @@ class Scripts:
 def register(redis: Redis) -> Scripts:
     return Scripts(
         ingest=redis.register_script(INGEST),
+        meta_patch=redis.register_script(META_PATCH),
         try_start=redis.register_script(TRY_START),
         release=redis.register_script(RELEASE),
         commit=redis.register_script(COMMIT),

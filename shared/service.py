@@ -20,9 +20,12 @@ from zoneinfo import ZoneInfo
 from prometheus_client import start_http_server
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from structlog.typing import FilteringBoundLogger
 
 from shared.bus import Bus, ensure_groups, make_broker
+from shared.connections import connect
 from shared.keys import Keys
+from shared.lag import register_lag_collector
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.logs import get_logger, setup_logging
 from shared.lua import Scripts, register
@@ -46,18 +49,15 @@ class Runtime:
     pack: Pack
     tz: ZoneInfo
     llm: LLMClient | None = None
+    log: FilteringBoundLogger = field(default_factory=get_logger)
     background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-
-    @property
-    def log(self):
-        return get_logger(self.service)
 
 
 def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
     settings = settings or get_settings()
     keys = Keys(settings.prefix)
-    redis = Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = connect(settings)
     scripts = register(redis)
     store = StateStore(
         redis,
@@ -81,7 +81,9 @@ def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
                 response_format=settings.llm_response_format,
             )
         )
-    return Runtime(service, settings, keys, redis, scripts, store, bus, pack, tz, llm)
+    return Runtime(
+        service, settings, keys, redis, scripts, store, bus, pack, tz, llm, get_logger(service)
+    )
 
 
 async def heartbeat(rt: Runtime) -> None:
@@ -136,6 +138,7 @@ async def _serve(service: str, build: Callable[[Runtime], None]) -> None:
     build(rt)
     if rt.settings.metrics_port:
         start_http_server(rt.settings.metrics_port)
+        register_lag_collector(rt.settings.redis_url, rt.keys)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -24,6 +24,15 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("REDIS_URL", "ORQ_REDIS_URL"),
         description="Redis to use; `orquestra up` falls back to an embedded one if unreachable.",
     )
+    redis_max_connections: int = Field(
+        default=128, description="Connections per process; beyond it a command waits its turn."
+    )
+    max_body_bytes: int = Field(
+        default=64 * 1024, description="Largest /v1 request body; larger ones get 413."
+    )
+    max_long_polls: int = Field(
+        default=2000, description="Concurrent reply long-polls per gateway; beyond it 503."
+    )
     prefix: str = Field(default="orq:", description="Prefix of every stream and key name.")
     pack: str = Field(default="ctsmash", description="Domain pack: a name under packs/ or a path.")
 
@@ -49,10 +58,20 @@ class Settings(BaseSettings):
     republish_after_ms: int = Field(
         default=10_000, description="A completed turn not yet published is re-sent after this."
     )
-    turn_ttl_s: int = Field(default=3600, description="TTL of per-turn keys (merge, outboxes).")
-    sweep_interval_ms: int = Field(default=2_000, description="Lease/inbox recovery sweep.")
+    turn_ttl_s: int = Field(
+        default=600,
+        description="TTL of per-turn keys (merge, outboxes, delivery claims): longer than any "
+        "redelivery (max_attempts x reclaim_idle) and any deadline.",
+    )
+    sweep_interval_ms: int = Field(
+        default=2_000, description="Lease/inbox recovery sweep and stream trimming."
+    )
 
-    stream_maxlen: int = Field(default=100_000, description="Approximate cap of every stream.")
+    stream_maxlen: int = Field(
+        default=100_000,
+        description="Hard cap of every stream; the gateway's janitor trims acknowledged work.",
+    )
+    replies_kept: int = Field(default=200, description="Replies kept per conversation.")
     reclaim_idle_ms: int = Field(
         default=15_000, description="Pending messages idle this long are claimed by a replica."
     )
@@ -62,11 +81,19 @@ class Settings(BaseSettings):
     journal_max: int = Field(default=500, description="Journal entries kept per conversation.")
     state_ttl_days: int = Field(default=180, description="Idle conversations are forgotten.")
 
+    handoff_webhook_url: str | None = Field(
+        default=None, description="Notified (POST JSON) when a conversation asks for a person."
+    )
+    handoff_webhook_timeout_s: float = Field(default=5.0)
     admin_token: str | None = Field(default=None, description="Bearer token of admin routes.")
     log_level: str = Field(default="INFO")
     log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
     faststream_log: bool = Field(
         default=False, description="FastStream's per-message logs (costly: off by default)."
+    )
+    fault_inject: str | None = Field(
+        default=None,
+        description="Testing only: GROUP:TEXT makes GROUP's handler fail on messages with TEXT.",
     )
     host: str = Field(default="127.0.0.1")
     port: int = Field(default=8000)

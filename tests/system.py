@@ -83,7 +83,7 @@ class System:
         watcher = OutputWatcher(process.stdout)
         system = cls(process, port, watcher)
         try:
-            if not watcher.wait_for("orquestra: up:", 90):
+            if not watcher.wait_for("orquestra: up:", 180):
                 raise RuntimeError(f"system did not come up:\n{watcher.tail()}")
             yield system
         finally:

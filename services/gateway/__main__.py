@@ -32,8 +32,14 @@ def main() -> None:
     except OSError as exc:
         sys.exit(f"gateway: cannot listen on {args.host}:{args.port}: {exc.strerror}")
     sock.listen(2048)
+    # Keep idle connections longer than clients and load balancers do (60 s is common), so
+    # the server is never the side that closes a connection a client is about to reuse.
     config = uvicorn.Config(
-        create_app(settings), log_level="warning", access_log=False, lifespan="on"
+        create_app(settings),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_keep_alive=75,
     )
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hmac
 import time
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field, field_validator
+from redis.exceptions import MaxConnectionsError
 
 from services.gateway.channels.http import MAX_WAIT_S
 from shared.contracts import InboundMessage, new_id, utcnow
@@ -50,6 +51,12 @@ class ReplyOut(BaseModel):
     text: str
     bubbles: list[str]
     created_at: str
+
+
+class HandoffIn(BaseModel):
+    owner: Literal["human", "bot"] = Field(description="Who answers the conversation from now on.")
+    agent: str = Field(default="admin", max_length=128, description="Who made the change.")
+    reason: str = Field(default="", max_length=500)
 
 
 class Replies(BaseModel):
@@ -102,7 +109,14 @@ async def get_replies(
     after: Annotated[str, Query(pattern=r"^\d+-\d+$")] = "0-0",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> Replies:
-    replies, cursor = await request.app.state.http_channel.read(conversation_id, after, wait)
+    try:
+        replies, cursor = await request.app.state.http_channel.read(conversation_id, after, wait)
+    except MaxConnectionsError:
+        raise HTTPException(
+            status_code=503,
+            detail="too many waiting long-polls; retry shortly",
+            headers={"Retry-After": "1"},
+        ) from None
     return Replies(replies=[ReplyOut(**r) for r in replies], cursor=cursor)
 
 
@@ -110,6 +124,15 @@ async def get_replies(
 async def get_conversation(conversation_id: str, request: Request) -> dict[str, Any]:
     snapshot = await request.app.state.store.load(conversation_id)
     return {"conversation_id": conversation_id, **{s: snapshot.get(s) for s in SLICES}}
+
+
+@admin.post("/v1/conversations/{conversation_id}/handoff")
+async def post_handoff(conversation_id: str, body: HandoffIn, request: Request) -> dict[str, Any]:
+    """Hand the conversation to a person (the bot goes silent) or back to the bot."""
+    meta = await request.app.state.handoff.assign(
+        conversation_id, body.owner, by=body.agent, reason=body.reason
+    )
+    return {"conversation_id": conversation_id, "meta": meta}
 
 
 @admin.get("/v1/conversations/{conversation_id}/journal")
@@ -130,6 +153,9 @@ async def healthz(request: Request) -> JSONResponse:
         LIVE_SERVICES.labels(service).set(live.get(service, 0))
     missing = [s for s in SERVICES if s != "gateway" and not live.get(s)]
     body = {"status": "ok" if not missing else "degraded", "live": live, "missing": missing}
+    # Channel detail (e.g. a refused WhatsApp token) is shown, not counted: restarting the
+    # gateway would not fix it, so it does not turn the liveness status into a 503.
+    body["whatsapp"] = await state.whatsapp.health()
     return JSONResponse(body, status_code=200 if not missing else 503)
 
 

@@ -11,31 +11,70 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import httpx
 from fastapi import FastAPI
+from prometheus_client import REGISTRY
 
 from services.gateway.api import admin, router
 from services.gateway.channels.base import Channel
 from services.gateway.channels.console import ConsoleChannel
 from services.gateway.channels.http import HttpChannel
 from services.gateway.egress import Egress
+from services.gateway.handoff import Handoff
+from services.gateway.janitor import janitor
+from services.gateway.limits import BodyLimit
 from services.gateway.turns import TurnKeeper
+from services.gateway.webchat import router as webchat_router
+from services.gateway.whatsapp import WhatsApp
+from services.gateway.whatsapp import router as whatsapp_router
+from shared.lag import register_lag_collector
 from shared.service import Runtime, make_runtime, start, stop
-from shared.settings import Settings
+from shared.settings import Settings, get_settings
 
 
 def build(rt: Runtime, app: FastAPI) -> None:
-    http = HttpChannel(rt.redis, rt.scripts, rt.keys, rt.settings.redis_url)
-    channels: dict[str, Channel] = {"http": http, "console": ConsoleChannel(rt.redis, rt.keys)}
-    turns = TurnKeeper(rt.redis, rt.scripts, rt.keys, rt.settings, rt.store, rt.bus.publish, rt.log)
-    egress = Egress(channels, turns, rt.store, rt.log)
+    settings = rt.settings
+    ttl = settings.turn_ttl_s
+    http = HttpChannel(
+        rt.redis,
+        rt.scripts,
+        rt.keys,
+        settings.redis_url,
+        ttl,
+        settings.max_long_polls,
+        settings.replies_kept,
+    )
+    channels: dict[str, Channel] = {"http": http, "console": ConsoleChannel(rt.redis, rt.keys, ttl)}
+    whatsapp = WhatsApp(rt)
+    channels["whatsapp"] = whatsapp.channel
+    # WhatsApp turns made only of media/locations/reactions are answered by the gateway itself.
+    publish = whatsapp.starting_turns(rt.bus.publish)
+    turns = TurnKeeper(rt.redis, rt.scripts, rt.keys, rt.settings, rt.store, publish, rt.log)
+    http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
+    handoff = Handoff(
+        rt.scripts, rt.keys, rt.store, http_client, rt.settings.handoff_webhook_url, rt.log
+    )
+    egress = Egress(channels, turns, rt.store, handoff, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
+    rt.bus.subscribe(rt.keys.events, "gateway", handoff.on_event)
     rt.background.append(turns.sweeper)
 
-    async def forget_timers() -> None:
-        turns.cancel_timers()
-        await http.aclose()
+    async def trim_streams() -> None:
+        await janitor(rt.redis, rt.keys, rt.settings.sweep_interval_ms / 1000, rt.log)
 
-    rt.on_stop.append(forget_timers)
+    rt.background.append(trim_streams)
+
+    # Consumer-group lag and pending counts on the gateway's /metrics too.
+    lag = register_lag_collector(settings.redis_url, rt.keys)
+
+    async def close() -> None:
+        turns.cancel_timers()
+        REGISTRY.unregister(lag)
+        await http.aclose()
+        await http_client.aclose()
+        await whatsapp.aclose()
+
+    rt.on_stop.append(close)
     app.state.settings = rt.settings
     app.state.keys = rt.keys
     app.state.redis = rt.redis
@@ -43,6 +82,8 @@ def build(rt: Runtime, app: FastAPI) -> None:
     app.state.tz = rt.tz
     app.state.turns = turns
     app.state.http_channel = http
+    app.state.handoff = handoff
+    app.state.whatsapp = whatsapp
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -63,6 +104,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="WhatsApp assistant backend: messages in, replies out.",
         lifespan=lifespan,
     )
+    app.add_middleware(BodyLimit, max_bytes=(settings or get_settings()).max_body_bytes)
     app.include_router(router)
     app.include_router(admin)
+    app.include_router(whatsapp_router)
+    app.include_router(webchat_router)
     return app

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from structlog.typing import FilteringBoundLogger
+
 from services.gateway.channels.base import Channel
+from services.gateway.handoff import Handoff
 from services.gateway.turns import TurnKeeper
 from shared.contracts import Reply
 from shared.metrics import REPLIES
@@ -11,11 +14,17 @@ from shared.state import StateStore, journal_entry
 
 class Egress:
     def __init__(
-        self, channels: dict[str, Channel], turns: TurnKeeper, store: StateStore, log
+        self,
+        channels: dict[str, Channel],
+        turns: TurnKeeper,
+        store: StateStore,
+        handoff: Handoff,
+        log: FilteringBoundLogger,
     ) -> None:
         self.channels = channels
         self.turns = turns
         self.store = store
+        self.handoff = handoff
         self.log = log
 
     async def handle(self, body: bytes) -> None:
@@ -23,6 +32,15 @@ class Egress:
         channel = self.channels.get(reply.channel)
         if channel is None:
             raise ValueError(f"no channel adapter named {reply.channel!r}")
+        if await self.handoff.owner(reply.conversation_id) == "human":
+            # A person took over while this turn was in flight: the bot stays silent.
+            REPLIES.labels(reply.channel, "dropped_human").inc()
+            await self.store.append_journal(
+                reply.conversation_id,
+                journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner"),
+            )
+            await self.turns.release(reply.conversation_id, reply.turn_id)
+            return
         delivery = await channel.deliver(reply)
         REPLIES.labels(reply.channel, delivery.status).inc()
         if delivery.status != "duplicate":

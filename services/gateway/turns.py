@@ -34,6 +34,7 @@ from shared.settings import Settings
 from shared.state import StateStore, journal_entry
 
 WINDOW_24H = timedelta(hours=24)
+HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
 
 # Single-key script on the pending set: remove a member only if its score is still `expected`.
 ZREM_IF_SCORE = """
@@ -136,6 +137,18 @@ class TurnKeeper:
             _, fresh = await pipe.execute()
         if not int(fresh):
             return False
+        if int(fresh) == HELD_FOR_HUMAN:
+            await self.store.append_journal(
+                conv,
+                journal_entry(
+                    "gateway",
+                    None,
+                    "message.held_for_human",
+                    message_id=message.message_id,
+                    text=message.text,
+                ),
+            )
+            return True
         self._schedule(conv, window / 1000)
         return True
 

@@ -11,6 +11,7 @@ from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageResult, TriageState
 from services.triage.rules import classify, needs_llm, trial_context
 from shared.contracts import Part, SpecialistTask, Turn, TurnPlan
+from shared.notices import notice_keys
 from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
 
@@ -48,6 +49,7 @@ def build(rt: Runtime) -> None:
                 pack=rt.pack,
                 seed=turn.turn_id,
                 llm_result=result if result.source == "llm" else None,
+                mode_pending=bool((snapshot.get("mode") or {}).get("pending_transition")),
             )
             for route in outcome.routes:
                 task = SpecialistTask(
@@ -58,7 +60,15 @@ def build(rt: Runtime) -> None:
                     forced_by_clarification=outcome.forced_by_clarification,
                 )
                 decision.outbox.add(rt.keys.tasks(route), task)
-            inline = []
+            inline = [
+                Part(
+                    turn_id=turn.turn_id,
+                    conversation_id=turn.conversation_id,
+                    source="triage",
+                    text=rt.pack.text(key, seed=turn.turn_id),
+                )
+                for key in notice_keys(turn.messages, rt.pack.sections.get("texts", {}))
+            ]
             if outcome.inline_text:
                 inline.append(
                     Part(

@@ -171,6 +171,18 @@ class LLMPrompt(BaseModel):
     user: str
 
 
+class ModeConfirmation(BaseModel):
+    """How triage reads a bare yes/no while the funnel (mode_router) waits for one.
+
+    The mode router asks its micro-confirmation ("Quer que eu te mostre os horários da aula
+    experimental?"); a "sim" is then a wish for what it offered (``yes_intent``), and a "não"
+    gets a friendly acknowledgement — never the clarification menu.
+    """
+
+    yes_intent: SpecialistIntent = "trial"
+    declined_text_key: str = "general_ack"
+
+
 class TriageConfig(BaseModel):
     """The ``triage:`` pack section."""
 
@@ -186,6 +198,7 @@ class TriageConfig(BaseModel):
     fallback_text_key: str = "general_fallback"
     active_context: ActiveContext = Field(default_factory=ActiveContext)
     clarification: ClarificationConfig
+    mode_confirmation: ModeConfirmation = Field(default_factory=ModeConfirmation)
     llm: LLMPrompt
 
     @model_validator(mode="after")

@@ -42,6 +42,7 @@ class _Turn:
     pack: Pack
     seed: str
     journal: dict[str, Any]
+    mode_pending: bool = False
 
     def decide(
         self,
@@ -145,6 +146,14 @@ def _answer_confirmation(turn: _Turn, pending: PendingClarification) -> TriageDe
 def _classified(turn: _Turn) -> TriageDecision:
     """No clarification pending: route, answer small talk, or open the N1 menu."""
     result, config = turn.result, turn.config
+    if not result.intents and turn.mode_pending:
+        answer = yes_no(turn.text)
+        if answer is True:
+            intent = config.mode_confirmation.yes_intent
+            return turn.decide(intents=[intent], pending=None, step="mode_yes")
+        if answer is False:
+            text = turn.pack.text(config.mode_confirmation.declined_text_key, seed=turn.seed)
+            return turn.decide(intents=["general"], pending=None, step="mode_no", inline_text=text)
     if not result.intents and config.clarification.enabled:
         pending = PendingClarification(
             stage="awaiting_context",
@@ -172,8 +181,12 @@ def triage_turn(
     pack: Pack,
     seed: str,
     llm_result: TriageResult | None = None,
+    mode_pending: bool = False,
 ) -> TriageDecision:
     """Decide one turn.
+
+    ``mode_pending``: the mode router waits for a yes/no to its micro-confirmation, so a bare
+    answer is read as that answer instead of opening the clarification menu.
 
     ``llm_result`` (already passed through ``from_llm``) replaces the rules' classification
     when given. A pending clarification is answered first unless it expired (measured on
@@ -189,7 +202,7 @@ def triage_turn(
         "reason": result.reason,
         "active_context": active_stage(trial_stage, config),
     }
-    turn = _Turn(text, result, now, config, pack, seed, journal)
+    turn = _Turn(text, result, now, config, pack, seed, journal, mode_pending)
     pending = state.pending
     if pending is not None and expired(pending, now, config.clarification):
         journal["pending_expired"] = pending.stage

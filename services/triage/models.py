@@ -60,6 +60,8 @@ ClarificationStep = Literal[
     "n2_confirm_again",
     "n2_yes",
     "n2_no",
+    "mode_yes",
+    "mode_no",
 ]
 
 

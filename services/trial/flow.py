@@ -6,6 +6,7 @@ Stages: ``collect_client_info`` (nome, idade, nivel, in any order, over any numb
 ``booked`` (status, reschedule and cancel, through the tool gate, the last two after a yes).
 ``handoff_requested`` when the person asks for someone ("atendente") or fails the same question
 ``max_attempts`` times; the next message that says something useful resumes where it stopped.
+A plain "no" while a field is asked stops the flow (client info kept), like "cancelar" does.
 
 Two steps, so the core never does I/O. The shell (``services/trial/app.py``), per task:
 
@@ -299,6 +300,11 @@ def _after_gate(t: _Turn, state: TrialState, ctx: ContextState, decision: GateDe
 
 def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
     ext = t.extraction
+    if ext.confirmed is False and not ext.has_data() and state.stage != "awaiting_confirmation":
+        # A plain refusal while a field is asked ("não quero mais", "agora não") declines the
+        # booking: asking the same question again would count it as a failed answer and end
+        # in a handoff to a person, as if the bot could not understand a clear "no".
+        return _stop_flow(state, ctx)
     bad_age = ext.idade is not None and not validate_age(ext.idade, t.config).ok
     merged = merge_trial(state, ext.model_copy(update={"idade": None}) if bad_age else ext)
     missing = merged.missing_client_field()

@@ -147,3 +147,43 @@ async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:
     fresh = await store.load("c5")
     assert fresh.get("trial") == {"stage": "ask_date", "_v": 1}
     assert [e["event"] for e in await store.journal("c5")] == ["x"]
+
+
+async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper) -> None:
+    import httpx
+
+    from services.gateway.egress import Egress
+    from services.gateway.handoff import Handoff
+    from shared.contracts import Reply
+
+    turns, published, store = keeper
+    delivered: list[Reply] = []
+
+    class Recorder:
+        name = "http"
+
+        async def deliver(self, reply: Reply):
+            from services.gateway.channels.base import Delivery
+
+            delivered.append(reply)
+            return Delivery("sent")
+
+    async with httpx.AsyncClient() as client:
+        handoff = Handoff(turns.scripts, turns.keys, store, client, None, get_logger("t"))
+        egress = Egress({"http": Recorder()}, turns, store, handoff, get_logger("t"))
+        await turns.ingest(message("c6", "m1", "quero agendar", T0))
+        await start_now(turns, "c6")
+        in_flight = published[0]
+        await handoff.assign("c6", "human", by="maria")
+        reply = Reply(
+            turn_id=in_flight.turn_id,
+            conversation_id="c6",
+            channel="http",
+            text="oi",
+            bubbles=["oi"],
+        )
+        await egress.handle(reply.model_dump_json().encode())
+    assert delivered == []
+    assert await turns.redis.get(turns.keys.lease("c6")) is None
+    journal = [e["event"] for e in await store.journal("c6")]
+    assert "reply.dropped" in journal and "handoff.human" in journal

@@ -237,3 +237,29 @@ def test_disabled_clarification_answers_with_the_fallback() -> None:
 def test_state_slice_round_trips_as_json() -> None:
     state = turn("1", menu_opened().state).state
     assert TriageState.model_validate_json(state.model_dump_json()) == state
+
+
+def test_a_yes_or_no_to_the_funnel_question_is_that_answer_not_the_menu() -> None:
+    from datetime import UTC, datetime
+
+    from services.triage.config import load_config
+    from services.triage.core import triage_turn
+    from shared.pack import load_pack
+
+    pack = load_pack("ctsmash")
+    config = load_config(pack)
+    now = datetime(2026, 2, 5, 13, 0, tzinfo=UTC)
+
+    def decide(text: str, mode_pending: bool):
+        return triage_turn(
+            text, state=None, trial_stage=None, now=now, config=config, pack=pack, seed="s",
+            mode_pending=mode_pending,
+        )  # fmt: skip
+
+    yes = decide("sim, pode ser", True)
+    assert yes.routes == ["trial"] and yes.inline_text is None
+    assert yes.journal["clarification"] == "mode_yes"
+    no = decide("não, obrigado", True)
+    assert no.routes == [] and no.intents == ["general"] and no.inline_text
+    assert decide("sim, pode ser", False).journal["clarification"] == "n1_menu"
+    assert decide("onde fica a CT?", True).routes == ["faq"]

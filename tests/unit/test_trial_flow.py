@@ -134,7 +134,7 @@ def test_first_message_asks_for_the_name_with_the_seed_defaults() -> None:
     assert out.state.stage == "collect_client_info"
     assert (out.state.booking_created, out.state.handoff_requested) == (False, False)
     assert out.state.asked == "nome"
-    assert out.text == chat.text("trial_ask_name")
+    assert out.text == chat.text("trial_ask_name", horarios="07:00, 18:00, 19:00 e 20:00")
     assert out.asks_question
 
 

@@ -10,19 +10,18 @@ from services.gateway.channels.base import Delivery
 from shared.contracts import Reply
 from shared.keys import Keys
 
-SENT_TTL_S = 24 * 3600
-
 
 class ConsoleChannel:
     name = "console"
 
-    def __init__(self, redis: Redis, keys: Keys) -> None:
+    def __init__(self, redis: Redis, keys: Keys, sent_ttl_s: int) -> None:
         self.redis = redis
         self.keys = keys
+        self.sent_ttl_s = sent_ttl_s
 
     async def deliver(self, reply: Reply) -> Delivery:
         claimed = await self.redis.set(
-            self.keys.sent(reply.conversation_id, reply.turn_id), "1", nx=True, ex=SENT_TTL_S
+            self.keys.sent(reply.conversation_id, reply.turn_id), "1", nx=True, ex=self.sent_ttl_s
         )
         if not claimed:
             return Delivery("duplicate")

@@ -13,11 +13,11 @@ from typing import Any
 from redis.asyncio import Redis
 
 from services.gateway.channels.base import Delivery
+from shared.connections import retry_options
 from shared.contracts import Reply
 from shared.keys import Keys
 from shared.lua import Scripts
 
-REPLIES_KEPT = 200
 REPLIES_TTL_S = 7 * 24 * 3600
 MAX_WAIT_S = 60
 
@@ -25,12 +25,27 @@ MAX_WAIT_S = 60
 class HttpChannel:
     name = "http"
 
-    def __init__(self, redis: Redis, scripts: Scripts, keys: Keys, redis_url: str) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        scripts: Scripts,
+        keys: Keys,
+        redis_url: str,
+        sent_ttl_s: int,
+        max_long_polls: int,
+        replies_kept: int,
+    ) -> None:
         self.redis = redis
+        self.replies_kept = replies_kept
+        self.sent_ttl_s = sent_ttl_s
         self.scripts = scripts
         self.keys = keys
         self.polling = Redis.from_url(
-            redis_url, decode_responses=True, socket_timeout=MAX_WAIT_S + 10
+            redis_url,
+            decode_responses=True,
+            socket_timeout=MAX_WAIT_S + 10,
+            max_connections=max_long_polls,
+            **retry_options(),
         )
 
     async def deliver(self, reply: Reply) -> Delivery:
@@ -45,7 +60,12 @@ class HttpChannel:
                 self.keys.sent(reply.conversation_id, reply.turn_id),
                 self.keys.replies(reply.conversation_id),
             ],
-            args=[json.dumps(payload, ensure_ascii=False), REPLIES_TTL_S, REPLIES_KEPT],
+            args=[
+                json.dumps(payload, ensure_ascii=False),
+                self.sent_ttl_s,
+                REPLIES_TTL_S,
+                self.replies_kept,
+            ],
         )
         return Delivery("sent", stream_id) if stream_id else Delivery("duplicate")
 

@@ -1,0 +1,148 @@
+"""``orquestra asyncapi [--out FILE]``: the bus described as an AsyncAPI 3.0 JSON document.
+
+The consumers are read from the real thing: every service's ``build`` runs on a runtime (no
+connection is opened) and the subscriptions it made on its FastStream broker are collected —
+one operation per (stream, consumer group), the reclaiming twin of each subscriber folded in.
+The producers and payloads come from the contracts (``shared/contracts.py``), listed below per
+stream. Both go on one documentation broker, and FastStream's specification API writes the
+document, with every payload's JSON schema taken from its pydantic model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from shared import contracts
+from shared.keys import SERVICES, SPECIALISTS, Keys
+from shared.settings import get_settings
+
+
+@dataclass(frozen=True)
+class Produced:
+    """Who publishes on a stream, and what."""
+
+    producers: str
+    model: Any
+    description: str
+
+
+def produced(keys: Keys) -> dict[str, Produced]:
+    """Every stream's producers and payload model."""
+    table = {
+        keys.turns: Produced("gateway", contracts.Turn, "The messages since the last reply."),
+        keys.merge: Produced(
+            "triage (TurnPlan); trial, faq, mode_router (Part)",
+            contracts.MergeInput,
+            "The plan of a turn and every part of its reply, for the merger.",
+        ),
+        keys.outbound: Produced("merger", contracts.Reply, "A composed reply, for the channel."),
+        keys.events: Produced("trial", contracts.DomainEvent, "Business events (trial.booked…)."),
+        keys.dlq: Produced("any service", contracts.DeadLetter, "Messages that kept failing."),
+    }
+    for specialist in SPECIALISTS:
+        table[keys.tasks(specialist)] = Produced(
+            "triage", contracts.SpecialistTask, f"Work for the {specialist} specialist."
+        )
+    unanswered = getattr(contracts, "Unanswered", None)
+    if unanswered is not None and hasattr(keys, "unanswered"):
+        table[keys.unanswered] = Produced("faq", unanswered, "Questions the FAQ could not answer.")
+    return table
+
+
+def consumers() -> list[tuple[str, str, str]]:
+    """(stream, group, service) of every subscription the services make, in service order."""
+    # Imported here: every ``orquestra`` command imports this module, and only this command
+    # needs the services (and their LLM client) loaded.
+    from fastapi import FastAPI
+
+    from shared.service import make_runtime
+
+    found: dict[tuple[str, str], str] = {}
+    for service in SERVICES:
+        rt = make_runtime(service)
+        module = importlib.import_module(f"services.{service}.app")
+        if service == "gateway":
+            module.build(rt, FastAPI())
+        else:
+            module.build(rt)
+        for subscriber in rt.bus.broker.subscribers:
+            sub = subscriber.stream_sub
+            found.setdefault((sub.name, sub.group or service), service)
+    return [(stream, group, service) for (stream, group), service in found.items()]
+
+
+def _typed_handler(model: Any) -> Any:
+    """A do-nothing handler whose annotation gives FastStream the payload schema."""
+
+    async def handler(body: Any) -> None:
+        return None
+
+    # Set the annotation object itself: a string annotation would be resolved in this
+    # module's globals, not in this closure.
+    handler.__annotations__ = {"body": model, "return": None}
+    return handler
+
+
+def without_credentials(url: str) -> str:
+    """The Redis URL as the document may show it (no user name or password)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def build_document() -> dict[str, Any]:
+    from faststream.redis import RedisBroker, StreamSub
+    from faststream.specification import AsyncAPI
+
+    settings = get_settings()
+    keys = Keys(settings.prefix)
+    table = produced(keys)
+    broker = RedisBroker(without_credentials(settings.redis_url), logger=None)
+    for stream, group, service in consumers():
+        spec = table.get(stream)
+        model = spec.model if spec else bytes
+        broker.subscriber(
+            stream=StreamSub(stream, group=group, consumer=f"{service}-<host>-<pid>"),
+            title=f"{stream}/{group}",
+            description=f"Consumer group {group!r} ({service}); acknowledged after the handler "
+            "succeeds, reclaimed by another replica when idle, dead-lettered after retries.",
+        )(_typed_handler(model))
+    for stream, spec in table.items():
+        broker.publisher(
+            stream=stream,
+            title=f"{stream}/publish",
+            description=f"{spec.description} Published by {spec.producers}.",
+            schema=spec.model,
+        )
+    spec = AsyncAPI(
+        broker,
+        title="orquestra bus",
+        version=str(contracts.SCHEMA_VERSION),
+        description="Redis Streams between the orquestra services (DESIGN §3).",
+    ).to_specification()
+    return spec.to_jsonable()
+
+
+def run(args: argparse.Namespace) -> int:
+    text = json.dumps(build_document(), ensure_ascii=False, indent=2)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        print(f"orquestra asyncapi: wrote {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("asyncapi", help="the bus as an AsyncAPI JSON document")
+    parser.add_argument("--out", help="write to this file instead of stdout")
+    parser.set_defaults(func=run)

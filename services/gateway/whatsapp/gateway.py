@@ -1,0 +1,194 @@
+"""The WhatsApp channel inside the gateway process: inbound webhooks, turn-start hook, health.
+
+The webhook request does only cheap Redis work, so Meta gets its 200 fast: each message goes
+through ``TurnKeeper.ingest`` (dedupe, inbox, meta slice, burst timer), each status updates its
+delivery record, and everything else is journaled. Sending happens later, in egress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from fastapi import BackgroundTasks
+from pydantic import BaseModel
+
+from services.gateway.turns import TurnKeeper
+from services.gateway.whatsapp.channel import WhatsAppChannel
+from services.gateway.whatsapp.errors import REENGAGEMENT_CODE
+from services.gateway.whatsapp.graph import GraphClient
+from services.gateway.whatsapp.metrics import EVENTS
+from services.gateway.whatsapp.notices import notice_kinds, notice_reply, pack_config
+from services.gateway.whatsapp.parse import (
+    CHANNEL,
+    Ignored,
+    StatusUpdate,
+    Webhook,
+    parse_webhook,
+)
+from services.gateway.whatsapp.records import ChannelRecords
+from services.gateway.whatsapp.settings import WhatsAppSettings
+from shared.contracts import Turn, utcnow
+from shared.metrics import INBOUND
+from shared.service import Runtime
+from shared.state import journal_entry
+
+Publish = Callable[[str, Any], Awaitable[None]]
+EVENTS_KEPT = 1000
+
+
+class WhatsApp:
+    def __init__(self, rt: Runtime, settings: WhatsAppSettings | None = None) -> None:
+        self.rt = rt
+        self.settings = settings or WhatsAppSettings()
+        self.records = ChannelRecords(rt.redis, rt.keys, self.settings.delivery_ttl_s)
+        self.graph = GraphClient(self.settings)
+        self.channel = WhatsAppChannel(
+            rt.redis,
+            rt.keys,
+            self.settings,
+            self.graph,
+            self.records,
+            pack_config(rt.pack).reengagement_template,
+            rt.log,
+        )
+        self._tasks: set[asyncio.Task[None]] = set()
+        if not self.settings.app_secret:
+            rt.log.warning(
+                "WHATSAPP_APP_SECRET is not set: WhatsApp webhooks are accepted unsigned"
+            )
+
+    # Turn start -----------------------------------------------------------------------------
+
+    def starting_turns(self, publish: Publish) -> Publish:
+        """Wrap the TurnKeeper's publish: WhatsApp turns may be marked read, and turns made only
+        of media, locations, reactions... are answered here instead of going to triage."""
+        rt = self.rt
+
+        async def start(stream: str, payload: str | BaseModel) -> None:
+            if stream == rt.keys.turns and isinstance(payload, Turn) and payload.channel == CHANNEL:
+                if self.settings.mark_read:
+                    self._spawn(self.channel.mark_read(payload))
+                reply = notice_reply(payload, rt.pack, created_at=utcnow())
+                if reply is not None:
+                    await publish(rt.keys.outbound, reply)
+                    entry = journal_entry(
+                        "gateway", payload.turn_id, "whatsapp.notice", kinds=notice_kinds(payload)
+                    )
+                    await rt.store.append_journal(payload.conversation_id, entry)
+                    return
+            await publish(stream, payload)
+
+        return start
+
+    # Webhook --------------------------------------------------------------------------------
+
+    async def receive(
+        self, raw: bytes, turns: TurnKeeper, background: BackgroundTasks
+    ) -> dict[str, int]:
+        """Store what one webhook delivery carried; a summary of counts."""
+        try:
+            webhook = parse_webhook(json.loads(raw), received_at=utcnow(), tz=self.rt.tz)
+        except ValueError:
+            webhook = Webhook(ignored=[Ignored(reason="not_json", detail={"bytes": len(raw)})])
+        counts = {"messages": 0, "duplicates": 0, "statuses": 0, "ignored": 0}
+        for message in webhook.messages:
+            fresh = await turns.ingest(message)
+            INBOUND.labels(CHANNEL, "accepted" if fresh else "duplicate").inc()
+            EVENTS.labels(f"message:{message.kind}").inc()
+            counts["messages" if fresh else "duplicates"] += 1
+        for status in webhook.statuses:
+            await self._status(status, background)
+            counts["statuses"] += 1
+        for item in webhook.ignored:
+            await self._ignored(item)
+            counts["ignored"] += 1
+        return counts
+
+    async def _status(self, status: StatusUpdate, background: BackgroundTasks) -> None:
+        EVENTS.labels(f"status:{status.status}").inc()
+        await self.records.record(
+            status.wamid,
+            status.status,
+            at=status.at.isoformat() if status.at else None,
+            errors=status.errors,
+            conversation_id=status.conversation_id,
+            recipient_id=status.recipient_id,
+            phone_number_id=status.phone_number_id,
+        )
+        if status.status != "failed":
+            return
+        record = await self.records.delivery(status.wamid)
+        conv = record.get("conversation_id")
+        codes = [e.get("code") for e in status.errors]
+        if conv:
+            await self.rt.store.append_journal(
+                conv,
+                journal_entry(
+                    "gateway",
+                    record.get("turn_id"),
+                    "whatsapp.failed",
+                    wamid=status.wamid,
+                    errors=status.errors,
+                ),
+            )
+        if conv and REENGAGEMENT_CODE in codes and record.get("turn_id"):
+            background.add_task(
+                self.channel.reengage, conv, record["turn_id"], record.get("recipient_id")
+            )
+
+    async def _ignored(self, item: Ignored) -> None:
+        EVENTS.labels(f"ignored:{item.reason.split(':', 1)[0]}").inc()
+        entry = journal_entry(
+            "gateway",
+            None,
+            "whatsapp.ignored",
+            reason=item.reason,
+            message_id=item.message_id,
+            detail=item.detail,
+        )
+        conv = item.conversation_id
+        if conv is None:
+            await self.records.event(entry, EVENTS_KEPT)
+            return
+        if item.message_id:
+            seen = self.rt.keys.dedupe(conv, item.message_id)
+            if not await self.rt.redis.set(seen, "1", nx=True, ex=self.rt.settings.dedupe_ttl_s):
+                return  # a redelivery of something already journaled
+        await self.rt.store.append_journal(conv, entry)
+
+    # Health and lifecycle -------------------------------------------------------------------
+
+    async def health(self) -> dict[str, Any]:
+        s = self.settings
+        detail = await self.records.health()
+        configured = any((s.verify_token, s.app_secret, s.access_token, s.phone_number_id))
+        problems = []
+        if configured and not s.access_token:
+            problems.append("WHATSAPP_ACCESS_TOKEN is not set: replies cannot be sent")
+        if detail["token"] == "invalid":
+            problems.append("the Graph API refused the access token (190)")
+        return {
+            "status": "error" if problems else ("ok" if configured else "off"),
+            "problems": problems,
+            "configured": {
+                "verify_token": bool(s.verify_token),
+                "app_secret": bool(s.app_secret),
+                "access_token": bool(s.access_token),
+                "phone_number_id": s.phone_number_id,
+            },
+            **detail,
+        }
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.graph.aclose()

@@ -1,0 +1,51 @@
+"""The WhatsApp Cloud API channel's settings: the ``WHATSAPP_*`` names Meta's set-up fixes.
+
+Kept apart from ``shared.settings`` because only the gateway reads them, and an empty value
+counts as unset (a blank line in ``.env`` must not become an empty secret that signs nothing).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+META_GRAPH = "https://graph.facebook.com"
+
+
+class WhatsAppSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="WHATSAPP_", env_file=".env", extra="ignore")
+
+    verify_token: str | None = Field(
+        default=None, description="Verify token of the GET handshake; unset: the handshake fails."
+    )
+    app_secret: str | None = Field(
+        default=None, description="App secret for X-Hub-Signature-256; unset: bodies unchecked."
+    )
+    access_token: str | None = Field(default=None, description="Bearer token of the Graph API.")
+    phone_number_id: str | None = Field(
+        default=None, description="Sending number for conversations that do not name one."
+    )
+    graph_base_url: str = Field(default=META_GRAPH, description="Graph API base URL.")
+    api_version: str = Field(default="v24.0", description="Graph API version in the path.")
+    max_body_bytes: int = Field(default=3 * 1024 * 1024, description="Larger webhooks get 413.")
+    mark_read: bool = Field(
+        default=False, description="Mark the inbound message read, with typing, at turn start."
+    )
+    timeout_s: float = Field(default=10.0, description="Timeout of one Graph API request.")
+    send_attempts: int = Field(
+        default=4, ge=1, description="Attempts per message on throttling or transient errors."
+    )
+    retry_base_ms: int = Field(default=500, ge=1, description="First retry backoff (doubles).")
+    retry_max_ms: int = Field(
+        default=8000, ge=1, description="Longest backoff; a longer Retry-After gives up at once."
+    )
+    delivery_ttl_s: int = Field(
+        default=7 * 24 * 3600, description="How long delivery records and send claims are kept."
+    )
+
+    @field_validator("verify_token", "app_secret", "access_token", "phone_number_id", mode="before")
+    @classmethod
+    def blank_is_unset(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value

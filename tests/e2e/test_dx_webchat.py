@@ -1,0 +1,144 @@
+"""The web chat (/chat) in a real headless Chromium, against the whole running system.
+
+A fresh machine has no browser: the ``chromium`` fixture installs Debian's ``chromium`` and
+``chromium-driver`` packages with apt-get when they are missing (the only download this suite
+makes; nothing comes from a browser vendor's CDN). Selenium drives it through chromedriver. A
+screenshot of the page is kept in ``test-artifacts/chat.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.system import ROOT, System
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+PACKAGES = ["chromium", "chromium-driver"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1300,860",
+]
+ARTIFACTS = Path(ROOT) / "test-artifacts"
+WAIT_S = 30
+
+
+def apt_get(*args: str) -> subprocess.CompletedProcess[str]:
+    prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    command = [*prefix, "apt-get", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Chromium and its driver from Debian, installed on first use."""
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        installed = apt_get("install", "-y", "--no-install-recommends", *PACKAGES)
+        if installed.returncode != 0:
+            updated = apt_get("update")
+            assert updated.returncode == 0, f"apt-get update failed:\n{updated.stderr}"
+            installed = apt_get("install", "-y", "--no-install-recommends", *PACKAGES)
+        assert installed.returncode == 0, f"apt-get install failed:\n{installed.stderr}"
+    assert os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)
+    return CHROMIUM
+
+
+@pytest.fixture
+def browser(chromium: str) -> Iterator[WebDriver]:
+    profile = tempfile.mkdtemp(prefix="orq-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in [*FLAGS, f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def texts(driver: WebDriver, css: str) -> list[str]:
+    return [element.text for element in driver.find_elements(By.CSS_SELECTOR, css)]
+
+
+def send(driver: WebDriver, text: str) -> None:
+    box = driver.find_element(By.ID, "message")
+    box.send_keys(text)
+    box.send_keys(Keys.ENTER)
+
+
+def test_web_chat_shows_replies_state_and_explanation(system: System, browser: WebDriver) -> None:
+    wait = WebDriverWait(browser, WAIT_S)
+    browser.get(f"{system.base_url}/chat")
+    wait.until(lambda d: d.find_element(By.ID, "cid").text.startswith("web-"))
+    conversation = browser.find_element(By.ID, "cid").text
+
+    send(browser, "quero agendar e onde fica a CT?")
+    wait.until(lambda d: len(texts(d, ".bubble.in")) >= 1)
+    first = " ".join(texts(browser, ".bubble.in"))
+    assert "Rua das Palmeiras" in first and "nome" in first
+    assert texts(browser, ".bubble.out")[0].startswith("quero agendar e onde fica a CT?")
+
+    # The explanation of the reply's turn: the journal entries of that turn, in order.
+    wait.until(lambda d: any("merge.complete" in t for t in texts(d, "#explain li")))
+    explained = texts(browser, "#explain li")
+    assert "gateway · turn.started" in explained[0]
+    assert any("triage.decided" in t and "trial" in t and "faq" in t for t in explained)
+    state = browser.find_element(By.ID, "state").text
+    assert 'trial · "collect_client_info"' in state and 'triage · ["trial","faq"]' in state
+
+    send(browser, "João")
+    wait.until(lambda d: len(texts(d, ".bubble.in")) >= 2)
+    assert "João" in texts(browser, ".bubble.in")[-1]
+    wait.until(lambda d: "turno 2" in d.find_element(By.ID, "explain-turn").text)
+
+    # Clicking an older reply shows that turn's explanation again.
+    browser.find_elements(By.CSS_SELECTOR, ".bubble.in")[0].click()
+    wait.until(lambda d: "turno 1" in d.find_element(By.ID, "explain-turn").text)
+    assert any("faq.answered" in t for t in texts(browser, "#explain li"))
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "chat.png"))
+
+    # What the page showed is what the API holds.
+    journal = system.journal(conversation)
+    assert [e["messages"] for e in journal if e["event"] == "turn.started"] == [
+        ["quero agendar e onde fica a CT?"],
+        ["João"],
+    ]
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+
+
+def test_web_chat_files_and_unknown_assets(system: System) -> None:
+    page = system.http.get("/chat")
+    assert page.status_code == 200 and 'id="messages"' in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    script = system.http.get("/chat/chat.js")
+    assert script.status_code == 200
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert system.http.get("/chat/app.py").status_code == 404
+    assert system.http.get("/chat/..%2Fapp.py").status_code == 404

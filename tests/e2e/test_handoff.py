@@ -1,0 +1,105 @@
+"""Human handoff as an ownership state: bot → pending_human → human → bot (issue 8)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from tests.system import System
+
+TOKEN = "s3cret-admin"
+
+
+class Webhook:
+    """A local HTTP endpoint that records what the gateway notifies."""
+
+    def __init__(self) -> None:
+        self.received: queue.Queue[dict] = queue.Queue()
+        received = self.received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers["content-length"])
+                received.put(json.loads(self.rfile.read(length)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/handoff"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture(scope="module")
+def webhook() -> Iterator[Webhook]:
+    hook = Webhook()
+    yield hook
+    hook.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def guarded(redis_url: str, prefix: str, webhook: Webhook) -> Iterator[System]:
+    """The bot with an admin token and a handoff webhook."""
+    with System.up(
+        redis_url,
+        f"{prefix}handoff:",
+        ORQ_ADMIN_TOKEN=TOKEN,
+        ORQ_HANDOFF_WEBHOOK_URL=webhook.url,
+    ) as system:
+        system.http.headers["authorization"] = f"Bearer {TOKEN}"
+        yield system
+
+
+def events(system: System, cid: str) -> list[str]:
+    return [e["event"] for e in system.journal(cid)]
+
+
+def test_admin_routes_require_the_token(guarded: System) -> None:
+    anonymous = {"authorization": ""}
+    for path in ("/v1/conversations/x", "/v1/conversations/x/journal"):
+        assert guarded.http.get(path, headers=anonymous).status_code == 401
+    wrong = {"authorization": "Bearer nope"}
+    response = guarded.http.post(
+        "/v1/conversations/x/handoff", json={"owner": "human"}, headers=wrong
+    )
+    assert response.status_code == 401
+    assert guarded.http.get("/v1/conversations/x").status_code == 200
+
+
+def test_asking_for_a_person_notifies_and_a_human_silences_the_bot(
+    guarded: System, webhook: Webhook
+) -> None:
+    cid = f"handoff-{uuid.uuid4().hex[:8]}"
+    first = guarded.say(cid, "oi, quero falar com um atendente por favor")
+    assert guarded.conversation(cid)["meta"]["handoff"] == "pending_human"
+    notified = webhook.received.get(timeout=20)
+    assert notified["conversation_id"] == cid
+    assert "atendente" in " ".join(notified["summary"]["last_messages"])
+
+    taken = guarded.http.post(
+        f"/v1/conversations/{cid}/handoff", json={"owner": "human", "agent": "maria"}
+    )
+    assert taken.status_code == 200 and taken.json()["meta"]["handoff"] == "human"
+
+    assert guarded.post(cid, "alguém aí?").json() == {"accepted": True, "duplicate": False}
+    journal = guarded.journal(cid)
+    held = [e for e in journal if e["event"] == "message.held_for_human"]
+    assert [e["text"] for e in held] == ["alguém aí?"]
+    assert guarded.replies(cid, after=first["cursor"])["replies"] == []
+
+    back = guarded.http.post(f"/v1/conversations/{cid}/handoff", json={"owner": "bot"})
+    assert back.json()["meta"]["handoff"] == "bot"
+    reply = guarded.say(cid, "onde fica a CT?", after=first["cursor"])
+    assert reply["text"]
+    names = events(guarded, cid)
+    assert names.index("handoff.human") < names.index("handoff.bot")
+    started = [e for e in guarded.journal(cid) if e["event"] == "turn.started"]
+    assert [e["messages"] for e in started][-1] == ["onde fica a CT?"]

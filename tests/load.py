@@ -1,0 +1,117 @@
+"""A small load driver for fault tests: concurrent conversations over the HTTP API.
+
+Each simulated person sends a message, waits for its reply, then sends the next, with business
+time (``sent_at``) advancing a minute per message from a start of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import httpx
+
+BOOKING = ["oi, quero agendar uma aula experimental", "me chamo Ana, 30 anos, iniciante",
+           "terça que vem às 19h", "sim"]  # fmt: skip
+FAQ = ["onde fica a CT?", "quanto custa?", "precisa levar raquete?", "obrigado!"]
+
+
+@dataclass
+class Exchange:
+    conversation_id: str
+    text: str
+    sent: float
+    answered: float
+    turn_id: str
+    reply: str
+
+
+@dataclass
+class Run:
+    exchanges: list[Exchange] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    # Each conversation's reply cursor, so a conversation can be driven again later.
+    cursors: dict[str, str] = field(default_factory=dict)
+
+
+async def converse(
+    client: httpx.AsyncClient,
+    conversation_id: str,
+    texts: list[str],
+    start: datetime,
+    run: Run,
+    reply_wait_s: float = 60,
+) -> None:
+    cursor = run.cursors.get(conversation_id, "0-0")
+    for i, text in enumerate(texts):
+        sent_at = (start + timedelta(minutes=i)).isoformat()
+        sent = time.perf_counter()
+        body = {"conversation_id": conversation_id, "text": text, "sent_at": sent_at,
+                "message_id": uuid.uuid4().hex}  # fmt: skip
+        try:
+            response = await client.post("/v1/messages", json=body)
+        except httpx.TransportError:  # resending is safe: the message id dedupes it
+            response = await client.post("/v1/messages", json=body)
+        if response.status_code != 202:
+            run.failures.append(f"{conversation_id}#{i}: HTTP {response.status_code}")
+            return
+        got = await client.get(
+            f"/v1/conversations/{conversation_id}/replies",
+            params={"after": cursor, "wait": reply_wait_s},
+            timeout=reply_wait_s + 10,
+        )
+        replies = got.json()["replies"]
+        if not replies:
+            run.failures.append(f"{conversation_id}#{i}: no reply to {text!r}")
+            return
+        cursor = run.cursors[conversation_id] = got.json()["cursor"]
+        first = replies[0]
+        run.exchanges.append(
+            Exchange(conversation_id, text, sent, time.perf_counter(), first["turn_id"],
+                     first["text"])
+        )  # fmt: skip
+
+
+async def drive(
+    base_url: str,
+    scripts: dict[str, tuple[list[str], datetime]],
+    concurrency: int = 200,
+    run: Run | None = None,
+) -> Run:
+    run = run or Run()
+    limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base_url, timeout=30, limits=limits) as client:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(cid: str, texts: list[str], start: datetime) -> None:
+            async with gate:
+                await converse(client, cid, texts, start, run)
+
+        await asyncio.gather(*(one(cid, t, s) for cid, (t, s) in scripts.items()))
+    return run
+
+
+def children(pid: int) -> dict[str, list[int]]:
+    """The service processes a supervisor runs, by service name (from /proc)."""
+    found: dict[str, list[int]] = {}
+    with open(f"/proc/{pid}/task/{pid}/children") as handle:
+        kids = [int(p) for p in handle.read().split()]
+    for kid in kids:
+        try:
+            with open(f"/proc/{kid}/cmdline", "rb") as handle:
+                args = handle.read().split(b"\0")
+        except FileNotFoundError:
+            continue
+        for arg in args:
+            if arg.startswith(b"services."):
+                found.setdefault(arg.decode().removeprefix("services."), []).append(kid)
+    return found
+
+
+def load_size(default: int) -> int:
+    """Heavy tests run smaller in CI unless ORQ_LOAD_SCALE says otherwise."""
+    return max(1, int(default * float(os.environ.get("ORQ_LOAD_SCALE", "1"))))

@@ -1,0 +1,130 @@
+"""The scenario file format: what parses, what is rejected with a clear message, the clock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from orquestra.scenario_schema import (
+    Step,
+    message_times,
+    parse_duration,
+    parse_scenarios,
+    substitute,
+    with_variables,
+)
+
+ONE = """
+name: Booking
+start: 2026-02-05T10:00:00-03:00
+steps:
+  - say: quero agendar
+    expect:
+      reply: qual .* nome
+      intents: [trial]
+      state: {trial.stage: collect_client_info}
+      journal: [turn.started, {event: merge.complete, sources: [trial]}]
+  - say: [oi, tudo bem]
+    after: 2m
+  - say: 41
+    sent_at: 2026-02-06T09:00:00-03:00
+"""
+
+
+def test_a_single_scenario_file_parses_with_its_shorthands() -> None:
+    (scenario,) = parse_scenarios(ONE, "one.yaml").scenarios
+    first, burst, number = scenario.steps
+    assert first.say == ["quero agendar"]
+    assert first.expect.reply == ["qual .* nome"]
+    merged = {"event": "merge.complete", "sources": ["trial"]}
+    assert first.expect.journal == ["turn.started", merged]
+    assert burst.say == ["oi", "tudo bem"] and burst.after == timedelta(minutes=2)
+    assert number.say == ["41"]
+    assert burst.expect.is_empty() and not first.expect.is_empty()
+
+
+def test_several_scenarios_under_one_key() -> None:
+    text = "scenarios:\n  - {name: a, steps: [{say: oi}]}\n  - {name: b, steps: [{say: ola}]}\n"
+    parsed = parse_scenarios(text, "many.yaml")
+    assert [s.name for s in parsed.scenarios] == ["a", "b"]
+    assert parsed.source == "many.yaml"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: x\nsteps: [{say: oi, expcet: {reply: a}}]", "expcet"),
+        ("name: x\nsteps: [{say: oi, expect: {reply: '(unclosed'}}]", "invalid regex"),
+        ("name: x\nsteps: [{say: oi, expect: {journal: [{sources: [a]}]}}]", "'event' name"),
+        ("name: x\nsteps: [{say: oi, after: soon}]", "not a duration"),
+        ("name: x\nsteps: []", "steps"),
+        ("name: x\nsteps: [{say: '  '}]", "some text"),
+        ("name: x\nsteps: [{say: oi, save: {'9code': trial.booking_id}}]", "variable names"),
+        ("scenarios: [{name: a, steps: [{say: oi}]}]\nname: b", "only key"),
+        ("name: [unclosed", "not valid YAML"),
+        ("- just\n- a list", "not a mapping"),
+    ],
+)
+def test_invalid_files_say_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=r"bad\.yaml") as error:
+        parse_scenarios(text, "bad.yaml")
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2m", timedelta(minutes=2)),
+        ("1h30m", timedelta(hours=1, minutes=30)),
+        ("45s", timedelta(seconds=45)),
+        ("8d", timedelta(days=8)),
+        ("250ms", timedelta(milliseconds=250)),
+        ("1m30s", timedelta(seconds=90)),
+        (90, timedelta(seconds=90)),
+    ],
+)
+def test_durations(value: object, expected: timedelta) -> None:
+    assert parse_duration(value) == expected
+
+
+@pytest.mark.parametrize("value", ["", "2x", "m", "-2m", True])
+def test_bad_durations(value: object) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(value)
+
+
+def test_the_clock_advances_by_after_and_jumps_to_sent_at() -> None:
+    (scenario,) = parse_scenarios(ONE, "one.yaml").scenarios
+    start = datetime.fromisoformat("2026-02-05T10:00:00-03:00")
+    times = message_times(scenario, datetime.fromisoformat("2030-01-01T00:00:00+00:00"))
+    assert times == [
+        start,
+        start + timedelta(minutes=2),
+        datetime.fromisoformat("2026-02-06T09:00:00-03:00"),
+    ]
+
+
+def test_without_a_start_the_runner_clock_is_used() -> None:
+    (scenario,) = parse_scenarios("name: x\nsteps: [{say: a, after: 1m}]", "x").scenarios
+    now = datetime.fromisoformat("2026-03-01T12:00:00+00:00")
+    assert message_times(scenario, now) == [now + timedelta(minutes=1)]
+
+
+def test_saved_values_fill_messages_and_expectations() -> None:
+    step = Step.model_validate(
+        {
+            "say": "cancelar {code}",
+            "expect": {
+                "reply": "codigo {code}",
+                "state": {"trial.booking_id": "{code}", "x": {"match": "^{code}$"}},
+                "journal": [{"event": "trial.decided", "booking_code": "{code}"}],
+            },
+        }
+    )
+    filled = with_variables(step, {"code": "AE-1+2"})
+    assert filled.say == ["cancelar AE-1+2"]
+    assert filled.expect.reply == [r"codigo AE\-1\+2"]
+    assert filled.expect.state == {"trial.booking_id": "AE-1+2", "x": {"match": r"^AE\-1\+2$"}}
+    assert filled.expect.journal == [{"event": "trial.decided", "booking_code": "AE-1+2"}]
+    assert substitute("{unknown} {code}", {"code": "x"}) == "{unknown} x"
