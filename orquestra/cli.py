@@ -6,7 +6,18 @@ from __future__ import annotations
 import argparse
 import importlib
 
-COMMANDS = ["up", "health", "unanswered", "chat", "scenarios", "explain", "asyncapi"]
+COMMANDS = [
+    "up",
+    "health",
+    "unanswered",
+    "chat",
+    "scenarios",
+    "explain",
+    "asyncapi",
+    "bench",
+    "nlu",
+    "eval",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import cache
 from typing import Any, Literal, TypeVar
 
 import openai
@@ -52,6 +53,13 @@ class LLMError(Exception):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+
+
+@cache
+def _schema_instruction(model_cls: type[BaseModel]) -> str:
+    """The prompt line carrying the model's JSON schema (built once per model: it never changes)."""
+    schema = json.dumps(model_cls.model_json_schema(), ensure_ascii=False)
+    return _SCHEMA_INSTRUCTION.format(schema=schema)
 
 
 def _response_format(settings: LLMSettings, model_cls: type[BaseModel]) -> dict[str, Any] | None:
@@ -113,8 +121,7 @@ class LLMClient:
             raise
 
     async def _structured(self, messages: list[dict[str, Any]], model_cls: type[M]) -> M:
-        schema = json.dumps(model_cls.model_json_schema(), ensure_ascii=False)
-        instruction = {"role": "system", "content": _SCHEMA_INSTRUCTION.format(schema=schema)}
+        instruction = {"role": "system", "content": _schema_instruction(model_cls)}
         options: dict[str, Any] = {}
         response_format = _response_format(self.settings, model_cls)
         if response_format is not None:

@@ -119,8 +119,12 @@ async def start(rt: Runtime) -> list[asyncio.Task[None]]:
 
 
 async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
+    # A cancel can be swallowed on Python 3.11 when it lands inside a client's own timeout
+    # (redis-py's socket timeout runs through asyncio.wait_for): cancel until each task ends.
     for task in tasks:
-        task.cancel()
+        while not task.done():
+            task.cancel()
+            await asyncio.wait([task], timeout=1.0)
     for task in tasks:
         with suppress(asyncio.CancelledError):
             await task

@@ -64,7 +64,8 @@ class Replies(BaseModel):
     cursor: str
 
 
-def require_admin(request: Request) -> None:
+async def require_admin(request: Request) -> None:
+    """Async on purpose: a plain ``def`` dependency would run in a thread on every request."""
     token = request.app.state.settings.admin_token
     if not token:
         return

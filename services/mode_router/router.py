@@ -134,7 +134,9 @@ def decide(
         keep_pending=keeps_pending(text, intent, modes),
         now=now,
     )
-    new_state = _apply_decision(state, validation, proposal, now)
+    new_state = _apply_decision(state, validation, proposal, now).model_copy(
+        update={"last_turn_id": turn_id}
+    )
     record = mode_decision_record(
         now=now,
         conversa_id=conversa_id,

@@ -30,6 +30,9 @@ class ModeState(BaseModel):
     pending_transition_at: UtcDatetime | None = None
     last_transition_at: UtcDatetime | None = None
     last_decision: TransitionDecision | None = None
+    # The turn (or event) of the last decision: triage, deciding the same turn in parallel,
+    # reads it to know whether this turn answered a pending micro-confirmation.
+    last_turn_id: str | None = None
 
 
 class ModeOutcome(BaseModel):

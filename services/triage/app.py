@@ -9,7 +9,7 @@ from services.triage.config import load_config
 from services.triage.core import triage_turn
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageResult, TriageState
-from services.triage.rules import classify, needs_llm, trial_context
+from services.triage.rules import classify, mode_awaits_answer, needs_llm, trial_context
 from shared.contracts import Part, SpecialistTask, Turn, TurnPlan
 from shared.notices import notice_keys
 from shared.service import Decision, Runtime, ask_llm, handle_once
@@ -49,7 +49,7 @@ def build(rt: Runtime) -> None:
                 pack=rt.pack,
                 seed=turn.turn_id,
                 llm_result=result if result.source == "llm" else None,
-                mode_pending=bool((snapshot.get("mode") or {}).get("pending_transition")),
+                mode_pending=mode_awaits_answer(snapshot.get("mode"), turn.turn_id),
             )
             for route in outcome.routes:
                 task = SpecialistTask(

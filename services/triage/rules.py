@@ -34,6 +34,20 @@ def trial_context(trial: dict[str, Any] | None) -> str | None:
     return trial.get("stage")
 
 
+def mode_awaits_answer(mode: dict[str, Any] | None, turn_id: str) -> bool:
+    """Whether the funnel's micro-confirmation was waiting for this turn's answer.
+
+    mode_router handles the same turn in parallel: if it already decided this turn, its last
+    decision tells whether a pending question was answered (confirm/cancel); if not yet, the
+    slice still shows the question pending.
+    """
+    if not mode:
+        return False
+    if mode.get("last_turn_id") == turn_id:
+        return mode.get("last_decision") in ("confirm", "cancel")
+    return bool(mode.get("pending_transition"))
+
+
 def active_stage(trial_stage: str | None, config: TriageConfig) -> str | None:
     """The trial stage when a booking conversation is going on, else None."""
     if trial_stage and trial_stage not in config.active_context.idle_stages:

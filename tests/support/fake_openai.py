@@ -122,7 +122,7 @@ class FakeOpenAI:
 
     def start(self) -> None:
         """Serve on a free port of 127.0.0.1 from a background thread."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)

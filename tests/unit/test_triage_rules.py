@@ -205,3 +205,17 @@ def test_booked_trial_waiting_for_an_answer_is_active_context() -> None:
     assert trial_context(None) is None
     result = classify("sim", trial_stage=trial_context(pending), config=CONFIG, pack=PACK)
     assert result.intents == ["trial"]
+
+
+def test_mode_question_answered_whichever_service_decides_the_turn_first() -> None:
+    from services.triage.rules import mode_awaits_answer
+
+    waiting = {"mode": "discovery", "pending_transition": "oferta", "last_turn_id": "t1",
+               "last_decision": "pending"}  # fmt: skip
+    assert mode_awaits_answer(waiting, "t2")  # mode_router has not decided t2 yet
+    confirmed = {"mode": "oferta", "pending_transition": None, "last_turn_id": "t2",
+                 "last_decision": "confirm"}  # fmt: skip
+    assert mode_awaits_answer(confirmed, "t2")  # it already took t2 as the answer
+    assert not mode_awaits_answer(waiting, "t1")  # the turn that asked is not its answer
+    assert not mode_awaits_answer({"mode": "discovery"}, "t3")
+    assert not mode_awaits_answer(None, "t3")

@@ -1,0 +1,80 @@
+"""``orquestra bench``: the whole system under load next to its floors (see ``bench/``).
+
+Starts a private Redis and every service (or drives ``--url``), runs the phases of
+``bench.run`` and prints the table with the baselines and the targets; ``--json`` prints the
+raw results instead, for comparing runs. The ``bench`` package is imported only when the
+command runs: it is a development tool, not part of the service image.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+PARTS = ("baselines", "llm", "scaling", "burst")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bench.report import render
+    from bench.run import Benchmark, Options
+
+    if args.render:
+        results = json.loads(Path(args.render).read_text())
+    else:
+        options = Options(
+            url=args.url,
+            redis_url=args.redis_url,
+            token=args.token,
+            users=args.users,
+            seconds=args.seconds,
+            llm_delay_ms=args.llm_delay_ms,
+            llm_users=args.llm_users,
+            llm_workers=args.llm_workers,
+            trial_burn_ms=args.trial_burn_ms,
+            skip=set(args.skip),
+            profile=args.profile,
+        )
+        try:
+            results = asyncio.run(Benchmark(options).run())
+        except KeyboardInterrupt:
+            print("orquestra bench: interrupted", file=sys.stderr)
+            return 130
+        results["command"] = "orquestra bench " + " ".join(sys.argv[2:])
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else render(results))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "bench", help="load-test the system next to its logic and framework floors"
+    )
+    parser.add_argument("--url", help="drive a running system instead of starting one")
+    parser.add_argument("--redis-url", help="with --url: its Redis, for commands and memory")
+    parser.add_argument("--token", help="with --url: ORQ_ADMIN_TOKEN of that gateway")
+    parser.add_argument("--users", type=int, default=32, help="conversations at max load")
+    parser.add_argument("--seconds", type=float, default=8.0, help="length of each max-load phase")
+    parser.add_argument("--llm-delay-ms", type=int, default=300, help="simulated LLM latency")
+    parser.add_argument("--llm-users", type=int, default=64, help="conversations in llm mode")
+    parser.add_argument(
+        "--llm-workers",
+        type=int,
+        help="also run llm mode with this ORQ_WORKERS (handlers per subscription)",
+    )
+    parser.add_argument(
+        "--trial-burn-ms", type=int, default=100, help="CPU per task of the heavy trial"
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="SERVICE",
+        help="sample this service with py-spy during the max phase (needs py-spy installed)",
+    )
+    parser.add_argument("--skip", action="append", default=[], choices=PARTS, help="repeatable")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--out", help="also write the results as JSON to this file")
+    parser.add_argument("--render", metavar="JSON", help="print the table of a saved run")
+    parser.set_defaults(func=run)
