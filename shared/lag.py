@@ -34,6 +34,10 @@ from shared.keys import Keys
 LABELS = ["stream", "group"]
 
 
+# On Redis < 7 the lag is counted; past this many entries it is reported as this many.
+LAG_COUNT_LIMIT = 10_000
+
+
 @dataclass(frozen=True)
 class GroupLag:
     stream: str
@@ -111,8 +115,19 @@ class ConsumerLagCollector(Collector):
                 infos = self.client.xinfo_groups(stream)
             except redis.ResponseError:
                 continue
-            rows += group_lags(stream, infos, groups, self.keys.prefix)
+            rows += group_lags(stream, [self._with_lag(stream, i) for i in infos], groups,
+                               self.keys.prefix)  # fmt: skip
         return rows
+
+    def _with_lag(self, stream: str, info: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Redis 7 reports ``lag``; before it (the embedded 6.2), count what is after the
+        group's last delivered entry (up to LAG_COUNT_LIMIT)."""
+        if info.get("lag") is not None:
+            return info
+        after = self.client.xrange(
+            stream, min=f"({info['last-delivered-id']}", max="+", count=LAG_COUNT_LIMIT
+        )
+        return {**info, "lag": len(after)}
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
