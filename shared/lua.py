@@ -201,12 +201,13 @@ return finish('expired', ARGV[1])
 """
 )
 
-# Delivery to a Redis-backed channel, once per key. KEYS: sent, replies stream.
+# Delivery to a Redis-backed channel, once per key. KEYS: sent, replies stream (trimmed
+# exactly: "~" would keep whole 100-entry nodes of a small per-conversation stream).
 # ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen.
 # Returns the stream id, or false when already delivered.
 DELIVER_ONCE = """
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'reply', ARGV[1])
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'reply', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return id
 """
