@@ -6,6 +6,7 @@ the schema version of the message; bump it when a field changes meaning.
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -22,6 +23,11 @@ def new_id() -> str:
 def utcnow() -> datetime:
     """Wall-clock time, for machinery only (leases, deadlines, created_at); never business."""
     return datetime.now(UTC)
+
+
+def now_ms() -> int:
+    """Wall-clock epoch milliseconds, for machinery scores (pending starts, merge deadlines)."""
+    return int(time.time() * 1000)
 
 
 class Contract(BaseModel):

@@ -183,11 +183,10 @@ async def handle_once(
     version conflict (a concurrent writer) reloads and decides again.
     """
     for _ in range(attempts):
-        stored = await rt.store.outbox(conversation_id, turn_id, rt.service)
+        stored, snapshot = await rt.store.load_turn(conversation_id, turn_id, rt.service)
         if stored is not None:
             await rt.bus.publish_all(stored.messages)
             return
-        snapshot = await rt.store.load(conversation_id)
         decision = await decide(snapshot)
         try:
             committed = await rt.store.commit(

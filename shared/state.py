@@ -60,6 +60,10 @@ class Outbox:
         return cls([(s, p) for s, p in json.loads(raw)])
 
 
+def _snapshot(raw: dict[str, str]) -> Snapshot:
+    return Snapshot({name: json.loads(raw[name]) if name in raw else None for name in SLICES})
+
+
 def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any) -> str:
     """One journal line; ``data`` adds fields but never replaces the four every entry has."""
     entry = {
@@ -91,8 +95,19 @@ class StateStore:
         self.outbox_ttl_s = outbox_ttl_s
 
     async def load(self, conversation_id: str) -> Snapshot:
-        raw = await self.redis.hgetall(self.keys.state(conversation_id))
-        return Snapshot({name: json.loads(raw[name]) if name in raw else None for name in SLICES})
+        return _snapshot(await self.redis.hgetall(self.keys.state(conversation_id)))
+
+    async def load_turn(
+        self, conversation_id: str, turn_id: str, service: str
+    ) -> tuple[Outbox | None, Snapshot]:
+        """What a handler needs first, in one round trip: its stored outbox for the turn (if it
+        committed before) and the conversation's slices."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(self.keys.outbox(conversation_id, turn_id, service))
+            pipe.hgetall(self.keys.state(conversation_id))
+            raw_outbox, raw_state = await pipe.execute()
+        outbox = Outbox.load(raw_outbox) if raw_outbox is not None else None
+        return outbox, _snapshot(raw_state)
 
     async def outbox(self, conversation_id: str, turn_id: str, service: str) -> Outbox | None:
         raw = await self.redis.get(self.keys.outbox(conversation_id, turn_id, service))

@@ -45,8 +45,9 @@ class Handoff:
         self.log = log
 
     async def owner(self, conversation_id: str) -> Owner:
-        meta = (await self.store.load(conversation_id)).get("meta") or {}
-        return meta.get("handoff", "bot")
+        """Asked on every reply: reads the meta slice alone, not the whole state."""
+        raw = await self.store.redis.hget(self.keys.state(conversation_id), "meta")
+        return json.loads(raw).get("handoff", "bot") if raw else "bot"
 
     async def assign(
         self, conversation_id: str, owner: Owner, *, by: str, reason: str = ""

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from datetime import UTC, datetime, timedelta
 
 from redis.asyncio import Redis
 
-from shared.contracts import InboundMessage, Turn, new_id
+from shared.contracts import InboundMessage, Turn, new_id, now_ms
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.metrics import TURNS_STARTED
@@ -42,10 +41,6 @@ local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
 """
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def build_turn(

@@ -13,13 +13,9 @@ import json
 import time
 
 from services.merger.compose import MergerConfig, compose
-from shared.contracts import Part, Reply, Turn, TurnPlan
+from shared.contracts import Part, Reply, Turn, TurnPlan, now_ms
 from shared.service import Runtime
 from shared.state import journal_entry
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class Merger:

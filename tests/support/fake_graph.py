@@ -17,9 +17,7 @@ import hashlib
 import hmac
 import itertools
 import json
-import socket
 import threading
-import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +28,8 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+
+from tests.support.serve import serve_in_thread
 
 CORPUS = Path("/work/shared/conformance/whatsapp")
 INVALID_TOKEN = {
@@ -209,22 +209,7 @@ class FakeGraph:
         }
 
     def start(self) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
-        self._port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("fake Graph server did not start")
-            time.sleep(0.01)
+        self._server, self._thread, self._port = serve_in_thread(self.app, "fake Graph server")
 
     def stop(self) -> None:
         if self._server is not None and self._thread is not None:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,6 +21,8 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+
+from tests.support.serve import serve_in_thread
 
 Messages = list[dict[str, Any]]
 
@@ -122,22 +122,7 @@ class FakeOpenAI:
 
     def start(self) -> None:
         """Serve on a free port of 127.0.0.1 from a background thread."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(64)
-        self._port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("fake OpenAI server did not start")
-            time.sleep(0.01)
+        self._server, self._thread, self._port = serve_in_thread(self.app, "fake OpenAI server")
 
     def stop(self) -> None:
         if self._server is not None and self._thread is not None:
