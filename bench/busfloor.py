@@ -27,6 +27,7 @@ import signal
 import time
 import uuid
 
+import uvloop
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, StreamSub
 
@@ -41,7 +42,7 @@ MAXLEN = 100_000
 
 class Chain:
     def __init__(self, redis_url: str, prefix: str, workers: int) -> None:
-        self.broker = RedisBroker(redis_url, logger=None)
+        self.broker = RedisBroker(redis_url, logger=None, apply_types=False)
         self.prefix = prefix
         self.workers = workers
         self.consumer = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -167,9 +168,9 @@ def main() -> None:
     parser.add_argument("--phase", action="append", default=[], help="NAME:USERS:SECONDS")
     args = parser.parse_args()
     if args.role == "drive":
-        print(json.dumps(asyncio.run(drive(args))), flush=True)
+        print(json.dumps(uvloop.run(drive(args))), flush=True)
     else:
-        asyncio.run(serve(args))
+        uvloop.run(serve(args))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from types import SimpleNamespace
 
+import uvloop
 from pydantic import BaseModel
 
 from bench.conversations import DEFAULT_MIX, Conversation, Message, conversation
@@ -218,7 +219,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     setup_logging("inproc", "WARNING", True)
-    print(json.dumps(asyncio.run(main_async(args))))
+    print(json.dumps(uvloop.run(main_async(args))))
 
 
 if __name__ == "__main__":
