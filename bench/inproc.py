@@ -88,7 +88,10 @@ class LocalBus:
         self.service = service
         self.consumer = f"{service}-inproc"
 
-    async def publish(self, stream: str, payload: str | BaseModel) -> None:
+    async def publish(
+        self, stream: str, payload: str | BaseModel, *, pipeline: object = None
+    ) -> None:
+        """Dispatched at once, also when the caller batches its Redis commands in ``pipeline``."""
         body = payload.model_dump_json() if isinstance(payload, BaseModel) else payload
         self.router.dispatch(stream, body.encode())
 

@@ -21,6 +21,7 @@ from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.message import RedisStreamMessage
 from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from shared.connections import retry_options
@@ -78,32 +79,50 @@ def make_broker(settings: Settings) -> RedisBroker:
 
 
 async def ensure_groups(redis: Redis, keys: Keys) -> None:
-    """Create every stream and consumer group at id 0 (idempotent)."""
+    """Create every stream and consumer group at id 0 and remove retired groups (idempotent)."""
     for stream, group in keys.groups():
         try:
             await redis.xgroup_create(stream, group, id="0", mkstream=True)
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
+    for stream, group in keys.retired_groups():
+        if await redis.xgroup_destroy(stream, group):
+            log.info("retired consumer group removed", stream=stream, group=group)
 
 
 class Bus:
     """Publishing and subscribing for one service process."""
 
-    def __init__(self, broker: RedisBroker, settings: Settings, keys: Keys, service: str) -> None:
+    def __init__(
+        self, broker: RedisBroker, redis: Redis, settings: Settings, keys: Keys, service: str
+    ) -> None:
         self.broker = broker
+        self.redis = redis
         self.settings = settings
         self.keys = keys
         self.service = service
         self.consumer = consumer_name(service)
 
-    async def publish(self, stream: str, payload: str | BaseModel) -> None:
+    async def publish(
+        self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
+    ) -> None:
+        """Publish one message; with ``pipeline``, queue it there (sent when it executes)."""
         body = payload.model_dump_json() if isinstance(payload, BaseModel) else payload
-        await self.broker.publish(body.encode(), stream=stream, maxlen=self.settings.stream_maxlen)
+        await self.broker.publish(
+            body.encode(), stream=stream, maxlen=self.settings.stream_maxlen, pipeline=pipeline
+        )
 
     async def publish_all(self, messages: list[tuple[str, str]]) -> None:
-        for stream, payload in messages:
-            await self.publish(stream, payload)
+        """Publish an outbox in one round trip (in order; a failure raises, and the caller's
+        redelivery republishes the whole outbox)."""
+        if len(messages) == 1:
+            await self.publish(*messages[0])
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for stream, payload in messages:
+                await self.publish(stream, payload, pipeline=pipe)
+            await pipe.execute()
 
     def subscribe(self, stream: str, group: str, handler: Handler) -> None:
         settings = self.settings

@@ -67,13 +67,17 @@ class Keys:
         return [
             (self.turns, "triage"),
             (self.turns, "mode_router"),
-            (self.turns, "merger"),
             *((self.tasks(s), s) for s in SPECIALISTS),
             (self.merge, "merger"),
             (self.outbound, "gateway"),
             (self.events, "mode_router"),
             (self.events, "gateway"),
         ]
+
+    def retired_groups(self) -> list[tuple[str, str]]:
+        """Groups earlier versions created and nothing reads any more: removed at start-up,
+        because the janitor keeps every entry a group has not read (it would never trim)."""
+        return [(self.turns, "merger")]
 
     # Per conversation
     def conv(self, conversation_id: str, name: str) -> str:

@@ -69,7 +69,7 @@ def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
         outbox_ttl_s=settings.turn_ttl_s,
     )
     pack = load_pack(settings.pack)
-    bus = Bus(make_broker(settings), settings, keys, service)
+    bus = Bus(make_broker(settings), redis, settings, keys, service)
     tz = ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
     llm = None
     if settings.nlu_mode != "rules":

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from shared.contracts import utcnow
 from shared.keys import SLICES, Keys
@@ -149,12 +150,16 @@ class StateStore:
         return status == 1
 
     async def append_journal(self, conversation_id: str, *entries: str) -> None:
-        key = self.keys.journal(conversation_id)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(key, *entries)
-            pipe.ltrim(key, -self.journal_max, -1)
-            pipe.expire(key, self.state_ttl_s)
+            self.queue_journal(pipe, conversation_id, *entries)
             await pipe.execute()
+
+    def queue_journal(self, pipe: Pipeline, conversation_id: str, *entries: str) -> None:
+        """Append journal entries as part of a caller's pipeline (one round trip for both)."""
+        key = self.keys.journal(conversation_id)
+        pipe.rpush(key, *entries)
+        pipe.ltrim(key, -self.journal_max, -1)
+        pipe.expire(key, self.state_ttl_s)
 
     async def journal(self, conversation_id: str) -> list[dict[str, Any]]:
         raw = await self.redis.lrange(self.keys.journal(conversation_id), 0, -1)

@@ -48,13 +48,21 @@ def build(rt: Runtime, app: FastAPI) -> None:
     whatsapp = WhatsApp(rt)
     channels["whatsapp"] = whatsapp.channel
     # WhatsApp turns made only of media/locations/reactions are answered by the gateway itself.
-    publish = whatsapp.starting_turns(rt.bus.publish)
-    turns = TurnKeeper(rt.redis, rt.scripts, rt.keys, rt.settings, rt.store, publish, rt.log)
+    turns = TurnKeeper(
+        rt.redis,
+        rt.scripts,
+        rt.keys,
+        rt.settings,
+        rt.store,
+        rt.bus.publish,
+        rt.log,
+        own_answer=whatsapp.own_answer,
+    )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
     handoff = Handoff(
         rt.scripts, rt.keys, rt.store, http_client, rt.settings.handoff_webhook_url, rt.log
     )
-    egress = Egress(channels, turns, rt.store, handoff, rt.log)
+    egress = Egress(channels, turns, handoff, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
     rt.bus.subscribe(rt.keys.events, "gateway", handoff.on_event)
     rt.background.append(turns.sweeper)

@@ -9,7 +9,7 @@ from services.gateway.handoff import Handoff
 from services.gateway.turns import TurnKeeper
 from shared.contracts import Reply
 from shared.metrics import REPLIES
-from shared.state import StateStore, journal_entry
+from shared.state import journal_entry
 
 
 class Egress:
@@ -17,13 +17,11 @@ class Egress:
         self,
         channels: dict[str, Channel],
         turns: TurnKeeper,
-        store: StateStore,
         handoff: Handoff,
         log: FilteringBoundLogger,
     ) -> None:
         self.channels = channels
         self.turns = turns
-        self.store = store
         self.handoff = handoff
         self.log = log
 
@@ -35,17 +33,14 @@ class Egress:
         if await self.handoff.owner(reply.conversation_id) == "human":
             # A person took over while this turn was in flight: the bot stays silent.
             REPLIES.labels(reply.channel, "dropped_human").inc()
-            await self.store.append_journal(
-                reply.conversation_id,
-                journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner"),
-            )
-            await self.turns.release(reply.conversation_id, reply.turn_id)
+            dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner")
+            await self.turns.release(reply.conversation_id, reply.turn_id, dropped)
             return
         delivery = await channel.deliver(reply)
         REPLIES.labels(reply.channel, delivery.status).inc()
+        journal = []
         if delivery.status != "duplicate":
-            await self.store.append_journal(
-                reply.conversation_id,
+            journal.append(
                 journal_entry(
                     "gateway",
                     reply.turn_id,
@@ -55,7 +50,7 @@ class Egress:
                     detail=delivery.detail,
                     bubbles=len(reply.bubbles),
                     partial=reply.partial,
-                ),
+                )
             )
         self.log.info(
             "reply delivered",
@@ -63,4 +58,4 @@ class Egress:
             turn_id=reply.turn_id,
             status=delivery.status,
         )
-        await self.turns.release(reply.conversation_id, reply.turn_id)
+        await self.turns.release(reply.conversation_id, reply.turn_id, *journal)

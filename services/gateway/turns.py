@@ -20,17 +20,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
+from pydantic import BaseModel
 from redis.asyncio import Redis
+from structlog.typing import FilteringBoundLogger
 
-from shared.contracts import InboundMessage, Turn, new_id, now_ms
+from shared.contracts import InboundMessage, Reply, Turn, new_id, now_ms
 from shared.keys import Keys
 from shared.lua import Scripts
+from shared.merge import queue_open
 from shared.metrics import TURNS_STARTED
 from shared.nlu.normalize import normalize
 from shared.settings import Settings
 from shared.state import StateStore, journal_entry
+
+Publish = Callable[[str, str | BaseModel], Awaitable[None]]
+# A channel's answer to a turn it handles itself (WhatsApp media): the reply and a journal entry.
+OwnAnswer = Callable[[Turn], tuple[Reply, str] | None]
 
 WINDOW_24H = timedelta(hours=24)
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
@@ -72,8 +80,9 @@ class TurnKeeper:
         keys: Keys,
         settings: Settings,
         store: StateStore,
-        publish,
-        log,
+        publish: Publish,
+        log: FilteringBoundLogger,
+        own_answer: OwnAnswer | None = None,
     ) -> None:
         self.redis = redis
         self.scripts = scripts
@@ -82,6 +91,7 @@ class TurnKeeper:
         self.store = store
         self.publish = publish
         self.log = log
+        self.own_answer = own_answer
         self.zrem_if_score = redis.register_script(ZREM_IF_SCORE)
         self.control_words = {normalize(w) for w in settings.control_words}
         self._timers: set[asyncio.TimerHandle] = set()
@@ -144,19 +154,20 @@ class TurnKeeper:
                 ),
             )
             return True
-        self._schedule(conv, window / 1000)
+        # With no quiet window the start needs no look at the score: it is the one just written.
+        self._schedule(conv, window / 1000, None if window else due)
         return True
 
     def _is_control(self, text: str) -> bool:
         words = set(normalize(text).split())
         return bool(words & self.control_words)
 
-    def _schedule(self, conversation_id: str, delay_s: float) -> None:
+    def _schedule(self, conversation_id: str, delay_s: float, score: int | None = None) -> None:
         loop = asyncio.get_running_loop()
 
         def fire() -> None:
             self._timers.discard(handle)
-            task = loop.create_task(self._start_due(conversation_id))
+            task = loop.create_task(self._start_due(conversation_id, score))
             self._starting.add(task)
             task.add_done_callback(self._starting.discard)
 
@@ -170,17 +181,20 @@ class TurnKeeper:
 
     # Starting and releasing --------------------------------------------------------------
 
-    async def _start_due(self, conversation_id: str) -> None:
-        """Start a turn if the burst window passed; otherwise wait for what remains of it."""
+    async def _start_due(self, conversation_id: str, score: int | None = None) -> None:
+        """Start a turn if the burst window passed; otherwise wait for what remains of it.
+        ``score``: the pending entry's score, when the caller knows it is due."""
         try:
-            score = await self.redis.zscore(self.keys.pending_starts, conversation_id)
             if score is None:
-                return
-            remaining = int(score) - now_ms()
-            if remaining > 0:
-                self._schedule(conversation_id, remaining / 1000)
-                return
-            await self.try_start(conversation_id, int(score))
+                found = await self.redis.zscore(self.keys.pending_starts, conversation_id)
+                if found is None:
+                    return
+                remaining = int(found) - now_ms()
+                if remaining > 0:
+                    self._schedule(conversation_id, remaining / 1000)
+                    return
+                score = int(found)
+            await self.try_start(conversation_id, score)
         except Exception as exc:  # a timer has no caller to raise to; the sweeper retries
             self.log.error("turn start failed", conversation_id=conversation_id, error=repr(exc))
 
@@ -192,13 +206,22 @@ class TurnKeeper:
         )
         await self._after_start(conversation_id, turn_id, result, score)
 
-    async def release(self, conversation_id: str, turn_id: str) -> None:
-        score = await self.redis.zscore(self.keys.pending_starts, conversation_id)
+    async def release(self, conversation_id: str, turn_id: str, *journal: str) -> None:
+        """Release the turn's lease and start the next turn if messages waited; ``journal``
+        entries are written in the same round trip."""
         next_id = new_id()
-        result = await self.scripts.release(
-            keys=self._turn_keys(conversation_id),
-            args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s],
-        )
+        async with self.redis.pipeline(transaction=False) as pipe:
+            # Read before the release runs: _after_start removes the pending entry only if no
+            # message re-scored it since.
+            pipe.zscore(self.keys.pending_starts, conversation_id)
+            if journal:
+                self.store.queue_journal(pipe, conversation_id, *journal)
+            await self.scripts.release(
+                keys=self._turn_keys(conversation_id),
+                args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s],
+                client=pipe,
+            )
+            score, *_, result = await pipe.execute()
         if result[0] == "not_owner":
             self.log.warning("lease no longer held by this turn", turn_id=turn_id)
             return
@@ -218,14 +241,7 @@ class TurnKeeper:
             return
         seq, prev_ms, entries = int(result[1]), result[2], result[3:]
         turn = build_turn(turn_id, conversation_id, seq, prev_ms, entries)
-        # While the turn is in flight, the sweeper looks again only when its lease expires.
-        await self.redis.zadd(
-            self.keys.pending_starts, {conversation_id: now_ms() + self.settings.lease_ttl_ms}
-        )
-        await self.publish(self.keys.turns, turn)
-        TURNS_STARTED.inc()
-        await self.store.append_journal(
-            conversation_id,
+        journal = [
             journal_entry(
                 "gateway",
                 turn_id,
@@ -234,8 +250,33 @@ class TurnKeeper:
                 messages=[m.text for m in turn.messages],
                 message_ids=[m.message_id for m in turn.messages],
                 now=turn.now.isoformat(),
-            ),
-        )
+            )
+        ]
+        answer = self.own_answer(turn) if self.own_answer else None
+        body = turn.model_dump_json()
+        k, settings = self.keys, self.settings
+        async with self.redis.pipeline(transaction=False) as pipe:
+            # While the turn is in flight, the sweeper looks again only when its lease expires.
+            pipe.zadd(k.pending_starts, {conversation_id: now_ms() + settings.lease_ttl_ms})
+            if answer is None:
+                # The merger's record of the turn and its deadline exist before the turn does.
+                queue_open(
+                    pipe,
+                    k,
+                    turn_id,
+                    body,
+                    ttl_s=settings.turn_ttl_s,
+                    deadline_ms=settings.merge_deadline_ms,
+                )
+            else:
+                journal.append(answer[1])
+            self.store.queue_journal(pipe, conversation_id, *journal)
+            await pipe.execute()
+        if answer is None:
+            await self.publish(k.turns, body)
+        else:
+            await self.publish(k.outbound, answer[0])
+        TURNS_STARTED.inc()
 
     def _turn_keys(self, conversation_id: str) -> list[str]:
         k = self.keys

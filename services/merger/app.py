@@ -1,9 +1,12 @@
 """The merger: a correlation-id aggregator that answers every turn exactly once (DESIGN §6).
 
 Any replica may complete any turn: the turn, its plan and its parts go into one hash per turn,
-and a Lua script reports "complete" to exactly one caller. The turn's deadline is registered in
-a sorted set when the turn itself arrives (the merger has its own group on the turns stream), so
-a turn whose triage or specialists never answer still gets a partial reply with fallback lines.
+and a Lua script reports "complete" to exactly one caller. The gateway opens that hash (the turn
+itself) and registers the turn's deadline in a sorted set in the same round trip in which it
+publishes the turn (``TurnKeeper._after_start``), so the merger needs no delivery of the turn,
+and a turn whose triage or specialists never answer still gets a partial reply with fallback
+lines. A published reply takes its turn off the deadline set; what is left there when the
+deadline passes is a turn that did not complete, or whose publisher died before publishing.
 """
 
 from __future__ import annotations
@@ -24,12 +27,6 @@ class Merger:
         self.config = (
             rt.pack.section("merger", MergerConfig) if rt.pack.has("merger") else MergerConfig()
         )
-
-    async def on_turn(self, body: bytes) -> None:
-        turn = Turn.model_validate_json(body)
-        deadline = now_ms() + self.rt.settings.merge_deadline_ms
-        await self.rt.redis.zadd(self.rt.keys.merge_deadlines, {turn.turn_id: deadline}, nx=True)
-        await self._add(turn.turn_id, "turn", body.decode())
 
     async def on_merge(self, body: bytes) -> None:
         data = json.loads(body)
@@ -109,24 +106,35 @@ class Merger:
             bubbles=composition.bubbles,
             partial=partial,
         )
-        await self.rt.bus.publish(self.rt.keys.outbound, reply)
-        await self.rt.redis.hset(self.rt.keys.merge_turn(turn_id), "_published", "1")
-        await self.rt.store.append_journal(
-            turn.conversation_id,
-            journal_entry(
-                "merger",
-                turn.turn_id,
-                "merge.partial" if partial else "merge.complete",
-                sources=composition.sources,
-                missing=composition.missing,
-                dropped=composition.dropped,
-                bubbles=len(composition.bubbles),
-            ),
+        entry = journal_entry(
+            "merger",
+            turn.turn_id,
+            "merge.partial" if partial else "merge.complete",
+            sources=composition.sources,
+            missing=composition.missing,
+            dropped=composition.dropped,
+            bubbles=len(composition.bubbles),
         )
+        rt = self.rt
+        merge_key = rt.keys.merge_turn(turn_id)
+        async with rt.redis.pipeline(transaction=False) as pipe:
+            await rt.bus.publish(rt.keys.outbound, reply, pipeline=pipe)
+            pipe.hset(merge_key, "_published", "1")
+            pipe.zrem(rt.keys.merge_deadlines, turn_id)
+            rt.store.queue_journal(pipe, turn.conversation_id, entry)
+            errors = [
+                r for r in await pipe.execute(raise_on_error=False) if isinstance(r, Exception)
+            ]
+        if errors:
+            # Perhaps not published: undo the marks, so a redelivery of this message or the
+            # deadline sweep hands the turn out again once the grace period passed (the
+            # gateway delivers a turn's reply once, so a second publish is harmless).
+            await rt.redis.hdel(merge_key, "_published")
+            await rt.redis.zadd(rt.keys.merge_deadlines, {turn_id: now_ms()})
+            raise errors[0]
 
 
 def build(rt: Runtime) -> None:
     merger = Merger(rt)
-    rt.bus.subscribe(rt.keys.turns, "merger", merger.on_turn)
     rt.bus.subscribe(rt.keys.merge, "merger", merger.on_merge)
     rt.background.append(merger.deadlines)

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from shared.bus import ensure_groups
 from shared.contracts import InboundMessage, Part, Reply, SpecialistTask, Turn, TurnPlan
 from shared.keys import Keys
+from shared.merge import queue_open
 from shared.pack import load_pack
 from tests.system import decode_entry, service
 
@@ -56,6 +57,17 @@ async def read_all(redis_url: str, stream: str, count: int, timeout_s: float = 3
     finally:
         await client.aclose()
     return bodies
+
+
+async def open_turn(redis_url: str, keys: Keys, turn: Turn, deadline_ms: int = 8_000) -> None:
+    """What the gateway does as a turn starts, for the merger: its record and deadline."""
+    client = Redis.from_url(redis_url)
+    async with client.pipeline(transaction=False) as pipe:
+        queue_open(
+            pipe, keys, turn.turn_id, turn.model_dump_json(), ttl_s=600, deadline_ms=deadline_ms
+        )
+        await pipe.execute()
+    await client.aclose()
 
 
 async def publisher(redis_url: str, keys: Keys) -> RedisBroker:
@@ -115,8 +127,8 @@ async def test_merger_deadline_sends_partial_reply_with_fallback_line(
         source="faq",
         text="Ficamos na Rua das Palmeiras, 250.",
     )
-    with service("merger", redis_url, unique_prefix, ORQ_MERGE_DEADLINE_MS="300"):
-        await broker.publish(turn.model_dump_json().encode(), stream=keys.turns)
+    with service("merger", redis_url, unique_prefix):
+        await open_turn(redis_url, keys, turn, deadline_ms=300)
         await broker.publish(plan.model_dump_json().encode(), stream=keys.merge)
         await broker.publish(faq.model_dump_json().encode(), stream=keys.merge)
         [body] = await read_all(redis_url, keys.outbound, 1)
@@ -168,7 +180,7 @@ async def test_two_mergers_complete_each_turn_exactly_once(
             ]
             # Inputs in varying order, and one part delivered twice.
             items = [plan, *parts, parts[0]] if i % 2 else [*parts, plan, parts[0]]
-            await broker.publish(turn.model_dump_json().encode(), stream=keys.turns)
+            await open_turn(redis_url, keys, turn)
             for item in items:
                 await broker.publish(item.model_dump_json().encode(), stream=keys.merge)
         bodies = await read_all(redis_url, keys.outbound, n)

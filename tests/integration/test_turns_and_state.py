@@ -27,9 +27,9 @@ async def keeper(redis: Redis, unique_prefix: str):
     store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
     published: list[Turn] = []
 
-    async def publish(stream: str, turn: Turn) -> None:
+    async def publish(stream: str, turn: str) -> None:
         assert stream == keys.turns
-        published.append(turn)
+        published.append(Turn.model_validate_json(turn))
 
     turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
     yield turns, published, store
@@ -170,7 +170,7 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
 
     async with httpx.AsyncClient() as client:
         handoff = Handoff(turns.scripts, turns.keys, store, client, None, get_logger("t"))
-        egress = Egress({"http": Recorder()}, turns, store, handoff, get_logger("t"))
+        egress = Egress({"http": Recorder()}, turns, handoff, get_logger("t"))
         await turns.ingest(message("c6", "m1", "quero agendar", T0))
         await start_now(turns, "c6")
         in_flight = published[0]

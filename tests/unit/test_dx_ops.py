@@ -83,7 +83,6 @@ def test_asyncapi_describes_every_consumer_group_and_producer(tmp_path: Path) ->
     expected = [
         (keys.turns, "triage"),
         (keys.turns, "mode_router"),
-        (keys.turns, "merger"),
         (keys.merge, "merger"),
         (keys.tasks("trial"), "trial"),
         (keys.tasks("faq"), "faq"),

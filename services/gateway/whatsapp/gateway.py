@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
 from fastapi import BackgroundTasks
-from pydantic import BaseModel
 
 from services.gateway.turns import TurnKeeper
 from services.gateway.whatsapp.channel import WhatsAppChannel
@@ -30,12 +29,11 @@ from services.gateway.whatsapp.parse import (
 )
 from services.gateway.whatsapp.records import ChannelRecords
 from services.gateway.whatsapp.settings import WhatsAppSettings
-from shared.contracts import Turn, utcnow
+from shared.contracts import Reply, Turn, utcnow
 from shared.metrics import INBOUND
 from shared.service import Runtime
 from shared.state import journal_entry
 
-Publish = Callable[[str, Any], Awaitable[None]]
 EVENTS_KEPT = 1000
 
 
@@ -62,26 +60,19 @@ class WhatsApp:
 
     # Turn start -----------------------------------------------------------------------------
 
-    def starting_turns(self, publish: Publish) -> Publish:
-        """Wrap the TurnKeeper's publish: WhatsApp turns may be marked read, and turns made only
-        of media, locations, reactions... are answered here instead of going to triage."""
-        rt = self.rt
-
-        async def start(stream: str, payload: str | BaseModel) -> None:
-            if stream == rt.keys.turns and isinstance(payload, Turn) and payload.channel == CHANNEL:
-                if self.settings.mark_read:
-                    self._spawn(self.channel.mark_read(payload))
-                reply = notice_reply(payload, rt.pack, created_at=utcnow())
-                if reply is not None:
-                    await publish(rt.keys.outbound, reply)
-                    entry = journal_entry(
-                        "gateway", payload.turn_id, "whatsapp.notice", kinds=notice_kinds(payload)
-                    )
-                    await rt.store.append_journal(payload.conversation_id, entry)
-                    return
-            await publish(stream, payload)
-
-        return start
+    def own_answer(self, turn: Turn) -> tuple[Reply, str] | None:
+        """Called as each turn starts: WhatsApp turns may be marked read, and a turn made only
+        of media, locations, reactions... is answered here instead of going to triage. Returns
+        that reply with its journal entry, or None for a turn the pipeline answers."""
+        if turn.channel != CHANNEL:
+            return None
+        if self.settings.mark_read:
+            self._spawn(self.channel.mark_read(turn))
+        reply = notice_reply(turn, self.rt.pack, created_at=utcnow())
+        if reply is None:
+            return None
+        entry = journal_entry("gateway", turn.turn_id, "whatsapp.notice", kinds=notice_kinds(turn))
+        return reply, entry
 
     # Webhook --------------------------------------------------------------------------------
 
