@@ -3,15 +3,15 @@
 A turn with one specialist takes these hops (``shared/keys.py``'s topology):
 
     gateway ─▶ turns ─┬▶ triage ─▶ tasks ─▶ trial ─▶ merge ─┐
-                      ├▶ mode_router ────────────▶ merge ───┤
-                      └▶ merger ◀────────────── merge ◀─────┘ ─▶ outbound ─▶ gateway
+                      └▶ mode_router ────────────▶ merge ───┤
+                         merger ◀────────────────── merge ◀─┘ ─▶ outbound ─▶ gateway
 
-six messages published (turn, task, plan, two parts, reply), eight deliveries (three groups on
+six messages published (turn, task, plan, two parts, reply), seven deliveries (two groups on
 turns, one on tasks, three on merge, one on outbound), four hops on the critical path. Here each
 role is its own process, like the services, subscribed with the same options the product's bus
 uses (consumer groups, ``max_records`` = ``max_workers`` = ``ORQ_WORKERS``, ack after the
-handler, approximate ``MAXLEN``), and its handler only forwards: the merger-like role counts
-four inputs per turn in memory and then publishes the reply.
+handler, approximate ``MAXLEN``, no dependency injection), and its handler only forwards: the
+merger-like role counts three inputs per turn in memory and then publishes the reply.
 
 ``python -m bench.busfloor ROLE`` runs one role; ``drive`` is the gateway-like role that sends
 turns in a closed loop and prints its measurements as JSON.
@@ -35,8 +35,8 @@ from bench.stats import TurnSample, summarize
 
 ROLES = ("triage", "trial", "mode_router", "merger")
 PUBLISHED_PER_TURN = 6
-DELIVERED_PER_TURN = 8
-MERGE_INPUTS = 4  # the turn itself, the plan, the trial part, the mode_router part
+DELIVERED_PER_TURN = 7
+MERGE_INPUTS = 3  # the plan, the trial part, the mode_router part
 MAXLEN = 100_000
 
 
@@ -97,7 +97,6 @@ def wire(chain: Chain, role: str) -> None:
             seen.pop(body, None)
             await chain.publish("outbound", body)
 
-        chain.subscribe("turns", "merger", merge)
         chain.subscribe("merge", "merger", merge)
     else:
         raise ValueError(f"unknown role {role!r}")
@@ -155,6 +154,7 @@ async def drive(args: argparse.Namespace) -> dict[str, object]:
     after = os.times()
     results["driver_cpu_s"] = (after.user - cpu.user) + (after.system - cpu.system)
     results["chains"] = completed
+    results["deliveries_per_chain"] = DELIVERED_PER_TURN
     await chain.broker.stop()
     return results
 

@@ -217,9 +217,11 @@ def render(results: dict[str, Any]) -> str:
     lines += _table(header, rows)
     floor = _get(results, "baseline_b", "max", "messages_per_s")
     if floor is not None:
+        # Runs saved before the merger stopped reading the turns stream had eight.
+        deliveries = _get(results, "baseline_b", "deliveries_per_chain") or 8
         lines.append(
-            f"B moves {_num(floor, 0)} messages/s at its peak (8 deliveries per chain, "
-            "the hops of a one-specialist turn)."
+            f"B moves {_num(floor, 0)} messages/s at its peak ({deliveries} deliveries per "
+            "chain, the hops of a one-specialist turn)."
         )
     idle = _get(results, "system", "idle")
     if idle:

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from structlog.typing import FilteringBoundLogger
 
 from shared.contracts import InboundMessage, Reply, Turn, new_id, now_ms
@@ -36,7 +38,15 @@ from shared.nlu.normalize import normalize
 from shared.settings import Settings
 from shared.state import StateStore, journal_entry
 
-Publish = Callable[[str, str | BaseModel], Awaitable[None]]
+
+class Publish(Protocol):
+    """``Bus.publish``: with ``pipeline``, the message goes out when the pipeline executes."""
+
+    async def __call__(
+        self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
+    ) -> None: ...
+
+
 # A channel's answer to a turn it handles itself (WhatsApp media): the reply and a journal entry.
 OwnAnswer = Callable[[Turn], tuple[Reply, str] | None]
 
@@ -268,14 +278,12 @@ class TurnKeeper:
                     ttl_s=settings.turn_ttl_s,
                     deadline_ms=settings.merge_deadline_ms,
                 )
+                await self.publish(k.turns, body, pipeline=pipe)
             else:
                 journal.append(answer[1])
+                await self.publish(k.outbound, answer[0], pipeline=pipe)
             self.store.queue_journal(pipe, conversation_id, *journal)
             await pipe.execute()
-        if answer is None:
-            await self.publish(k.turns, body)
-        else:
-            await self.publish(k.outbound, answer[0])
         TURNS_STARTED.inc()
 
     def _turn_keys(self, conversation_id: str) -> list[str]:
