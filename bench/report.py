@@ -223,6 +223,12 @@ def render(results: dict[str, Any]) -> str:
             f"B moves {_num(floor, 0)} messages/s at its peak ({deliveries} deliveries per "
             "chain, the hops of a one-specialist turn)."
         )
+    speed = results.get("speed_probe_ms")
+    if speed:
+        probes = ", ".join(f"{name} {_num(ms, 0)}" for name, ms in speed.items())
+        lines.append(
+            f"speed probe before each part (CPU ms of a fixed loop, lower = faster): {probes}"
+        )
     idle = _get(results, "system", "idle")
     if idle:
         parts = [f"{k} {_num(v)}" for k, v in idle["cpu_ms_per_s"].items()]

@@ -264,10 +264,13 @@ class Benchmark:
             ("scaling", lambda: self.scaling(client),
              self.cluster is not None and "scaling" not in skip),
         ]  # fmt: skip
+        speed: dict[str, float] = {}
+        self.results["speed_probe_ms"] = speed
         try:
             for name, part, wanted in parts:
                 if not wanted:
                     continue
+                speed[name] = speed_probe()
                 started = time.perf_counter()
                 result = await part()
                 if result is not None:
@@ -549,6 +552,17 @@ def critical_path(
                 per_service = calls.setdefault(entry["turn_id"], {})
                 per_service[entry["service"]] = per_service.get(entry["service"], 0) + 1
     return llm_critical_path(samples, calls, options.llm_delay_ms)
+
+
+def speed_probe(iterations: int = 1_000_000) -> float:
+    """CPU ms of a fixed pure-Python loop. The machine is shared and its speed drifts (the same
+    loop took twice as long as a few minutes earlier, here), so each part of a run is stamped
+    with the speed it ran at: figures from parts at different speeds do not compare exactly."""
+    started = time.process_time()
+    total = 0
+    for i in range(iterations):
+        total += i * i
+    return round(1000 * (time.process_time() - started), 1)
 
 
 def machine() -> dict[str, Any]:

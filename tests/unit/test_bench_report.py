@@ -22,6 +22,7 @@ def phase(turns_per_s: float, p50: float, p99: float, **extra: Any) -> dict[str,
 def results() -> dict[str, Any]:
     return {
         "machine": {"cpus": 2, "cpu_model": "Test CPU", "python": "3.11", "load_1m_before": 0.1},
+        "speed_probe_ms": {"system": 210.4, "baseline_b": 105.0},
         "elapsed_s": 150.0,
         "system": {
             "idle": {"cpu_ms_per_s": {"merger": 9.5}, "cores": 0.03, "redis_commands_per_s": 40},
@@ -117,6 +118,7 @@ def test_render_shows_every_phase_the_costs_and_the_targets() -> None:
         "4,800 messages/s",
         "gateway 2.00, merger 1.50",
         "idle (no traffic): 0.030 cores",
+        "lower = faster): system 210, baseline_b 105",
         "12.5 MB",
         "turn/LLM p50 1.10 x",
         "NOT met",
