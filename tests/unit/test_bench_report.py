@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from bench.llm_server import answer
+from bench.pair import per_turn_table
 from bench.report import render, targets
 from services.faq.llm import FaqLLMAnswer
 from services.triage.models import LLMTriage
@@ -155,3 +156,11 @@ def test_simulated_llm_answers_match_every_schema_the_services_ask_for() -> None
     }
     phrased = PhrasedReply.model_validate_json(answer([reference, instruction(PhrasedReply)]))
     assert phrased.text == "Confirma 17/02?"
+
+
+def test_pair_table_gives_cpu_per_turn_per_service() -> None:
+    [old, new] = per_turn_table(
+        [("old", {"triage": 0.5, "merger": 1.0}, 100), ("new", {"triage": 0.2}, 0)]
+    )
+    assert old == "old: 100 turns, 15.00 CPU ms/turn (merger 10.00  triage 5.00)"
+    assert new == "new: 0 turns, 200.00 CPU ms/turn (triage 200.00)"
