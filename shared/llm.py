@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 from functools import cache
+from types import ModuleType
 from typing import Any, Literal, TypeVar
 
-import openai
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
@@ -104,6 +104,11 @@ class LLMClient:
         self.settings = settings
         self.calls = 0
         self.failures = 0
+        # Imported here, not at the top: the openai package takes longer to import than all the
+        # rest of a service, and a service in rules mode never builds a client.
+        import openai
+
+        self._openai: ModuleType = openai
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key,
@@ -128,6 +133,7 @@ class LLMClient:
             options["response_format"] = response_format
         if self.settings.temperature is not None:
             options["temperature"] = self.settings.temperature
+        openai = self._openai
         try:
             # The client's own timeout covers each network phase; this bounds the whole call.
             async with asyncio.timeout(self.settings.timeout_s):
