@@ -7,8 +7,10 @@ Scripts are registered once per client (``register(redis)``) and called through
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 
 # Message ingestion: dedupe claim, append to the inbox, update the meta slice. While a human
@@ -236,3 +238,11 @@ def register(redis: Redis) -> Scripts:
         merge_expire=redis.register_script(MERGE_EXPIRE),
         deliver_once=redis.register_script(DELIVER_ONCE),
     )
+
+
+def queue(pipe: Pipeline, script: AsyncScript, *, keys: list[str], args: list[Any]) -> None:
+    """Queue ``script`` on a pipeline by its text (``EVAL``). Calling the script with
+    ``client=pipe`` instead makes redis-py ask ``SCRIPT EXISTS`` before every such pipeline:
+    one more round trip each time. Redis keeps the compiled script keyed by the text's SHA1,
+    so ``EVAL`` compiles nothing again, and it cannot fail with NOSCRIPT after a restart."""
+    pipe.eval(script.script, len(keys), *keys, *args)

@@ -29,6 +29,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from structlog.typing import FilteringBoundLogger
 
+from shared import lua
 from shared.contracts import InboundMessage, Reply, Turn, new_id, now_ms
 from shared.keys import Keys
 from shared.lua import Scripts
@@ -134,7 +135,9 @@ class TurnKeeper:
         due = now_ms() + window
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts, {conv: due})
-            await self.scripts.ingest(
+            lua.queue(
+                pipe,
+                self.scripts.ingest,
                 keys=[
                     self.keys.dedupe(conv, message.message_id),
                     self.keys.inbox(conv),
@@ -147,7 +150,6 @@ class TurnKeeper:
                     ts,
                     self.settings.state_ttl_days * 86400,
                 ],
-                client=pipe,
             )
             _, fresh = await pipe.execute()
         if not int(fresh):
@@ -226,10 +228,11 @@ class TurnKeeper:
             pipe.zscore(self.keys.pending_starts, conversation_id)
             if journal:
                 self.store.queue_journal(pipe, conversation_id, *journal)
-            await self.scripts.release(
+            lua.queue(
+                pipe,
+                self.scripts.release,
                 keys=self._turn_keys(conversation_id),
                 args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s],
-                client=pipe,
             )
             score, *_, result = await pipe.execute()
         if result[0] == "not_owner":
