@@ -6,7 +6,7 @@ Every decision is in the pure core (``core.triage_turn``); this file only does I
 from __future__ import annotations
 
 from services.triage.config import load_config
-from services.triage.core import triage_turn
+from services.triage.core import answers_pending, triage_turn
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageResult, TriageState
 from services.triage.rules import classify, mode_awaits_answer, needs_llm, trial_context
@@ -20,11 +20,17 @@ def build(rt: Runtime) -> None:
     config = load_config(rt.pack)
     mode = rt.settings.nlu_mode
 
-    async def understand(turn: Turn, trial_stage: str | None, journal: list[str]) -> TriageResult:
+    async def understand(
+        turn: Turn, state: TriageState | None, trial_stage: str | None, journal: list[str]
+    ) -> TriageResult:
         rules = classify(
             turn.text, trial_stage=trial_stage, config=config, pack=rt.pack, seed=turn.turn_id
         )
-        if mode == "rules" or (mode == "hybrid" and not needs_llm(rules, config)):
+        if mode == "rules":
+            return rules
+        if mode == "hybrid" and (
+            not needs_llm(rules, config) or answers_pending(turn.text, state, turn.now, config)
+        ):
             return rules
         messages = llm_messages(turn.text, trial_stage=trial_stage, config=config)
         answer = await ask_llm(
@@ -39,7 +45,7 @@ def build(rt: Runtime) -> None:
             decision = Decision()
             state = snapshot.model("triage", TriageState)
             trial_stage = trial_context(snapshot.get("trial"))
-            result = await understand(turn, trial_stage, decision.journal)
+            result = await understand(turn, state, trial_stage, decision.journal)
             outcome = triage_turn(
                 turn.text,
                 state=state,

@@ -1,7 +1,8 @@
 """One triage turn, as a pure function: classification + clarification → routing decision.
 
 The service shell runs the rules (:func:`services.triage.rules.classify`), asks the LLM when the
-mode says so (``needs_llm`` in hybrid mode), and calls :func:`triage_turn` with whatever it got.
+mode says so (in hybrid mode: ``needs_llm``, unless :func:`answers_pending`), and calls
+:func:`triage_turn` with whatever it got.
 Everything here is deterministic in its inputs: the same turn replays to the same decision.
 """
 
@@ -169,6 +170,22 @@ def _classified(turn: _Turn) -> TriageDecision:
         reply = result.general_response or turn.pack.text(config.fallback_text_key, seed=turn.seed)
         return turn.decide(intents=["general"], pending=None, inline_text=reply)
     return turn.decide(intents=list(result.intents), pending=None)
+
+
+def answers_pending(
+    text: str, state: TriageState | None, now: datetime, config: TriageConfig
+) -> bool:
+    """Whether ``text`` settles the clarification waiting in ``state`` by itself: an option of
+    the N1 menu, or a yes to the N2 question. Such a turn is decided the same whatever an LLM
+    reads in it, so hybrid mode does not ask one."""
+    pending = state.pending if state else None
+    clarify = config.clarification
+    if pending is None or expired(pending, now, clarify):
+        return False
+    if pending.stage == "awaiting_context":
+        return parse_choice(text, clarify) is not None
+    option = find_option(pending.chosen_option, clarify)
+    return option is not None and option.intent is not None and yes_no(text) is True
 
 
 def triage_turn(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.triage.config import TriageConfig, load_config
-from services.triage.core import triage_turn
+from services.triage.core import answers_pending, triage_turn
 from services.triage.models import PendingClarification, TriageDecision, TriageState
 from shared.pack import load_pack
 
@@ -263,3 +263,17 @@ def test_a_yes_or_no_to_the_funnel_question_is_that_answer_not_the_menu() -> Non
     assert no.routes == [] and no.intents == ["general"] and no.inline_text
     assert decide("sim, pode ser", False).journal["clarification"] == "n1_menu"
     assert decide("onde fica a CT?", True).routes == ["faq"]
+
+
+def test_answers_pending_only_when_the_rules_settle_the_turn_alone() -> None:
+    menu = menu_opened().state
+    limit = timedelta(minutes=CONFIG.clarification.expire_after_minutes)
+    n2 = pending_state("awaiting_confirmation", chosen="trial")
+    assert answers_pending("2", menu, T0, CONFIG)
+    assert answers_pending("sim", n2, T0, CONFIG)
+    # Not settled by the rules alone: no menu, an expired one, free text, or a no (which a
+    # clear new request may override).
+    assert not answers_pending("2", None, T0, CONFIG)
+    assert not answers_pending("2", menu, T0 + limit + timedelta(minutes=1), CONFIG)
+    assert not answers_pending("vc é um robo?", menu, T0, CONFIG)
+    assert not answers_pending("não", n2, T0, CONFIG)

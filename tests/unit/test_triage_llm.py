@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from services.triage.config import load_config
-from services.triage.core import triage_turn
+from services.triage.core import answers_pending, triage_turn
 from services.triage.llm_prompt import from_llm, llm_messages
-from services.triage.models import LLMTriage, TriageDecision, TriageResult
+from services.triage.models import LLMTriage, TriageDecision, TriageResult, TriageState
 from services.triage.rules import classify, needs_llm
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.pack import load_pack
@@ -65,11 +65,14 @@ def test_llm_general_without_reply_uses_the_fallback_text() -> None:
     assert decision.journal["source"] == "llm"
 
 
-async def hybrid(text: str, llm: LLMClient, stage: str | None = None) -> TriageDecision:
-    """What the service shell does: rules, the LLM when unsure, rules again on failure."""
+async def hybrid(
+    text: str, llm: LLMClient, stage: str | None = None, state: TriageState | None = None
+) -> TriageDecision:
+    """What the service shell does: rules, the LLM when unsure (unless the text settles a
+    pending clarification), rules again on failure."""
     rules = classify(text, trial_stage=stage, config=CONFIG, pack=PACK, seed="t")
     llm_result: TriageResult | None = None
-    if needs_llm(rules, CONFIG):
+    if needs_llm(rules, CONFIG) and not answers_pending(text, state, NOW, CONFIG):
         try:
             output = await llm.structured(
                 llm_messages(text, trial_stage=stage, config=CONFIG), LLMTriage
@@ -79,7 +82,7 @@ async def hybrid(text: str, llm: LLMClient, stage: str | None = None) -> TriageD
             llm_result = None
     return triage_turn(
         text,
-        state=None,
+        state=state,
         trial_stage=stage,
         now=NOW,
         config=CONFIG,
@@ -107,6 +110,17 @@ async def test_hybrid_asks_the_llm_only_when_rules_are_unsure(fake_openai: FakeO
     assert sure.routes == ["trial"] and sure.journal["source"] == "rules"
     assert unsure.intents == ["general"] and unsure.journal["source"] == "llm"
     assert unsure.inline_text == "Sou o assistente virtual da CT! 🤖"
+
+
+async def test_hybrid_does_not_ask_the_llm_for_a_menu_choice(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(fail(500))  # the menu opens (the LLM fails), then "2" answers it
+    async with client(fake_openai) as llm:
+        menu = await hybrid("vc é um robo?", llm)
+        assert menu.journal["clarification"] == "n1_menu" and llm.calls == 1
+        chosen = await hybrid("2", llm, state=menu.state)
+        assert llm.calls == 1
+    assert chosen.journal["clarification"] == "n1_chosen"
+    assert chosen.routes == [CONFIG.clarification.options[1].intent]
 
 
 @pytest.mark.parametrize("step", [fail(500), fail(429), malformed(), reply("{}", delay_ms=2000)])
