@@ -59,9 +59,9 @@ async def whole_message(message: RedisStreamMessage) -> RedisStreamMessage:
 
 
 def make_broker(settings: Settings) -> RedisBroker:
-    """FastStream's broker. Its pool fails rather than waits when full, so ``Bus`` bounds
-    concurrent publishes to ``redis_max_connections`` and the pool keeps as many again for
-    the subscribers' reads and acknowledgements.
+    """FastStream's broker. Its pool fails rather than waits when full, so it gets twice
+    ``redis_max_connections``: room for the handlers' publishes (at most ``ORQ_WORKERS`` per
+    subscription at once) and the subscribers' reads and acknowledgements.
 
     ``apply_types=False``: handlers take the message as their one argument (``whole_message``)
     instead of through dependency injection, which resolves a context parameter by running a

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 from functools import cache
-from types import ModuleType
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -104,11 +103,11 @@ class LLMClient:
         self.settings = settings
         self.calls = 0
         self.failures = 0
-        # Imported here, not at the top: the openai package takes longer to import than all the
-        # rest of a service, and a service in rules mode never builds a client.
+        # Imported here and in _structured, not at the top: the openai package takes longer to
+        # import than all the rest of a service, and a service in rules mode never builds a
+        # client. After the first import, the one in _structured is a dictionary lookup.
         import openai
 
-        self._openai: ModuleType = openai
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key,
@@ -133,7 +132,8 @@ class LLMClient:
             options["response_format"] = response_format
         if self.settings.temperature is not None:
             options["temperature"] = self.settings.temperature
-        openai = self._openai
+        import openai
+
         try:
             # The client's own timeout covers each network phase; this bounds the whole call.
             async with asyncio.timeout(self.settings.timeout_s):

@@ -6,10 +6,10 @@ Every decision is in the pure core (``core.triage_turn``); this file only does I
 from __future__ import annotations
 
 from services.triage.config import load_config
-from services.triage.core import answers_pending, triage_turn
+from services.triage.core import asks_llm, triage_turn
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageResult, TriageState
-from services.triage.rules import classify, mode_awaits_answer, needs_llm, trial_context
+from services.triage.rules import classify, mode_awaits_answer, trial_context
 from shared.contracts import Part, SpecialistTask, Turn, TurnPlan
 from shared.notices import notice_keys
 from shared.service import Decision, Runtime, ask_llm, handle_once
@@ -26,11 +26,7 @@ def build(rt: Runtime) -> None:
         rules = classify(
             turn.text, trial_stage=trial_stage, config=config, pack=rt.pack, seed=turn.turn_id
         )
-        if mode == "rules":
-            return rules
-        if mode == "hybrid" and (
-            not needs_llm(rules, config) or answers_pending(turn.text, state, turn.now, config)
-        ):
+        if not asks_llm(mode, turn.text, rules, state, turn.now, config):
             return rules
         messages = llm_messages(turn.text, trial_stage=trial_stage, config=config)
         answer = await ask_llm(

@@ -1,8 +1,7 @@
 """One triage turn, as a pure function: classification + clarification → routing decision.
 
-The service shell runs the rules (:func:`services.triage.rules.classify`), asks the LLM when the
-mode says so (in hybrid mode: ``needs_llm``, unless :func:`answers_pending`), and calls
-:func:`triage_turn` with whatever it got.
+The service shell runs the rules (:func:`services.triage.rules.classify`), asks the LLM when
+:func:`asks_llm` says so, and calls :func:`triage_turn` with whatever it got.
 Everything here is deterministic in its inputs: the same turn replays to the same decision.
 """
 
@@ -27,7 +26,7 @@ from services.triage.models import (
     TriageResult,
     TriageState,
 )
-from services.triage.rules import active_stage, classify
+from services.triage.rules import active_stage, classify, needs_llm
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
 
@@ -186,6 +185,22 @@ def answers_pending(
         return parse_choice(text, clarify) is not None
     option = find_option(pending.chosen_option, clarify)
     return option is not None and option.intent is not None and yes_no(text) is True
+
+
+def asks_llm(
+    mode: str,
+    text: str,
+    rules: TriageResult,
+    state: TriageState | None,
+    now: datetime,
+    config: TriageConfig,
+) -> bool:
+    """Whether this turn asks the LLM: always in ``llm`` mode, never in ``rules`` mode, and in
+    ``hybrid`` mode when the rules are unsure and the text does not settle a pending
+    clarification by itself."""
+    if mode == "hybrid":
+        return needs_llm(rules, config) and not answers_pending(text, state, now, config)
+    return mode == "llm"
 
 
 def triage_turn(

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.triage.config import TriageConfig, load_config
-from services.triage.core import answers_pending, triage_turn
+from services.triage.core import answers_pending, asks_llm, triage_turn
 from services.triage.models import PendingClarification, TriageDecision, TriageState
+from services.triage.rules import classify
 from shared.pack import load_pack
 
 PACK = load_pack("ctsmash")
@@ -277,3 +278,12 @@ def test_answers_pending_only_when_the_rules_settle_the_turn_alone() -> None:
     assert not answers_pending("2", menu, T0 + limit + timedelta(minutes=1), CONFIG)
     assert not answers_pending("vc é um robo?", menu, T0, CONFIG)
     assert not answers_pending("não", n2, T0, CONFIG)
+
+
+def test_asks_llm_by_mode() -> None:
+    unsure = menu_opened()  # "hmm"-like text: the rules place nothing
+    rules = classify("hmm", trial_stage=None, config=CONFIG, pack=PACK)
+    assert asks_llm("llm", "2", rules, unsure.state, T0, CONFIG)
+    assert not asks_llm("rules", "hmm", rules, None, T0, CONFIG)
+    assert asks_llm("hybrid", "hmm", rules, None, T0, CONFIG)
+    assert not asks_llm("hybrid", "2", rules, unsure.state, T0, CONFIG)

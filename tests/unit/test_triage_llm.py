@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 import pytest
 
 from services.triage.config import load_config
-from services.triage.core import answers_pending, triage_turn
+from services.triage.core import asks_llm, triage_turn
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageDecision, TriageResult, TriageState
-from services.triage.rules import classify, needs_llm
+from services.triage.rules import classify
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.pack import load_pack
 from tests.support.fake_openai import FakeOpenAI, Messages, fail, malformed, reply, reply_model
@@ -72,7 +72,7 @@ async def hybrid(
     pending clarification), rules again on failure."""
     rules = classify(text, trial_stage=stage, config=CONFIG, pack=PACK, seed="t")
     llm_result: TriageResult | None = None
-    if needs_llm(rules, CONFIG) and not answers_pending(text, state, NOW, CONFIG):
+    if asks_llm("hybrid", text, rules, state, NOW, CONFIG):
         try:
             output = await llm.structured(
                 llm_messages(text, trial_stage=stage, config=CONFIG), LLMTriage
