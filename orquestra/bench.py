@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -55,7 +56,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--url", help="drive a running system instead of starting one")
     parser.add_argument("--redis-url", help="with --url: its Redis, for commands and memory")
-    parser.add_argument("--token", help="with --url: ORQ_ADMIN_TOKEN of that gateway")
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("ORQ_ADMIN_TOKEN") or os.environ.get("ORQ_API_TOKEN"),
+        help="with --url: the bearer token of that gateway (default: ORQ_ADMIN_TOKEN)",
+    )
     parser.add_argument("--users", type=int, default=32, help="conversations at max load")
     parser.add_argument("--seconds", type=float, default=8.0, help="length of each max-load phase")
     parser.add_argument("--llm-delay-ms", type=int, default=300, help="simulated LLM latency")

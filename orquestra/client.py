@@ -24,11 +24,16 @@ class ApiError(RuntimeError):
 
 
 class Client:
-    """One gateway. ``ORQ_ADMIN_TOKEN`` (when set) is sent as the bearer of admin routes."""
+    """One gateway, with the bearer token of every request (``POST /v1/messages`` included).
+
+    ``ORQ_ADMIN_TOKEN`` by default: the state and journal routes need it and it opens the
+    HTTP channel too; else ``ORQ_API_TOKEN``, which is enough to post and read replies.
+    """
 
     def __init__(self, base_url: str = DEFAULT_URL, token: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
-        token = token if token is not None else os.environ.get("ORQ_ADMIN_TOKEN")
+        if token is None:
+            token = os.environ.get("ORQ_ADMIN_TOKEN") or os.environ.get("ORQ_API_TOKEN")
         headers = {"authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=MAX_WAIT_S + 10, trust_env=False

@@ -86,6 +86,15 @@ class Settings(BaseSettings):
     )
     handoff_webhook_timeout_s: float = Field(default=5.0)
     admin_token: str | None = Field(default=None, description="Bearer token of admin routes.")
+    api_token: str | None = Field(
+        default=None, description="Bearer token of POST /v1/messages and the replies route."
+    )
+    webchat_secret: str | None = Field(
+        default=None, description="Signs web chat session tokens; unset: no sessions."
+    )
+    http_channel: bool = Field(
+        default=True, description="false: the HTTP channel is off (a WhatsApp-only deployment)."
+    )
     log_level: str = Field(default="INFO")
     log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
     faststream_log: bool = Field(

@@ -82,6 +82,9 @@ class System:
         )
         watcher = OutputWatcher(process.stdout)
         system = cls(process, port, watcher)
+        token = env.get("ORQ_ADMIN_TOKEN") or env.get("ORQ_API_TOKEN")
+        if token:
+            system.http.headers["authorization"] = f"Bearer {token}"
         try:
             if not watcher.wait_for("orquestra: up:", 180):
                 raise RuntimeError(f"system did not come up:\n{watcher.tail()}")

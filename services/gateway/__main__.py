@@ -16,6 +16,7 @@ import sys
 import uvicorn
 
 from services.gateway.app import create_app
+from services.gateway.auth import exposure_problem
 from shared.logs import setup_logging
 from shared.settings import get_settings
 
@@ -26,6 +27,9 @@ def main() -> None:
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
     args = parser.parse_args()
+    problem = exposure_problem(settings, args.host)
+    if problem:
+        sys.exit(f"gateway: {problem}")
     setup_logging("gateway", settings.log_level, settings.log_json)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

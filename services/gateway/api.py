@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import time
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -14,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field, field_validator
 from redis.exceptions import MaxConnectionsError
 
+from services.gateway import auth
 from services.gateway.channels.http import MAX_WAIT_S
 from shared.contracts import InboundMessage, new_id, utcnow
 from shared.keys import SERVICES, SLICES
@@ -64,24 +64,15 @@ class Replies(BaseModel):
     cursor: str
 
 
-async def require_admin(request: Request) -> None:
-    """Async on purpose: a plain ``def`` dependency would run in a thread on every request."""
-    token = request.app.state.settings.admin_token
-    if not token:
-        return
-    header = request.headers.get("authorization", "")
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
-        raise HTTPException(status_code=401, detail="missing or invalid bearer token")
-
-
 router = APIRouter()
-admin = APIRouter(dependencies=[Depends(require_admin)])
+admin = APIRouter(dependencies=[Depends(auth.require_admin)])
 
 
 @router.post("/v1/messages", status_code=202, response_model=Accepted)
 async def post_message(body: MessageIn, request: Request) -> Accepted:
     state = request.app.state
+    auth.refuse(auth.channel_refusal(state.settings, auth.bearer(request), body.conversation_id))
+    auth.refuse(auth.write_refusal(body.conversation_id))
     tz: ZoneInfo = state.tz
     received = utcnow()
     sent_at = body.sent_at or received
@@ -103,7 +94,11 @@ async def post_message(body: MessageIn, request: Request) -> Accepted:
     return Accepted(accepted=True, duplicate=not fresh)
 
 
-@admin.get("/v1/conversations/{conversation_id}/replies", response_model=Replies)
+@router.get(
+    "/v1/conversations/{conversation_id}/replies",
+    response_model=Replies,
+    dependencies=[Depends(auth.require_channel)],
+)
 async def get_replies(
     conversation_id: str,
     request: Request,

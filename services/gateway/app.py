@@ -15,6 +15,7 @@ import httpx
 from fastapi import FastAPI
 from prometheus_client import REGISTRY
 
+from services.gateway import auth
 from services.gateway.api import admin, router
 from services.gateway.channels.base import Channel
 from services.gateway.channels.console import ConsoleChannel
@@ -25,6 +26,7 @@ from services.gateway.janitor import janitor
 from services.gateway.limits import BodyLimit
 from services.gateway.turns import TurnKeeper
 from services.gateway.webchat import router as webchat_router
+from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
 from shared.lag import register_lag_collector
@@ -100,6 +102,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         rt = make_runtime("gateway", settings)
         build(rt, app)
         tasks: list[asyncio.Task[None]] = await start(rt)
+        for warning in auth.startup_warnings(rt.settings):
+            rt.log.warning(warning)
         rt.log.info("gateway started", consumer=rt.bus.consumer)
         try:
             yield
@@ -117,4 +121,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin)
     app.include_router(whatsapp_router)
     app.include_router(webchat_router)
+    app.include_router(webchat_sessions)
     return app

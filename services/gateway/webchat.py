@@ -1,16 +1,21 @@
 """The web chat page (``/chat``): static files served by the gateway, no build step.
 
 The page talks to the public HTTP API v1 like any other client (``POST /v1/messages``, the
-replies long-poll, the state and journal routes), so it needs nothing of its own on the server.
-Only the three files below are served; the page may load nothing from elsewhere (CSP).
+replies long-poll, the state and journal routes). Its one route of its own mints a web chat
+session (a ``web:`` conversation and the token that may use it, see ``auth.py``), so a public
+page needs no shared token. Only the three files below are served; the page may load nothing
+from elsewhere (CSP).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse
+from pydantic import BaseModel
+
+from services.gateway import auth
 
 STATIC = Path(__file__).parent / "static"
 ASSETS = {"chat.js": "text/javascript", "chat.css": "text/css"}
@@ -21,6 +26,34 @@ HEADERS = {
 }
 
 router = APIRouter(include_in_schema=False)
+sessions = APIRouter()
+
+
+class Session(BaseModel):
+    conversation_id: str
+    token: str
+
+
+class Offer(BaseModel):
+    sessions: bool
+
+
+@sessions.get("/v1/webchat", response_model=Offer)
+async def offer(request: Request) -> Offer:
+    """Whether sessions are on, so the page asks for one only then (no failed request)."""
+    return Offer(sessions=auth.sessions_refusal(request.app.state.settings) is None)
+
+
+@sessions.post("/v1/webchat/sessions", status_code=201, response_model=Session)
+async def new_session(request: Request) -> Session:
+    """A fresh ``web:`` conversation and its bearer token (404 while sessions are off)."""
+    settings = request.app.state.settings
+    auth.refuse(auth.sessions_refusal(settings))
+    conversation_id = auth.new_web_conversation()
+    return Session(
+        conversation_id=conversation_id,
+        token=auth.webchat_token(settings.webchat_secret, conversation_id),
+    )
 
 
 @router.api_route("/chat", methods=["GET", "HEAD"])

@@ -8,6 +8,8 @@ const SLICES = ["meta", "triage", "trial", "context", "mode"];
 const OPEN_BY_DEFAULT = new Set(["triage", "trial", "mode"]);
 const ENVELOPE = new Set(["at", "service", "turn_id", "event"]);
 const POLL_WAIT_S = 25;
+const ADMIN_KEY = "orquestra-admin-token";
+const SESSION_KEY = "orquestra-webchat-session";
 
 const $ = (id) => document.getElementById(id);
 
@@ -20,8 +22,13 @@ const chat = {
   shownMessages: new Set(),
   openSlices: new Set(OPEN_BY_DEFAULT),
   clock: { base: null, setAt: 0 },
-  token: localStorage.getItem("orquestra-admin-token") || "",
+  token: localStorage.getItem(ADMIN_KEY) || "",
+  // A web chat session ({conversation_id, token}) when there is no admin token: its token
+  // reaches only its own conversation's messages and replies, not the state or the journal.
+  session: null,
 };
+
+const scoped = () => !chat.token && chat.session !== null;
 
 function randomId(prefix) {
   const bytes = new Uint8Array(8);
@@ -33,7 +40,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function api(method, path, body, signal) {
   const headers = { "content-type": "application/json" };
-  if (chat.token) headers.authorization = "Bearer " + chat.token;
+  const bearer = chat.token || (chat.session ? chat.session.token : "");
+  if (bearer) headers.authorization = "Bearer " + bearer;
   const response = await fetch(path, {
     method,
     headers,
@@ -159,6 +167,13 @@ async function poll(controller) {
         note("Este gateway pede o token de admin (ORQ_ADMIN_TOKEN): informe-o ao lado.");
         return;
       }
+      if (error.status === 403 && scoped()) {
+        // The session no longer holds (e.g. the secret changed): a new one.
+        localStorage.removeItem(SESSION_KEY);
+        note("A sessão expirou: uma nova conversa foi aberta.");
+        begin("");
+        return;
+      }
       note(`erro ao ler respostas: ${error.message}`);
       await sleep(2000);
     }
@@ -166,6 +181,11 @@ async function poll(controller) {
 }
 
 async function refresh() {
+  if (scoped()) {
+    const text = "O estado e a explicação pedem o token de admin (ORQ_ADMIN_TOKEN): informe-o ao lado.";
+    $("state").replaceChildren(hint(text));
+    return;
+  }
   const [state, journal] = await Promise.all([
     api("GET", conversationPath("")),
     api("GET", conversationPath("/journal")),
@@ -194,6 +214,13 @@ function renderState(state) {
     details.append(summary, pre);
     box.append(details);
   });
+}
+
+function hint(text) {
+  const paragraph = document.createElement("p");
+  paragraph.className = "hint";
+  paragraph.textContent = text;
+  return paragraph;
 }
 
 function select(turnId) {
@@ -257,6 +284,31 @@ function start(conversation) {
   poll(chat.poller);
 }
 
+// Without the admin token, the conversation is a web chat session's when the gateway offers
+// them (ORQ_WEBCHAT_SECRET): a saved one for the same conversation, else a new one. Without
+// sessions it is any id, as in local development.
+async function begin(requested) {
+  chat.session = null;
+  if (!chat.token) {
+    try {
+      const offer = await api("GET", "/v1/webchat");
+      if (offer.sessions) chat.session = await openSession(requested);
+    } catch (error) {
+      note(`sessão de chat indisponível: ${error.message}`);
+    }
+  }
+  $("token-box").hidden = !scoped() && $("token-box").hidden;
+  start(chat.session ? chat.session.conversation_id : requested || randomId("web-"));
+}
+
+async function openSession(requested) {
+  const saved = JSON.parse(localStorage.getItem(SESSION_KEY) || "null");
+  if (saved && (!requested || requested === saved.conversation_id)) return saved;
+  const session = await api("POST", "/v1/webchat/sessions");
+  localStorage.setItem(SESSION_KEY, JSON.stringify(session));
+  return session;
+}
+
 function wire() {
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -271,7 +323,10 @@ function wire() {
       $("composer").requestSubmit();
     }
   });
-  $("new").addEventListener("click", () => start(randomId("web-")));
+  $("new").addEventListener("click", () => {
+    localStorage.removeItem(SESSION_KEY);
+    begin(chat.token ? randomId("web-") : "");
+  });
   $("clock-set").addEventListener("click", () => {
     const value = $("clock").value;
     if (!value) return;
@@ -285,11 +340,11 @@ function wire() {
   $("token").value = chat.token;
   $("token").addEventListener("change", () => {
     chat.token = $("token").value.trim();
-    localStorage.setItem("orquestra-admin-token", chat.token);
-    start(chat.conversation);
+    localStorage.setItem(ADMIN_KEY, chat.token);
+    begin(chat.conversation);
   });
   setInterval(showClock, 1000);
 }
 
 wire();
-start(decodeURIComponent(location.hash.slice(1)) || randomId("web-"));
+begin(decodeURIComponent(location.hash.slice(1)));

@@ -1,0 +1,168 @@
+"""Who may use which gateway route, decided in one place.
+
+Why it matters: the HTTP channel speaks *as the person* of a conversation, so whoever can post
+to ``POST /v1/messages`` can, say, cancel someone's booking; and WhatsApp conversation ids are
+made of phone numbers, so knowing a number must not be enough. Three kinds of bearer token:
+
+- the admin token (``ORQ_ADMIN_TOKEN``): every route;
+- the API token (``ORQ_API_TOKEN``): the HTTP channel (messages and replies) of any conversation;
+- a web chat token: the HMAC-SHA256 of one ``web:`` conversation id with ``ORQ_WEBCHAT_SECRET``,
+  minted by ``POST /v1/webchat/sessions`` for a public page. It posts to and reads the replies of
+  that conversation only. Nothing is stored: a session costs no Redis and cannot be listed.
+
+No HTTP route writes into a WhatsApp (``wa:``) conversation, not even the admin's: a person
+answers one through the handoff route. With neither token set the HTTP channel is open (local
+development, with a warning at start), and the gateway refuses to listen beyond the loopback
+interface without an admin token. Tokens are compared in constant time.
+
+The decisions are pure functions returning a ``Refusal`` (or None); the FastAPI dependencies at
+the bottom only read the header and raise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+from typing import NamedTuple
+
+from fastapi import HTTPException, Request
+
+from shared.settings import Settings
+
+WEBCHAT_TOKEN_PREFIX = "wc_"
+WEB_CONVERSATION_PREFIX = "web:"
+WHATSAPP_CONVERSATION_PREFIX = "wa:"
+
+INVALID = "missing or invalid bearer token"
+WEBCHAT_SCOPE = "a web chat token may only post to and read the replies of its own conversation"
+CHANNEL_OFF = (
+    "the HTTP channel is off (ORQ_HTTP_CHANNEL=false): this gateway takes messages from "
+    "WhatsApp only"
+)
+WHATSAPP_WRITE = (
+    "WhatsApp conversations (wa:...) take no messages over HTTP; to answer as a person use "
+    "POST /v1/conversations/{id}/handoff"
+)
+SESSIONS_OFF = "web chat sessions are off: set ORQ_WEBCHAT_SECRET to enable them"
+
+
+class Refusal(NamedTuple):
+    status: int
+    reason: str
+
+
+def matches(given: str | None, expected: str | None) -> bool:
+    """Constant-time equality; an unset expected token matches nothing."""
+    if not given or not expected:
+        return False
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def webchat_token(secret: str, conversation_id: str) -> str:
+    digest = hmac.new(secret.encode(), conversation_id.encode(), hashlib.sha256).hexdigest()
+    return WEBCHAT_TOKEN_PREFIX + digest
+
+
+def new_web_conversation() -> str:
+    return WEB_CONVERSATION_PREFIX + secrets.token_hex(12)
+
+
+def owns(settings: Settings, given: str, conversation_id: str) -> bool:
+    """Whether ``given`` is the web chat token of exactly this conversation."""
+    secret = settings.webchat_secret
+    if not secret or not conversation_id.startswith(WEB_CONVERSATION_PREFIX):
+        return False
+    return matches(given, webchat_token(secret, conversation_id))
+
+
+def channel_refusal(settings: Settings, given: str | None, conversation_id: str) -> Refusal | None:
+    """Posting to or reading the replies of ``conversation_id`` with the bearer ``given``."""
+    admin = matches(given, settings.admin_token)
+    if not settings.http_channel and not admin:
+        return Refusal(404, CHANNEL_OFF)
+    if admin:
+        return None
+    if given and given.startswith(WEBCHAT_TOKEN_PREFIX):
+        return None if owns(settings, given, conversation_id) else Refusal(403, WEBCHAT_SCOPE)
+    if matches(given, settings.api_token) or not (settings.api_token or settings.admin_token):
+        return None
+    return Refusal(401, INVALID)
+
+
+def write_refusal(conversation_id: str) -> Refusal | None:
+    """Writing into a conversation over HTTP, whoever asks."""
+    if conversation_id.startswith(WHATSAPP_CONVERSATION_PREFIX):
+        return Refusal(403, WHATSAPP_WRITE)
+    return None
+
+
+def admin_refusal(settings: Settings, given: str | None) -> Refusal | None:
+    """The admin routes: open only while no admin token is set (local development)."""
+    if matches(given, settings.admin_token):
+        return None
+    if given and given.startswith(WEBCHAT_TOKEN_PREFIX):
+        return Refusal(403, WEBCHAT_SCOPE)
+    return Refusal(401, INVALID) if settings.admin_token else None
+
+
+def sessions_refusal(settings: Settings) -> Refusal | None:
+    if not settings.http_channel:
+        return Refusal(404, CHANNEL_OFF)
+    if not settings.webchat_secret:
+        return Refusal(404, SESSIONS_OFF)
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_problem(settings: Settings, host: str) -> str | None:
+    """Why the gateway must not listen on ``host`` with these settings, if it must not."""
+    if settings.admin_token or is_loopback(host):
+        return None
+    return (
+        f"refusing to listen on {host or 'every interface'} without ORQ_ADMIN_TOKEN: other "
+        "machines could read and change every conversation. Set ORQ_ADMIN_TOKEN (and "
+        "ORQ_API_TOKEN or ORQ_WEBCHAT_SECRET for HTTP clients), or listen on 127.0.0.1."
+    )
+
+
+def startup_warnings(settings: Settings) -> list[str]:
+    if settings.http_channel and not (settings.api_token or settings.admin_token):
+        return [
+            "POST /v1/messages is open to anyone who reaches the gateway (neither ORQ_API_TOKEN "
+            "nor ORQ_ADMIN_TOKEN is set): for local development only"
+        ]
+    return []
+
+
+def bearer(request: Request) -> str | None:
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return given.strip() or None
+
+
+def refuse(refusal: Refusal | None) -> None:
+    if refusal is None:
+        return
+    headers = {"WWW-Authenticate": "Bearer"} if refusal.status == 401 else None
+    raise HTTPException(status_code=refusal.status, detail=refusal.reason, headers=headers)
+
+
+async def require_admin(request: Request) -> None:
+    """Async on purpose: a plain ``def`` dependency would run in a thread on every request."""
+    refuse(admin_refusal(request.app.state.settings, bearer(request)))
+
+
+async def require_channel(conversation_id: str, request: Request) -> None:
+    """The replies route: its conversation id is a path parameter."""
+    refuse(channel_refusal(request.app.state.settings, bearer(request), conversation_id))
