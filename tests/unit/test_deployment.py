@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import yaml
 
+from services.gateway.auth import exposure_problem
 from shared.keys import SERVICES
+from shared.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,6 +51,39 @@ def test_image_ships_the_packages_and_packs() -> None:
     for folder in ("shared", "services", "orquestra", "packs"):
         assert f"COPY {folder} ./{folder}" in dockerfile
     assert "uv sync --frozen --no-dev" in dockerfile
+
+
+def test_one_image_built_once_runs_every_service() -> None:
+    services = {n: s for n, s in compose()["services"].items() if n != "redis"}
+    assert [name for name, spec in services.items() if "build" in spec] == ["gateway"]
+    assert len({spec["image"] for spec in services.values()}) == 1
+
+
+def test_every_service_reads_the_optional_env_file() -> None:
+    """WhatsApp, LLM, handoff and token settings reach the containers from .env."""
+    for name, spec in compose()["services"].items():
+        if name == "redis":
+            continue
+        assert {"path": ".env", "required": False} in spec["env_file"], name
+    assert ".env" in (ROOT / ".dockerignore").read_text().split()
+
+
+def test_the_exposed_gateway_requires_the_admin_token() -> None:
+    gateway = compose()["services"]["gateway"]
+    command = gateway["command"]
+    host = command[command.index("--host") + 1]
+    assert exposure_problem(Settings(_env_file=None, admin_token=None), host) is not None  # type: ignore[call-arg]
+    token = gateway["environment"]["ORQ_ADMIN_TOKEN"]
+    assert token.startswith("${ORQ_ADMIN_TOKEN:?") and token.endswith("}"), token
+
+
+def test_image_runs_unprivileged_with_a_pinned_uv() -> None:
+    lines = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert users and users[-1] not in ("root", "0")
+    version = next(line for line in lines if line.startswith("ARG UV_VERSION="))
+    assert re.fullmatch(r"ARG UV_VERSION=\d+\.\d+\.\d+", version)
+    assert any('"uv==${UV_VERSION}"' in line for line in lines)
 
 
 def test_readme_documents_every_setting_and_ci_runs_its_test_command() -> None:
