@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,3 +143,38 @@ def test_web_chat_files_and_unknown_assets(system: System) -> None:
     assert script.headers["content-type"].startswith("text/javascript")
     assert system.http.get("/chat/app.py").status_code == 404
     assert system.http.get("/chat/..%2Fapp.py").status_code == 404
+
+
+def test_a_visitor_gets_a_session_and_the_admin_token_opens_the_panels(
+    redis_url: str, unique_prefix: str, browser: WebDriver
+) -> None:
+    """With ORQ_WEBCHAT_SECRET the page needs no token; the panels need the admin's."""
+    admin = "adm-" + uuid.uuid4().hex
+    env = {"ORQ_ADMIN_TOKEN": admin, "ORQ_WEBCHAT_SECRET": uuid.uuid4().hex}
+    with System.up(redis_url, unique_prefix, **env) as system:
+        wait = WebDriverWait(browser, WAIT_S)
+        browser.get(f"{system.base_url}/chat")
+        wait.until(lambda d: d.find_element(By.ID, "cid").text.startswith("web:"))
+        conversation = browser.find_element(By.ID, "cid").text
+
+        send(browser, "onde fica a CT?")
+        wait.until(lambda d: len(texts(d, ".bubble.in")) >= 1)
+        assert "Rua das Palmeiras" in texts(browser, ".bubble.in")[0]
+        assert "token de admin" in browser.find_element(By.ID, "state").text
+        assert texts(browser, "#explain li") == []
+        assert browser.find_element(By.ID, "token-box").is_displayed()
+
+        # The admin token shows the same conversation with its state and explanation.
+        box = browser.find_element(By.ID, "token")
+        box.send_keys(admin)
+        box.send_keys(Keys.TAB)
+        wait.until(lambda d: any("merge.complete" in t for t in texts(d, "#explain li")))
+        assert browser.find_element(By.ID, "cid").text == conversation
+        assert "triage ·" in browser.find_element(By.ID, "state").text
+
+        journal = system.journal(conversation)
+        assert [e["messages"] for e in journal if e["event"] == "turn.started"] == [
+            ["onde fica a CT?"]
+        ]
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
