@@ -253,6 +253,9 @@ class StepResult:
     replies: list[str] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
     error: str | None = None
+    # The turn each reply answered, and the conversation's state once the step was checked.
+    reply_turns: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

@@ -5,6 +5,10 @@ conversation id, so runs never see each other's state. A step's messages are pos
 back (a burst), then replies are read until every message of the step is part of a turn that
 was answered (the journal's ``turn.started`` entries say which messages each turn took).
 
+A step with a ``gap`` posts its messages that far apart in real time (a person typing a burst),
+each with its business time advanced as much. ``keep_going`` runs every step even after one
+failed (the dialog evaluation measures whole conversations).
+
 State and journal expectations are checked again for a short while when they fail: domain
 events (a booking moving the funnel to ``followup``) are decided after the reply went out, so
 the state settles a moment later. Reply expectations are checked once.
@@ -15,7 +19,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -88,13 +92,19 @@ class Runner:
         *,
         reply_timeout_s: float = REPLY_TIMEOUT_S,
         settle_s: float = SETTLE_S,
+        keep_going: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.client = client
         self.reply_timeout_s = reply_timeout_s
         self.settle_s = settle_s
+        self.keep_going = keep_going
+        # Waits out a burst's gaps: the pause is what is being simulated, not an event.
+        self.sleep = sleep
 
     def run(self, scenario: Scenario, source: str, *, now: datetime) -> ScenarioResult:
-        """Run every step until one fails; ``now`` is the clock when the scenario has no start."""
+        """Run the steps until one fails (every step with ``keep_going``); ``now`` is the clock
+        when the scenario has no start."""
         began = time.monotonic()
         result = ScenarioResult(source, scenario, conversation_id_for(scenario))
         cursor = "0-0"
@@ -108,7 +118,7 @@ class Runner:
                 result.steps.append(outcome)
                 if outcome.passed:
                     outcome.error = _save(step.save, state, variables)
-                if not outcome.passed:
+                if not outcome.passed and not self.keep_going:
                     break
         except ApiError as exc:
             result.error = str(exc)
@@ -127,11 +137,15 @@ class Runner:
         cid = result.conversation_id
         outcome = StepResult(index=index, messages=list(step.say))
         ids = set()
-        for text in step.say:
+        for position, (text, offset) in enumerate(
+            zip(step.say, step.message_offsets(), strict=True)
+        ):
+            if position and step.gap is not None:
+                self.sleep(step.gap.total_seconds())
             message_id, _ = self.client.post(
                 cid,
                 text,
-                sent_at=at,
+                sent_at=at + offset,
                 origin=step.origin or scenario.origin,
                 campaign_mode=step.campaign_mode or scenario.campaign_mode,
             )
@@ -140,6 +154,7 @@ class Runner:
             self.client, cid, cursor, ids, self.reply_timeout_s
         )
         outcome.replies = [str(r.get("text", "")) for r in replies]
+        outcome.reply_turns = [str(r.get("turn_id")) for r in replies]
         if not answered:
             outcome.error = f"no reply to every message within {self.reply_timeout_s:.0f}s"
             return outcome, cursor, {}
@@ -154,5 +169,6 @@ class Runner:
             outcome.mismatches = check_step(step.expect, seen)
             settling = any(m.kind not in ("reply", "reply_not") for m in outcome.mismatches)
             if not settling or time.monotonic() >= deadline:
-                return outcome, cursor, dict(seen.state)
+                outcome.state = dict(seen.state)
+                return outcome, cursor, outcome.state
             time.sleep(SETTLE_POLL_S)

@@ -18,6 +18,8 @@ before anything is sent.
       - say: João
         after: 2m                            # two minutes after the previous message
         expect: {reply: quantos anos}
+      - say: [oi, queria saber, quanto custa?]
+        gap: 1.5s                            # a burst typed 1.5 s apart (real waiting)
 
 A file holds one scenario, or several under ``scenarios:``.
 """
@@ -26,13 +28,20 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 _DURATION = re.compile(
-    r"^(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m(?!s))?\s*(?:(\d+)s)?\s*(?:(\d+)ms)?$"
+    r"^(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m(?!s))?\s*(?:(\d+(?:\.\d+)?)s)?\s*(?:(\d+)ms)?$"
 )
 
 
@@ -41,7 +50,7 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
 
 
 def parse_duration(value: Any) -> timedelta:
-    """``"2m"``, ``"1h30m"``, ``"45s"``, ``"2d"``, ``"250ms"`` or a number of seconds."""
+    """``"2m"``, ``"1h30m"``, ``"45s"``, ``"1.5s"``, ``"2d"``, ``"250ms"`` or seconds."""
     if isinstance(value, timedelta):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -49,7 +58,7 @@ def parse_duration(value: Any) -> timedelta:
     if isinstance(value, str):
         match = _DURATION.match(value.strip())
         if match and any(match.groups()):
-            days, hours, minutes, seconds, millis = (int(g or 0) for g in match.groups())
+            days, hours, minutes, seconds, millis = (float(g or 0) for g in match.groups())
             return timedelta(
                 days=days, hours=hours, minutes=minutes, seconds=seconds, milliseconds=millis
             )
@@ -57,6 +66,13 @@ def parse_duration(value: Any) -> timedelta:
 
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+
+# The longest real pause between the messages of a burst: the runner waits it out.
+MAX_GAP = timedelta(seconds=30)
+
+# What a dialog is for: a trial class booked, questions answered, a request refused with the
+# rule, a booking cancelled or moved.
+Goal = Literal["booked", "answered", "refused", "cancelled", "rescheduled"]
 
 
 def _as_list(value: Any) -> Any:
@@ -134,6 +150,9 @@ class Step(_Strict):
 
     say: Annotated[list[str], BeforeValidator(_messages)] = Field(min_length=1)
     after: Duration = timedelta(0)
+    # Real time between the messages of ``say`` (a person typing a burst): they are posted this
+    # far apart on the wall clock, and their business times advance by as much.
+    gap: Duration | None = None
     sent_at: datetime | None = None
     origin: str | None = None
     campaign_mode: str | None = None
@@ -151,6 +170,24 @@ class Step(_Strict):
                 raise ValueError(f"variable names are letters, digits and _: {name!r}")
         return save
 
+    @field_validator("gap")
+    @classmethod
+    def _short_gap(cls, gap: timedelta | None) -> timedelta | None:
+        if gap is not None and not timedelta(0) < gap <= MAX_GAP:
+            raise ValueError(f"a gap is more than 0 and at most {MAX_GAP.seconds}s (real waiting)")
+        return gap
+
+    @model_validator(mode="after")
+    def _gap_needs_a_burst(self) -> Step:
+        if self.gap is not None and len(self.say) < 2:
+            raise ValueError("a gap separates the messages of a burst: say needs 2 or more")
+        return self
+
+    def message_offsets(self) -> list[timedelta]:
+        """How long after the step's first message each of its messages is sent."""
+        gap = self.gap or timedelta(0)
+        return [gap * index for index in range(len(self.say))]
+
     @field_validator("say")
     @classmethod
     def _not_blank(cls, texts: list[str]) -> list[str]:
@@ -160,11 +197,17 @@ class Step(_Strict):
 
 
 class Scenario(_Strict):
-    """A conversation from a fresh conversation id: its steps, in order."""
+    """A conversation from a fresh conversation id: its steps, in order.
+
+    ``persona`` and ``goal`` describe a dialog of the evaluation corpus (``orquestra eval
+    dialogs``): who is writing, and what the conversation is for. The runner ignores them.
+    """
 
     name: str = Field(min_length=1)
     description: str | None = None
     tags: list[str] = Field(default_factory=list)
+    persona: str | None = None
+    goal: Goal | None = None
     # Business time of the first message; without it, the wall clock when the run starts.
     start: datetime | None = None
     # Defaults for every step (a step may override them).

@@ -123,3 +123,26 @@ def test_defaults_of_the_scenario_reach_every_message() -> None:
     assert (first["origin"], first["campaign_mode"]) == ("campaign:x", "oferta")
     assert second["origin"] == "inbound"
     assert (second["sent_at"] - first["sent_at"]).days == 8
+
+
+def test_a_burst_with_a_gap_is_typed_that_far_apart() -> None:
+    gateway = ScriptedGateway(turns=[1, 1, 1])
+    pauses: list[float] = []
+    sc = scenario(steps=[{"say": ["oi", "queria saber", "quanto custa"], "gap": "1.5s"}])
+    result = Runner(gateway, reply_timeout_s=0.5, sleep=pauses.append).run(  # type: ignore[arg-type]
+        sc, "s.yaml", now=NOW
+    )
+    assert result.passed
+    assert pauses == [1.5, 1.5]
+    assert [(p["sent_at"] - NOW).total_seconds() for p in gateway.posted] == [0, 1.5, 3.0]
+    assert result.steps[0].reply_turns == ["t0", "t1", "t2"]
+
+
+def test_keep_going_runs_the_steps_after_a_failure_and_records_their_state() -> None:
+    gateway = ScriptedGateway(turns=[1, 1], states=[{"trial": {"stage": "ask_date"}}])
+    sc = scenario(steps=[{"say": "a", "expect": {"reply": "nope"}}, {"say": "b"}])
+    stopped = run(ScriptedGateway(turns=[1, 1]), sc)
+    assert len(stopped.steps) == 1
+    result = run(gateway, sc, keep_going=True)
+    assert [s.passed for s in result.steps] == [False, True]
+    assert result.steps[1].state == {"trial": {"stage": "ask_date"}}

@@ -64,6 +64,10 @@ def test_several_scenarios_under_one_key() -> None:
         ("scenarios: [{name: a, steps: [{say: oi}]}]\nname: b", "only key"),
         ("name: [unclosed", "not valid YAML"),
         ("- just\n- a list", "not a mapping"),
+        ("name: x\nsteps: [{say: [a, b], gap: 0s}]", "gap is more than 0"),
+        ("name: x\nsteps: [{say: [a, b], gap: 2m}]", "at most 30s"),
+        ("name: x\nsteps: [{say: oi, gap: 1s}]", "say needs 2 or more"),
+        ("name: x\ngoal: married\nsteps: [{say: oi}]", "goal"),
     ],
 )
 def test_invalid_files_say_what_is_wrong(text: str, message: str) -> None:
@@ -81,6 +85,7 @@ def test_invalid_files_say_what_is_wrong(text: str, message: str) -> None:
         ("8d", timedelta(days=8)),
         ("250ms", timedelta(milliseconds=250)),
         ("1m30s", timedelta(seconds=90)),
+        ("1.5s", timedelta(seconds=1.5)),
         (90, timedelta(seconds=90)),
     ],
 )
@@ -128,3 +133,21 @@ def test_saved_values_fill_messages_and_expectations() -> None:
     assert filled.expect.state == {"trial.booking_id": "AE-1+2", "x": {"match": r"^AE\-1\+2$"}}
     assert filled.expect.journal == [{"event": "trial.decided", "booking_code": "AE-1+2"}]
     assert substitute("{unknown} {code}", {"code": "x"}) == "{unknown} x"
+
+
+def test_a_dialog_names_its_persona_and_goal_and_spaces_its_burst() -> None:
+    text = (
+        "name: impatient\npersona: teenager, types in fragments\ngoal: booked\n"
+        "steps:\n  - say: [oi, queria saber, quanto custa]\n    gap: 1.5s\n  - say: ok\n"
+    )
+    (dialog,) = parse_scenarios(text, "d.yaml").scenarios
+    assert (dialog.persona, dialog.goal) == ("teenager, types in fragments", "booked")
+    burst, single = dialog.steps
+    assert burst.message_offsets() == [timedelta(0), timedelta(seconds=1.5), timedelta(seconds=3)]
+    assert single.gap is None and single.message_offsets() == [timedelta(0)]
+
+
+def test_a_scenario_without_the_dialog_fields_still_parses() -> None:
+    (scenario,) = parse_scenarios(ONE, "one.yaml").scenarios
+    assert scenario.persona is None and scenario.goal is None
+    assert all(step.gap is None for step in scenario.steps)
