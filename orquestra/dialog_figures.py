@@ -7,9 +7,9 @@
   right student, date and time, or cancelled, or not booked — and every question answered);
 - turns to book: the customer's turns (steps) until the trial stage first read ``booked``;
 - loops: the bot asking the same question three times or more in a row (the trial's ``asked``
-  field in consecutive ``trial.decided`` entries), or sending the very same reply three
-  times or more (a menu that does not move on); a repeated reply inside an ``asked`` loop is
-  the same loop, not a second one;
+  field in ``trial.decided``, or triage's clarification menu, in consecutive turns), or
+  sending the very same reply three times or more; a repeated reply inside such a run is the
+  same loop, not a second one;
 - questions left unanswered: ``reply`` expectations that did not hold. In the corpus a
   ``reply`` pattern is something the customer must be told: the answer to each question
   they asked, or a rule they must hear (the minimum age, the guardian's authorization).
@@ -28,6 +28,13 @@ from orquestra.scenario_check import ScenarioResult, fold, resolve_path
 
 LOOP_LENGTH = 3
 BOOKED_STAGE = "booked"
+# Triage's clarification steps that put a question to the person, by the question they ask.
+CLARIFICATION_QUESTIONS = {
+    "n1_menu": "menu",
+    "n1_invalid": "menu",
+    "n2_confirm": "intent",
+    "n2_confirm_again": "intent",
+}
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,37 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", fold(text).lower()).strip()
 
 
+def turn_questions(entries: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
+    """The question each turn ended on, as (turn id, key), in the journal's order.
+
+    The key is the trial's ``asked`` field when the trial decided the turn (None: it asked
+    nothing), else triage's clarification (``menu`` for the option menu and its retry,
+    ``intent`` for "did you mean…?"; None for an answered clarification). Turns neither
+    service asked in are left out: they do not break a run.
+    """
+    order: list[str] = []
+    trial: dict[str, str | None] = {}
+    triage: dict[str, str | None] = {}
+    for entry in entries:
+        turn = str(entry.get("turn_id"))
+        if turn not in order:
+            order.append(turn)
+        if entry.get("event") == "trial.decided":
+            asked = entry.get("asked")
+            trial[turn] = str(asked) if asked is not None else None
+        elif entry.get("event") == "triage.decided" and entry.get("clarification"):
+            triage[turn] = CLARIFICATION_QUESTIONS.get(str(entry["clarification"]))
+    questions: list[tuple[str, str | None]] = []
+    for turn in order:
+        if turn in trial:
+            questions.append((turn, trial[turn]))
+        elif turn in triage:
+            questions.append((turn, triage[turn]))
+    return questions
+
+
 def asked_loops(entries: Sequence[Mapping[str, Any]]) -> list[tuple[str, set[str]]]:
-    """Runs of the same ``asked`` field in consecutive ``trial.decided`` entries.
+    """Runs of the same question in consecutive turns (``turn_questions``).
 
     Returns each run of ``LOOP_LENGTH`` or more as (label, the turns it spans).
     """
@@ -94,16 +130,13 @@ def asked_loops(entries: Sequence[Mapping[str, Any]]) -> list[tuple[str, set[str
         if current is not None and len(turns) >= LOOP_LENGTH:
             runs.append((f"asked {current} {len(turns)}x", set(turns)))
 
-    for entry in entries:
-        if entry.get("event") != "trial.decided":
-            continue
-        asked = entry.get("asked")
+    for turn, asked in turn_questions(entries):
         if asked is not None and asked == current:
-            turns.append(str(entry.get("turn_id")))
+            turns.append(turn)
             continue
         close()
-        current = str(asked) if asked is not None else None
-        turns = [str(entry.get("turn_id"))] if asked is not None else []
+        current = asked
+        turns = [turn] if asked is not None else []
     close()
     return runs
 

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         print("orquestra eval dialogs: no dialog selected", file=sys.stderr)
         return 2
     try:
-        with target(args.url) as url:
+        with target(args.url, "orquestra eval dialogs") as url:
             dialogs = run_corpus(url, planned, jobs=args.jobs, reply_timeout_s=args.timeout)
     except StartFailed as exc:
         print(f"orquestra eval dialogs: {exc}", file=sys.stderr)

@@ -68,12 +68,12 @@ def selected(scenario: Scenario, keyword: str | None) -> bool:
 
 
 @contextmanager
-def target(url: str | None) -> Iterator[str]:
+def target(url: str | None, command: str = "orquestra test") -> Iterator[str]:
     """The given gateway, or a private system started for this run."""
     if url:
         yield url
         return
-    note = "orquestra test: starting a private system (use --url to test a running one)…"
+    note = f"{command}: starting a private system (use --url to test a running one)…"
     print(note, file=sys.stderr, flush=True)
     with local_system() as started:
         yield started

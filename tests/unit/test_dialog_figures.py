@@ -159,3 +159,30 @@ def test_totals_over_the_corpus() -> None:
 def test_an_empty_corpus_has_no_figures_to_divide() -> None:
     t = totals([])
     assert (t.dialogs, t.reached_pct, t.turns_to_book_median) == (0, 0.0, None)
+
+
+def triaged(turn: str, clarification: str | None) -> dict[str, Any]:
+    return {"event": "triage.decided", "turn_id": turn, "clarification": clarification}
+
+
+def test_a_clarification_menu_asked_three_times_in_a_row_is_a_loop() -> None:
+    entries = [
+        {"event": "turn.started", "turn_id": "t0"},
+        triaged("t0", "n1_menu"),
+        triaged("t1", "n1_invalid"),
+        triaged("t2", "n1_invalid"),
+    ]
+    assert asked_loops(entries) == [("asked menu 3x", {"t0", "t1", "t2"})]
+    chosen = [triaged("t0", "n1_menu"), triaged("t1", "n1_chosen"), triaged("t2", "n1_menu")]
+    assert asked_loops([*chosen, triaged("t3", "n1_invalid")]) == []
+
+
+def test_the_trial_question_wins_over_triage_in_the_same_turn() -> None:
+    entries = [
+        triaged("t0", "n1_chosen"),
+        decided("t0", "nome"),
+        decided("t1", "nome"),
+        triaged("t2", None),
+        decided("t2", "nome"),
+    ]
+    assert asked_loops(entries) == [("asked nome 3x", {"t0", "t1", "t2"})]
