@@ -29,6 +29,7 @@ from shared.keys import Keys
 from shared.lag import register_lag_collector
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.logs import get_logger, setup_logging
+from shared.loops import supervised
 from shared.lua import Scripts, register
 from shared.metrics import LLM_CALLS
 from shared.pack import Pack, load_pack
@@ -51,6 +52,7 @@ class Runtime:
     tz: ZoneInfo
     llm: LLMClient | None = None
     log: FilteringBoundLogger = field(default_factory=get_logger)
+    # Long-running loops; each runs under ``shared.loops.supervised`` (restarted after a failure).
     background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -88,7 +90,8 @@ def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
 
 
 async def heartbeat(rt: Runtime) -> None:
-    """Announce a live consumer; /healthz reads these."""
+    """Announce a live consumer; /healthz reads these. Runs supervised (``shared/loops.py``),
+    so a Redis outage delays the next beat instead of ending them."""
     member = f"{rt.service}|{rt.bus.consumer}"
     while True:
         now = time.time()
@@ -112,11 +115,15 @@ async def watch_parent() -> None:
 async def start(rt: Runtime) -> list[asyncio.Task[None]]:
     await ensure_groups(rt.redis, rt.keys)
     await rt.bus.broker.start()
-    tasks = [asyncio.create_task(heartbeat(rt))]
-    tasks += [asyncio.create_task(job()) for job in rt.background]
+    jobs: list[Callable[[], Awaitable[None]]] = [lambda: heartbeat(rt), *rt.background]
+    names = ["heartbeat", *(getattr(job, "__name__", repr(job)) for job in rt.background)]
     if os.environ.get("ORQ_SUPERVISED") == "1":
-        tasks.append(asyncio.create_task(watch_parent()))
-    return tasks
+        jobs.append(watch_parent)
+        names.append("watch_parent")
+    return [
+        asyncio.create_task(supervised(name, job, rt.log), name=name)
+        for name, job in zip(names, jobs, strict=True)
+    ]
 
 
 async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:

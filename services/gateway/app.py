@@ -70,7 +70,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
     rt.background.append(turns.sweeper)
 
     async def trim_streams() -> None:
-        await janitor(rt.redis, rt.keys, rt.settings.sweep_interval_ms / 1000, rt.log)
+        await janitor(rt.redis, rt.keys, rt.settings.sweep_interval_ms / 1000)
 
     rt.background.append(trim_streams)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 
 from redis.asyncio import Redis
-from structlog.typing import FilteringBoundLogger
 
 from shared.keys import Keys
 
@@ -29,8 +28,10 @@ async def needed_from(redis: Redis, stream: str) -> str | None:
     oldest: str | None = None
     for group in groups:
         candidate = group["last-delivered-id"]
-        if group["pending"]:
-            summary = await redis.xpending(stream, group["name"])
+        # The pending count may drop to zero between XINFO and XPENDING (a consumer acked
+        # meanwhile): then XPENDING has no "min" and the group is treated as caught up.
+        summary = await redis.xpending(stream, group["name"]) if group["pending"] else None
+        if summary and summary["min"] is not None:
             candidate = min(candidate, summary["min"], key=_id)
         else:
             # Everything up to last-delivered is done: keep from the next id on.
@@ -51,10 +52,9 @@ async def trim_once(redis: Redis, keys: Keys) -> int:
     return removed
 
 
-async def janitor(redis: Redis, keys: Keys, interval_s: float, log: FilteringBoundLogger) -> None:
+async def janitor(redis: Redis, keys: Keys, interval_s: float) -> None:
+    """Trim every ``interval_s``. A failure ends the loop; it runs supervised (``shared/loops``),
+    which logs and restarts it, and MAXLEN still caps the streams meanwhile."""
     while True:
-        try:
-            await trim_once(redis, keys)
-        except Exception as exc:  # keep trimming on the next round; MAXLEN still caps streams
-            log.error("stream trim failed", error=repr(exc))
+        await trim_once(redis, keys)
         await asyncio.sleep(interval_s)

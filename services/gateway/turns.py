@@ -313,10 +313,9 @@ class TurnKeeper:
         return len(due)
 
     async def sweeper(self) -> None:
+        """Sweep every interval; runs supervised (``shared/loops.py`` restarts it after a
+        failure, e.g. Redis down)."""
         interval = self.settings.sweep_interval_ms / 1000
         while True:
-            try:
-                await self.sweep_once()
-            except Exception as exc:  # keep sweeping: Redis may be back on the next round
-                self.log.error("sweep failed", error=repr(exc))
+            await self.sweep_once()
             await asyncio.sleep(interval)

@@ -64,15 +64,12 @@ class Merger:
         return len(due)
 
     async def deadlines(self) -> None:
-        """Wake at the next deadline (at most every 250 ms) and expire what is due."""
+        """Wake at the next deadline (at most every 250 ms) and expire what is due. Runs
+        supervised (``shared/loops.py`` restarts it after a failure, e.g. Redis down)."""
         rt = self.rt
         while True:
-            try:
-                await self.expire_due()
-                nearest = await rt.redis.zrange(rt.keys.merge_deadlines, 0, 0, withscores=True)
-            except Exception as exc:  # keep the deadline loop alive across Redis hiccups
-                rt.log.error("deadline sweep failed", error=repr(exc))
-                nearest = []
+            await self.expire_due()
+            nearest = await rt.redis.zrange(rt.keys.merge_deadlines, 0, 0, withscores=True)
             wait = 0.25
             if nearest:
                 wait = min(wait, max(0.0, nearest[0][1] / 1000 - time.time()))
