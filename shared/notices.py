@@ -13,7 +13,7 @@ from shared.contracts import InboundMessage
 
 NOTICE_KINDS = frozenset(
     {"image", "video", "audio", "document", "sticker", "location", "contacts", "reaction"}
-    | {"order", "flow"}
+    | {"order", "flow", "unsupported"}
 )
 TEXT_PREFIX = "channel_"
 FALLBACK_KEY = "channel_other"

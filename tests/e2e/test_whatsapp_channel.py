@@ -13,6 +13,7 @@ the workers' reply texts.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from tests.support.fake_graph import (
     CORPUS,
     FakeGraph,
     GraphRequest,
+    Step,
     answer,
     corpus,
     message_webhook,
@@ -201,9 +203,11 @@ INBOUND: dict[str, Inbound] = {
         texts=("MESSAGE_BODY",), sender="PHONE_NUMBER"
     ),
     "cloud_text_reply_context.json": Inbound(texts=("replied text",)),
-    "cloud_unknown_type_131051_netflie.json": Inbound(ignored=("unknown",), sender="PHONE_NUMBER"),
-    "cloud_unsupported.json": Inbound(ignored=("unsupported",)),
-    "cloud_unsupported_with_type.json": Inbound(ignored=("unsupported",)),
+    "cloud_unknown_type_131051_netflie.json": Inbound(
+        notice=("unsupported",), sender="PHONE_NUMBER"
+    ),
+    "cloud_unsupported.json": Inbound(notice=("unsupported",)),
+    "cloud_unsupported_with_type.json": Inbound(notice=("unsupported",)),
     "cloud_value_errors_130429_metadocs.json": Inbound(ignored=("errors",)),
     "cloud_video_forwarded.json": Inbound(texts=("caption",)),
     **{
@@ -220,9 +224,7 @@ INBOUND: dict[str, Inbound] = {
     },
 }
 # Reasons journaled in the conversation; the others go to the channel's event list.
-CONVERSATION_REASONS = {"unsupported", "unknown", "system", "reaction_removed"} | {
-    "unsupported_interactive"
-}
+CONVERSATION_REASONS = {"system", "reaction_removed", "unsupported_interactive"}
 
 
 @dataclass(frozen=True)
@@ -627,3 +629,74 @@ def test_a_refused_token_is_visible_in_health_and_metrics(env: Env) -> None:
     health = env.system.http.get("/healthz").json()["whatsapp"]
     assert health["status"] == "ok" and health["token"] == "ok"
     assert env.metric("orq_whatsapp_token_valid") == 1
+
+
+def test_a_131047_status_before_the_send_response_still_sends_the_template(env: Env) -> None:
+    """Meta's failed status (131047) arrives while the send's request is still waiting for its
+    response: the status path cannot know the turn yet, so the send, on recording its wamid,
+    finds the record failed and sends the pack's template instead."""
+    sender = fresh_sender()
+    wamid = f"wamid.EARLY{uuid.uuid4().hex[:10]}"
+    accepted = {
+        "messaging_product": "whatsapp",
+        "contacts": [{"input": sender, "wa_id": sender}],
+        "messages": [{"id": wamid}],
+    }
+    release = threading.Event()
+    env.graph.script(NUMBER, sender, Step(body=accepted, hold=release))
+    conv, _ = say(env, sender, "sticker")
+    try:
+        env.graph.wait_for(lambda _: len(texts_to(env, sender)) == 1)
+        error = json.loads((CORPUS / "error_object_131047_webhook_style_pywa.json").read_text())
+        failed = status_webhook(NUMBER, sender, wamid, "failed", int(time.time()), [error])
+        assert env.post(failed).json()["statuses"] == 1
+        record = env.record(wamid)
+        assert record["status"] == "failed" and "turn_id" not in record
+    finally:
+        release.set()
+    env.graph.wait_for(lambda _: [r.kind for r in texts_to(env, sender)] == ["text", "template"])
+    (delivered,) = env.delivered(conv)
+    assert delivered["status"] == "template" and "131047" in delivered["detail"]
+    record = env.record(wamid)
+    assert record["status"] == "failed" and record["turn_id"] == delivered["turn_id"]
+    assert [r.kind for r in texts_to(env, sender)] == ["text", "template"]
+
+
+def test_an_unsupported_message_is_answered_with_channel_other(env: Env) -> None:
+    sender = fresh_sender()
+    conv, _ = say(env, sender, "unsupported")
+    (delivered,) = env.delivered(conv)
+    assert delivered["status"] == "sent"
+    (sent,) = texts_to(env, sender)
+    other = load_pack("ctsmash").sections["texts"]["channel_other"]
+    assert sent.body["text"]["body"] in other
+    assert [n["kinds"] for n in env.events(conv, "whatsapp.notice")] == [["unsupported"]]
+    assert not env.events(conv, "whatsapp.ignored")
+
+
+def test_an_edited_message_is_a_new_message_of_its_conversation(env: Env) -> None:
+    """Meta's ``edit`` webhook (messages reference, "edit"): the new content under
+    ``edit.message``, the edited message's id in ``edit.original_message_id``."""
+    sender = fresh_sender()
+    conv, original = say(env, sender, "text", text="quero agendar uma aula experimental")
+    env.delivered(conv)
+    payload = message_webhook(
+        NUMBER, sender, f"wamid.ED{uuid.uuid4().hex[:12]}", int(time.time()), kind="text"
+    )
+    message = payload["entry"][0]["changes"][0]["value"]["messages"][0]
+    del message["text"]
+    message["type"] = "edit"
+    message["edit"] = {
+        "original_message_id": original,
+        "message": {"type": "text", "text": {"body": "onde fica a CT?"}},
+    }
+    assert env.post(payload).json()["messages"] == 1
+    started = eventually(
+        lambda: (s := env.events(conv, "turn.started")) and len(s) == 2 and s, what="second turn"
+    )
+    assert [s["messages"] for s in started] == [
+        ["quero agendar uma aula experimental"],
+        ["onde fica a CT?"],
+    ]
+    eventually(lambda: len(env.events(conv, "reply.delivered")) == 2, what="second reply")
+    assert len(texts_to(env, sender)) >= 2

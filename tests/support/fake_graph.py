@@ -13,6 +13,7 @@ corpus payloads with our numbers and times), and :func:`sign` signs them with an
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import itertools
@@ -92,11 +93,14 @@ def status_webhook(
 
 @dataclass(frozen=True)
 class Step:
-    """How the fake answers one request; ``body=None`` means Meta's success body."""
+    """How the fake answers one request; ``body=None`` means Meta's success body. With
+    ``hold``, the answer waits until the test sets that event (a slow Graph API: the request
+    is recorded at once, its response comes later)."""
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    hold: threading.Event | None = None
 
 
 def ok() -> Step:
@@ -189,6 +193,8 @@ class FakeGraph:
                 script = self._scripts[(phone_number_id, req.recipient or "")]
                 step = script.popleft() if script else None
                 self._changed.notify_all()
+            if step is not None and step.hold is not None:
+                await asyncio.to_thread(step.hold.wait, 30)
             if auth != f"Bearer {self.token}":
                 return JSONResponse(INVALID_TOKEN, status_code=401)
             if step is None or step.body is None:

@@ -96,9 +96,10 @@ def test_turns_with_text_go_to_triage(messages: list[tuple[str, str]]) -> None:
 
 def test_every_notice_kind_has_a_text_and_unknown_kinds_fall_back() -> None:
     texts = PACK.sections["texts"]
-    assert all(f"channel_{k}" in texts or k == "flow" for k in NOTICE_KINDS)
-    reply = notice_reply(turn(("flow", "")), PACK, created_at=NOW)
-    assert reply is not None and reply.bubbles[0] in variants("channel_other")
+    assert all(f"channel_{k}" in texts or k in ("flow", "unsupported") for k in NOTICE_KINDS)
+    for kind in ("flow", "unsupported"):
+        reply = notice_reply(turn((kind, "")), PACK, created_at=NOW)
+        assert reply is not None and reply.bubbles[0] in variants("channel_other")
 
 
 def test_a_pack_without_channel_texts_leaves_the_turn_to_triage() -> None:

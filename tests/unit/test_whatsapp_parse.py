@@ -120,9 +120,6 @@ def test_contact_without_profile() -> None:
 @pytest.mark.parametrize(
     ("name", "reasons"),
     [
-        ("cloud_unsupported.json", ["unsupported"]),
-        ("cloud_unsupported_with_type.json", ["unsupported"]),
-        ("cloud_unknown_type_131051_netflie.json", ["unknown"]),
         ("cloud_system_user_changed_number.json", ["system"]),
         ("cloud_system_identity_changed.json", ["system"]),
         ("cloud_reaction_removed.json", ["reaction_removed"]),
@@ -141,11 +138,75 @@ def test_what_is_acknowledged_and_journaled(name: str, reasons: list[str]) -> No
     assert [i.reason for i in result.ignored] == reasons
 
 
+@pytest.mark.parametrize(
+    ("name", "conversation", "inner"),
+    [
+        ("cloud_unsupported.json", USER, None),
+        ("cloud_unsupported_with_type.json", USER, "pool"),
+        ("cloud_unknown_type_131051_netflie.json", "wa:PHONE_NUMBER_ID:PHONE_NUMBER", None),
+    ],
+)
+def test_unsupported_messages_are_messages_to_answer(
+    name: str, conversation: str, inner: str | None
+) -> None:
+    """Meta's ``unsupported`` (``unknown`` in the older shape, 131051) is a message the person
+    sent: it becomes a turn the gateway answers with ``channel_other``, not an ignored item."""
+    result = parse(name)
+    assert not result.ignored
+    (message,) = result.messages
+    assert (message.kind, message.text, message.conversation_id) == (
+        "unsupported",
+        "",
+        conversation,
+    )
+    assert message.metadata["unsupported"] == {"type": inner, "errors": [131051]}
+
+
+def edit_webhook(inner: dict | None, original: str | None = "wamid.ORIGINAL") -> dict:
+    """An ``edit`` message as Meta documents it (webhooks reference, messages/edit): the
+    corpus text message with ``type: edit`` and the new content under ``edit.message``."""
+    payload = json.loads((CORPUS / "cloud_text.json").read_text())
+    message = payload["entry"][0]["changes"][0]["value"]["messages"][0]
+    del message["text"]
+    edit: dict = {"original_message_id": original}
+    if inner is not None:
+        edit["message"] = inner
+    message.update({"id": "wamid.EDIT", "type": "edit", "edit": edit})
+    return payload
+
+
+def test_an_edited_text_is_a_new_message_with_the_new_text() -> None:
+    inner = {"type": "text", "text": {"body": "na verdade quero sábado"}}
+    (message,) = parse_webhook(edit_webhook(inner), received_at=RECEIVED, tz=TZ).messages
+    assert (message.kind, message.text, message.conversation_id) == (
+        "text",
+        "na verdade quero sábado",
+        USER,
+    )
+    assert message.message_id == "wamid.EDIT" and message.metadata["edited"] == "wamid.ORIGINAL"
+    assert message.sent_at == datetime.fromtimestamp(1697043223, UTC)
+
+
+def test_an_edited_caption_is_read_like_a_captioned_photo() -> None:
+    inner = {
+        "context": {"id": "wamid.CONTEXT"},
+        "type": "image",
+        "image": {"caption": "e essa raquete?", "mime_type": "image/jpeg", "id": "77"},
+    }
+    (message,) = parse_webhook(edit_webhook(inner), received_at=RECEIVED, tz=TZ).messages
+    assert (message.kind, message.text) == ("image", "e essa raquete?")
+    assert message.metadata["context"] == {"id": "wamid.CONTEXT"}
+    assert message.metadata["media"] == {"id": "77", "mime_type": "image/jpeg"}
+
+
+@pytest.mark.parametrize("inner", [None, {}, {"type": "edit", "edit": {}}])
+def test_an_edit_without_content_is_acknowledged_and_journaled(inner: dict | None) -> None:
+    result = parse_webhook(edit_webhook(inner), received_at=RECEIVED, tz=TZ)
+    assert not result.messages
+    assert [(i.reason, i.conversation_id) for i in result.ignored] == [("malformed_edit", USER)]
+
+
 def test_ignored_items_keep_conversation_and_error_codes() -> None:
-    unsupported = parse("cloud_unsupported_with_type.json").ignored[0]
-    assert unsupported.conversation_id == USER and unsupported.message_id == "wamid.xyzxyz"
-    assert unsupported.detail["unsupported"] == "pool"
-    assert [e["code"] for e in unsupported.detail["errors"]] == [131051]
     system = parse("cloud_system_user_changed_number.json").ignored[0]
     assert system.detail["system"] == "user_changed_number"
     errors = parse("cloud_value_errors_130429_metadocs.json").ignored[0]

@@ -13,9 +13,13 @@ skips what is decided and stops at a failure too. Throttling (130429, 131056, 80
 transient errors are retried in place with jittered exponential backoff, pacing the business
 number or the (number, recipient) pair for every replica; after ``WHATSAPP_SEND_ATTEMPTS`` the
 message is recorded as failed. 131047 (outside the 24-hour window) is never retried: the reply
-is replaced by the pack's re-engagement template when one is configured. The window is also
-checked beforehand from the conversation's meta slice (``window_expires_at``, written by ingest
-from the provider timestamps), so a reply known to be too late goes straight to the template.
+is replaced by the pack's re-engagement template when one is configured, whether the error comes
+in the send's response, in a ``failed`` status webhook (``WhatsApp._status``), or in a status
+that beat the send's response (the record is already ``failed`` with 131047 when the send
+records its wamid: the status path could not know the turn yet, so the send sends the template).
+The window is also checked beforehand from the conversation's meta slice (``window_expires_at``,
+written by ingest from the provider timestamps), so a reply known to be too late goes straight
+to the template.
 The window is Meta's machinery, measured in real time, hence the wall clock here.
 """
 
@@ -35,6 +39,7 @@ from redis.asyncio import Redis
 from services.gateway.channels.base import Delivery
 from services.gateway.whatsapp.errors import (
     PAIR_THROTTLING_CODES,
+    REENGAGEMENT_CODE,
     Category,
     GraphError,
     backoff_s,
@@ -82,6 +87,8 @@ class Outcome:
     status: str  # "sent" | "duplicate" | "failed_before" | "failed"
     wamid: str | None = None
     error: GraphError | None = None
+    # Sent, but a failed status with 131047 for this wamid arrived before the send's response.
+    reengage: bool = False
 
 
 def target_of(conversation_id: str, to: str | None, default_number: str | None) -> Target | None:
@@ -142,6 +149,8 @@ class WhatsAppChannel:
                 if outcome.error.category == Category.REENGAGEMENT:
                     return await self._template_instead(target, reply.turn_id, "131047")
                 return Delivery("failed", f"bubble {index}: {outcome.error}")
+            if outcome.reengage:
+                return await self._template_after_early_status(target, reply.turn_id)
             if outcome.wamid and outcome.status == "sent":
                 wamids.append(outcome.wamid)
         if reply.bubbles and not wamids:
@@ -163,6 +172,14 @@ class WhatsAppChannel:
             turn_id=turn_id,
             status=delivery.status,
         )
+
+    async def _template_after_early_status(self, target: Target, turn_id: str) -> Delivery:
+        reason = "131047 status before the send's response"
+        try:
+            return await self._template_instead(target, turn_id, reason)
+        except DeliveryInFlight:
+            # The status path learnt the turn just in time and is sending the template itself.
+            return Delivery("template", f"{reason}; template sent by the status webhook")
 
     async def mark_read(self, turn: Turn) -> None:
         """Mark the turn's latest message read with a typing indicator (best effort)."""
@@ -237,7 +254,7 @@ class WhatsAppChannel:
             return Outcome("failed", error=error)
         wamid = sent_message_id(body) or f"unknown:{uuid.uuid4().hex}"
         await self.redis.set(key, f"sent:{wamid}", ex=self.settings.delivery_ttl_s)
-        await self.records.record(
+        held = await self.records.record(
             wamid,
             "accepted",
             conversation_id=target.conversation_id,
@@ -248,7 +265,15 @@ class WhatsAppChannel:
             phone_number_id=target.phone_number_id,
         )
         await self.records.note_success()
-        return Outcome("sent", wamid)
+        early = held == "failed" and REENGAGEMENT_CODE in await self.records.error_codes(wamid)
+        if early:
+            self.log.info(
+                "a failed status with 131047 beat the send's response",
+                conversation_id=target.conversation_id,
+                turn_id=turn_id,
+                slot=slot,
+            )
+        return Outcome("sent", wamid, reengage=early)
 
     async def _post(
         self, target: Target, payload: dict[str, Any], kind: str, claim: str

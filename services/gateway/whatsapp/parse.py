@@ -10,7 +10,14 @@ Messages become :class:`InboundMessage` with ``kind`` = Meta's type:
   reply's title, its id in ``metadata.reply_id``);
 - media keep their caption as text (a captioned photo is read like any text);
 - media without caption, locations, contacts, reactions, orders and Flow answers have empty
-  text: the gateway answers them with a pack text (``notices.py``).
+  text: the gateway answers them with a pack text (``notices.py``);
+- ``unsupported`` (and its older name ``unknown``, error 131051: a type Cloud API does not
+  deliver, e.g. a poll) is a message of kind ``unsupported`` with empty text, answered the same
+  way (``channel_other``), so the person learns the bot could not read it;
+- ``edit`` (a person edited an earlier message; Meta sends the new content under
+  ``edit.message`` with ``edit.original_message_id``) is a new message of its conversation with
+  the edited content, read like any message of the inner type; the original id is kept in
+  ``metadata.edited``. The edit has its own wamid, so dedupe never mistakes it for the original.
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ OBJECT = "whatsapp_business_account"
 MESSAGES_FIELD = "messages"
 
 MEDIA_KINDS = ("image", "video", "audio", "document", "sticker")
-IGNORED_KINDS = ("unsupported", "unknown", "system")
+IGNORED_KINDS = ("system",)
+UNSUPPORTED_KINDS = ("unsupported", "unknown")
+EDIT_KIND = "edit"
 
 # An id becomes part of Redis key names (inside a hash tag): no braces, blanks or controls.
 _SAFE_ID = re.compile(r"^[^\s{}\x00-\x1f]{1,128}$")
@@ -180,11 +189,13 @@ def _read_message(
         system = _dict(message.get("system"))
         if system:
             detail["system"] = _str(system.get("type"))
-        unsupported = _dict(message.get("unsupported"))
-        if unsupported:
-            detail["unsupported"] = _str(unsupported.get("type"))
         return Ignored(reason=kind, conversation_id=conv, message_id=wamid, detail=detail)
-    read = _content(kind, message)
+    content, edited = message, None
+    if kind == EDIT_KIND:
+        edit = _dict(message.get(EDIT_KIND))
+        content, edited = _dict(edit.get("message")), _str(edit.get("original_message_id"))
+        kind = _str(content.get("type")) or ""
+    read = _content(kind, content) if kind not in ("", EDIT_KIND) else "malformed_edit"
     if isinstance(read, str):
         detail = {"type": kind, "errors": errors}
         return Ignored(reason=read, conversation_id=conv, message_id=wamid, detail=detail)
@@ -195,10 +206,12 @@ def _read_message(
         "display_phone_number": _str(metadata.get("display_phone_number")),
         **extra,
     }
+    if edited:
+        meta["edited"] = edited
     name = _str(_dict(contact.get("profile")).get("name"))
     if name:
         meta["profile_name"] = name
-    context = _dict(message.get("context"))
+    context = _dict(content.get("context")) or _dict(message.get("context"))
     if context:
         meta["context"] = {k: context[k] for k in sorted(context) if _scalar(context[k])}
     referral = _dict(message.get("referral"))
@@ -253,6 +266,10 @@ def _content(kind: str, message: dict[str, Any]) -> tuple[str, str, dict[str, An
         if not emoji:
             return "reaction_removed"
         return "", kind, {"reaction": {"emoji": emoji, "message_id": _str(body.get("message_id"))}}
+    if kind in UNSUPPORTED_KINDS:
+        codes = [e["code"] for e in error_list(message.get("errors")) if e["code"] is not None]
+        meta = {"unsupported": {"type": _str(body.get("type")), "errors": codes}}
+        return "", "unsupported", meta
     if kind == "order":
         items = _list(body.get("product_items"))
         meta = {"order": {"catalog_id": _str(body.get("catalog_id")), "items": len(items)}}

@@ -89,6 +89,12 @@ class ChannelRecords:
     async def delivery(self, wamid: str) -> dict[str, str]:
         return await self.redis.hgetall(self.keys.wa_delivery(wamid))
 
+    async def error_codes(self, wamid: str) -> list[int]:
+        """The Meta error codes a status reported for ``wamid`` (none when it never failed)."""
+        raw = await self.redis.hget(self.keys.wa_delivery(wamid), "errors")
+        errors = json.loads(raw) if raw else []
+        return [e["code"] for e in errors if isinstance(e, dict) and e.get("code") is not None]
+
     # Pacing ---------------------------------------------------------------------------------
 
     async def wait_ms(self, *scopes: str) -> int:
