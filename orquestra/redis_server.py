@@ -55,7 +55,12 @@ class EmbeddedRedis:
             "--logfile", str(self.folder / "redis.log"),
             "--daemonize", "no",
         ]  # fmt: skip
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # A session of its own: Ctrl-C in a terminal signals the whole foreground process
+        # group, and Redis must outlive the services that still write to it while they stop
+        # (``orquestra up`` stops it last).
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -66,6 +71,20 @@ class EmbeddedRedis:
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"embedded redis-server did not answer within {timeout_s}s")
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def exit_code(self) -> int | None:
+        """The server's exit code once it died, None while it runs (or was never started)."""
+        return self.process.poll() if self.process else None
+
+    def restart(self, timeout_s: float = 10.0) -> EmbeddedRedis:
+        """Start again on the same port with the same data folder (its append-only file)."""
+        self.stop()
+        self.process = None
+        return self.start(timeout_s)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

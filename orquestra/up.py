@@ -1,9 +1,14 @@
 """``orquestra up``: Redis plus every service as its own child process, supervised.
 
-Uses ``REDIS_URL`` when it answers, else launches the embedded server. A child that dies is
-reported and restarted (with a limit, so a crash loop stops the system instead of spinning).
-Ctrl-C or SIGTERM stops every child (SIGTERM, then SIGKILL after a grace period) and the
-embedded Redis; children also exit on their own if this supervisor is killed outright.
+Uses ``REDIS_URL`` when it answers, else (or with ``--embedded``) launches the embedded server,
+and says which and why. A child that dies is reported and restarted (with a limit, so a crash
+loop stops the system instead of spinning); so is the embedded Redis, on the same port with the
+same data folder, and the services reconnect by themselves.
+
+Ctrl-C or SIGTERM stops every service first (SIGTERM, then SIGKILL after a grace period) and
+the embedded Redis last, so services never stop against a Redis that is gone. Every child runs
+in a session of its own: a terminal's Ctrl-C reaches only this supervisor, which decides the
+order. Children also exit on their own if this supervisor is killed outright.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from shared.settings import get_settings
 WORKERS = [s for s in SERVICES if s != "gateway"]
 RESTARTS_PER_MINUTE = 5
 GRACE_S = 10.0
+DEFAULT_DATA_DIR = ".orquestra"
 
 
 @dataclass
@@ -57,13 +63,51 @@ def parse_scale(values: list[str]) -> dict[str, int]:
     return scale
 
 
+@dataclass(frozen=True)
+class RedisChoice:
+    """Which Redis ``orquestra up`` uses, and why (said once at start)."""
+
+    embedded: bool
+    reason: str
+    warning: str | None = None
+
+
+def choose_redis(
+    redis_url: str, answers: bool, *, embedded: bool, data_dir: Path, data_dir_given: bool
+) -> RedisChoice:
+    """The decision alone (pure): ``--embedded`` wins; else ``REDIS_URL`` when it answers."""
+    if embedded:
+        return RedisChoice(True, "--embedded")
+    if not answers:
+        return RedisChoice(True, f"REDIS_URL {redis_url} did not answer")
+    warning = None
+    if data_dir_given:
+        warning = (
+            f"--data-dir {data_dir} is not used: the Redis at REDIS_URL answers and keeps its own"
+            f" data (add --embedded to run a private Redis with its data in {data_dir})"
+        )
+    return RedisChoice(False, "REDIS_URL answers", warning)
+
+
 class Supervisor:
-    def __init__(self, port: int, scale: dict[str, int], data_dir: Path, redis_url: str) -> None:
+    def __init__(
+        self,
+        port: int,
+        scale: dict[str, int],
+        data_dir: Path,
+        redis_url: str,
+        *,
+        embedded: bool = False,
+        data_dir_given: bool = False,
+    ) -> None:
         self.port = port
         self.scale = scale
         self.data_dir = data_dir
         self.redis_url = redis_url
+        self.force_embedded = embedded
+        self.data_dir_given = data_dir_given
         self.embedded: EmbeddedRedis | None = None
+        self.redis_restarts: deque[float] = deque()
         self.children: list[Child] = []
         self.stopping = False
 
@@ -71,30 +115,47 @@ class Supervisor:
         print(f"orquestra: {message}", file=sys.stderr, flush=True)
 
     def start_redis(self) -> str:
-        if reachable(self.redis_url):
-            self.say(f"using Redis at {self.redis_url}")
+        answers = not self.force_embedded and reachable(self.redis_url)
+        choice = choose_redis(
+            self.redis_url,
+            answers,
+            embedded=self.force_embedded,
+            data_dir=self.data_dir,
+            data_dir_given=self.data_dir_given,
+        )
+        if choice.warning:
+            self.say(f"warning: {choice.warning}")
+        if not choice.embedded:
+            self.say(f"using Redis at {self.redis_url} ({choice.reason})")
             return self.redis_url
-        self.embedded = EmbeddedRedis(self.data_dir / "redis").start()
-        self.say(f"no Redis at {self.redis_url}; started embedded Redis on {self.embedded.url}")
+        folder = self.data_dir / "redis"
+        self.embedded = EmbeddedRedis(folder).start()
+        self.say(
+            f"started embedded Redis on {self.embedded.url} (pid {self.embedded.pid},"
+            f" data in {folder}) because {choice.reason}"
+        )
         return self.embedded.url
 
     def spawn(self, child: Child, env: dict[str, str]) -> None:
-        child.process = subprocess.Popen(child.args, env=env)
+        # A session of its own: the terminal's Ctrl-C reaches only the supervisor (shutdown).
+        child.process = subprocess.Popen(child.args, env=env, start_new_session=True)
 
     def run(self) -> int:
-        url = self.start_redis()
-        env = {**os.environ, "REDIS_URL": url, "ORQ_SUPERVISED": "1"}
-        python = sys.executable
-        for service in WORKERS:
-            for replica in range(1, self.scale.get(service, 1) + 1):
-                self.children.append(Child(service, replica, [python, "-m", f"services.{service}"]))
-        gateway = [python, "-m", "services.gateway", "--port", str(self.port)]
-        self.children.append(Child("gateway", 1, gateway))
-        for child in self.children:
-            self.spawn(child, env)
+        # Before anything starts: a Ctrl-C from here on is a flag, never a KeyboardInterrupt.
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         try:
+            url = self.start_redis()
+            env = {**os.environ, "REDIS_URL": url, "ORQ_SUPERVISED": "1"}
+            python = sys.executable
+            for service in WORKERS:
+                for replica in range(1, self.scale.get(service, 1) + 1):
+                    args = [python, "-m", f"services.{service}"]
+                    self.children.append(Child(service, replica, args))
+            gateway = [python, "-m", "services.gateway", "--port", str(self.port)]
+            self.children.append(Child("gateway", 1, gateway))
+            for child in self.children:
+                self.spawn(child, env)
             self._wait_ready()
             return self._watch(env)
         finally:
@@ -122,6 +183,8 @@ class Supervisor:
     def _watch(self, env: dict[str, str]) -> int:
         while not self.stopping:
             time.sleep(0.2)
+            if not self._keep_redis():
+                return 1
             for child in self.children:
                 code = child.process.poll() if child.process else None
                 if code is None or self.stopping:
@@ -138,8 +201,36 @@ class Supervisor:
         self.say("stopping")
         return 0
 
+    def _keep_redis(self) -> bool:
+        """Restart the embedded Redis if it died (same port, same data folder); False when it
+        keeps dying."""
+        if self.embedded is None or self.stopping:
+            return True
+        code = self.embedded.exit_code()
+        if code is None:
+            return True
+        now = time.monotonic()
+        while self.redis_restarts and now - self.redis_restarts[0] > 60:
+            self.redis_restarts.popleft()
+        if len(self.redis_restarts) >= RESTARTS_PER_MINUTE:
+            self.say(f"embedded Redis keeps dying (exit {code}); stopping everything")
+            return False
+        self.redis_restarts.append(now)
+        folder = self.embedded.folder
+        self.say(f"embedded Redis exited with code {code}; restarting it with data in {folder}")
+        try:
+            self.embedded.restart()
+        except RuntimeError as exc:
+            self.say(f"embedded Redis did not restart: {exc}")
+            return True  # tried again on the next round, within the restart limit
+        self.say(f"embedded Redis restarted on {self.embedded.url} (pid {self.embedded.pid})")
+        return True
+
     def shutdown(self) -> None:
+        """Services first (they still write to Redis while they stop), the embedded Redis last."""
         live = [c.process for c in self.children if c.process and c.process.poll() is None]
+        if live:
+            self.say(f"stopping {len(live)} services")
         for process in live:
             process.terminate()
         deadline = time.monotonic() + GRACE_S
@@ -150,7 +241,9 @@ class Supervisor:
                 process.kill()
                 process.wait()
         if self.embedded:
+            self.say("stopping embedded Redis")
             self.embedded.stop()
+        self.say("stopped")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,7 +253,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"orquestra up: {exc}", file=sys.stderr)
         return 2
     settings = get_settings()
-    return Supervisor(args.port, scale, Path(args.data_dir), settings.redis_url).run()
+    given = args.data_dir is not None
+    data_dir = Path(args.data_dir if given else DEFAULT_DATA_DIR)
+    supervisor = Supervisor(
+        args.port,
+        scale,
+        data_dir,
+        settings.redis_url,
+        embedded=args.embedded,
+        data_dir_given=given,
+    )
+    return supervisor.run()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -173,5 +276,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SERVICE=N",
         help="replicas of a worker, e.g. --scale trial=2 (repeatable)",
     )
-    parser.add_argument("--data-dir", default=".orquestra", help="embedded Redis data folder")
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"embedded Redis data folder (default {DEFAULT_DATA_DIR}; not used with an"
+        " external Redis)",
+    )
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="run the embedded Redis even when REDIS_URL answers",
+    )
     parser.set_defaults(func=run)
