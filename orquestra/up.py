@@ -142,8 +142,10 @@ class Supervisor:
 
     def run(self) -> int:
         # Before anything starts: a Ctrl-C from here on is a flag, never a KeyboardInterrupt.
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
+        # SIGHUP too (the terminal closed): the children, in sessions of their own, would not
+        # get it, and the embedded Redis has no parent watch of its own.
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
         try:
             url = self.start_redis()
             env = {**os.environ, "REDIS_URL": url, "ORQ_SUPERVISED": "1"}

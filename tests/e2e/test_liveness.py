@@ -102,11 +102,11 @@ def test_up_restarts_its_embedded_redis_and_ctrl_c_stops_services_then_redis(
         # Same data folder: the conversation from before the crash is still there.
         assert system.conversation(conversation)["trial"] is not None
 
-        mark = len(watcher.lines)
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
         process.wait(30)
-        assert watcher.wait_for("orquestra: stopped", 5)
-        after = list(watcher.lines)[mark:]
+        assert watcher.wait_for("orquestra: stopped", 5), watcher.tail()
+        lines = list(watcher.lines)
+        after = lines[lines.index("orquestra: stopping") :]
         assert process.returncode == 0, "\n".join(after)
         assert not [line for line in after if "Traceback" in line], "\n".join(after)
         services_at = next(
@@ -115,7 +115,4 @@ def test_up_restarts_its_embedded_redis_and_ctrl_c_stops_services_then_redis(
         redis_at = next(i for i, line in enumerate(after) if "stopping embedded Redis" in line)
         assert services_at < redis_at
     finally:
-        system.http.close()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        system.stop()  # SIGINT to the supervisor alone if the test stopped early; no-op if done
