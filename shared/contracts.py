@@ -119,6 +119,12 @@ class Reply(Contract):
     bubbles: list[str]
     partial: bool = False
     created_at: AwareDatetime = Field(default_factory=utcnow)
+    # Who wrote it: the bot (the reply to a turn) or a staff member (an agent message, which
+    # answers no turn and releases no lease).
+    author: Literal["bot", "agent"] = "bot"
+    agent: str | None = None
+    # An agent message outside WhatsApp's 24-hour window goes out as the pack's template.
+    template: bool = False
 
 
 class DomainEvent(Contract):

@@ -113,6 +113,18 @@ class Keys:
         """Delivery claim of one reply bubble (or the whole reply)."""
         return self.conv(conversation_id, f"sent:{turn_id}:{index}")
 
+    def history(self, conversation_id: str) -> str:
+        """Stream of the conversation's messages in both directions (customer, bot, agent)."""
+        return self.conv(conversation_id, "history")
+
+    def history_claim(self, conversation_id: str, turn_id: str) -> str:
+        """Marks a reply as written into the history, so a redelivered reply is written once."""
+        return self.conv(conversation_id, f"hist:{turn_id}")
+
+    def agent_claim(self, conversation_id: str, client_message_id: str) -> str:
+        """An agent message's client id: ``pending`` until published, then ``published``."""
+        return self.conv(conversation_id, f"agent:{client_message_id}")
+
     def replies(self, conversation_id: str) -> str:
         """Stream of replies of the http channel, read back over the API."""
         return self.conv(conversation_id, "replies")
@@ -150,6 +162,12 @@ class Keys:
     def pending_starts(self) -> str:
         """Sorted set: conversations with waiting messages, scored by when to start a turn."""
         return f"{self.prefix}gw:pending"
+
+    @property
+    def conversation_index(self) -> str:
+        """Sorted set: every conversation scored by its latest message (epoch ms), newest
+        activity first for the staff inbox."""
+        return f"{self.prefix}conversations"
 
     @property
     def heartbeats(self) -> str:

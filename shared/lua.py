@@ -13,9 +13,11 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 
-# Message ingestion: dedupe claim, append to the inbox, update the meta slice. While a human
-# owns the conversation the message is recorded in meta but not queued for the bot.
-# KEYS: dedupe, inbox, state. ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s.
+# Message ingestion: dedupe claim, append to the inbox, update the meta slice, add the message
+# to the conversation's history. While a human owns the conversation the message is recorded
+# (meta, history) but not queued for the bot.
+# KEYS: dedupe, inbox, state, history.
+# ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept.
 # meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
 # Returns 0 duplicate | 1 queued | 2 held for the human owner.
 INGEST = """
@@ -44,6 +46,8 @@ end
 meta._v = (meta._v or 0) + 1
 redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
 redis.call('EXPIRE', KEYS[3], ARGV[5])
+redis.call('XADD', KEYS[4], 'MAXLEN', ARGV[7], '*', 'm', ARGV[6])
+redis.call('EXPIRE', KEYS[4], ARGV[5])
 return queued
 """
 
@@ -207,6 +211,15 @@ return finish('expired', ARGV[1])
 # exactly: "~" would keep whole 100-entry nodes of a small per-conversation stream).
 # ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen.
 # Returns the stream id, or false when already delivered.
+# A reply written into the conversation's history once, however often it is delivered.
+# KEYS: history claim, history stream. ARGV: entry_json, claim_ttl_s, history_ttl_s, maxlen.
+HISTORY_ONCE = """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'm', ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return id
+"""
+
 DELIVER_ONCE = """
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'reply', ARGV[1])
@@ -225,6 +238,7 @@ class Scripts:
     merge_add: AsyncScript
     merge_expire: AsyncScript
     deliver_once: AsyncScript
+    history_once: AsyncScript
 
 
 def register(redis: Redis) -> Scripts:
@@ -237,6 +251,7 @@ def register(redis: Redis) -> Scripts:
         merge_add=redis.register_script(MERGE_ADD),
         merge_expire=redis.register_script(MERGE_EXPIRE),
         deliver_once=redis.register_script(DELIVER_ONCE),
+        history_once=redis.register_script(HISTORY_ONCE),
     )
 
 

@@ -72,6 +72,9 @@ class Settings(BaseSettings):
         description="Hard cap of every stream; the gateway's janitor trims acknowledged work.",
     )
     replies_kept: int = Field(default=200, description="Replies kept per conversation.")
+    history_kept: int = Field(
+        default=1000, ge=1, description="Messages (both directions) kept per conversation."
+    )
     reclaim_idle_ms: int = Field(
         default=15_000, description="Pending messages idle this long are claimed by a replica."
     )

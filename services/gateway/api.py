@@ -15,6 +15,8 @@ from redis.exceptions import MaxConnectionsError
 
 from services.gateway import auth
 from services.gateway.channels.http import MAX_WAIT_S
+from services.gateway.history import MAX_PAGE
+from services.gateway.inbox import Refusal
 from shared.contracts import InboundMessage, new_id, utcnow
 from shared.keys import SERVICES, SLICES
 from shared.metrics import INBOUND, LIVE_SERVICES
@@ -51,6 +53,65 @@ class ReplyOut(BaseModel):
     text: str
     bubbles: list[str]
     created_at: str
+    author: Literal["bot", "agent"] = "bot"
+    agent: str | None = None
+
+
+class AgentMessageIn(BaseModel):
+    agent: str = Field(min_length=1, max_length=128, description="Who writes (staff name).")
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    client_message_id: str | None = Field(
+        default=None, min_length=1, max_length=256, description="Repeats are sent once."
+    )
+    take: bool = Field(default=False, description="Take the conversation from another agent.")
+    template: bool = Field(
+        default=False, description="WhatsApp outside the 24-hour window: send the template."
+    )
+
+    @field_validator("text", "agent")
+    @classmethod
+    def not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+class AgentMessageOut(BaseModel):
+    accepted: bool
+    duplicate: bool
+    message_id: str
+
+
+class ConversationRow(BaseModel):
+    conversation_id: str
+    owner: str
+    agent: str | None
+    channel: str | None
+    contact_name: str | None
+    last_message_at: str | None
+    last_text: str | None
+    waiting_since: str | None
+    summary: str
+
+
+class ConversationList(BaseModel):
+    conversations: list[ConversationRow]
+    cursor: str | None
+
+
+class HistoryMessage(BaseModel):
+    message_id: str
+    author: Literal["customer", "bot", "agent"]
+    agent: str | None = None
+    text: str
+    at: str
+
+
+class HistoryPage(BaseModel):
+    messages: list[HistoryMessage]
+    cursor: str | None = Field(
+        description="Pass as `before` for the older page; null at the start."
+    )
 
 
 class HandoffIn(BaseModel):
@@ -114,6 +175,60 @@ async def get_replies(
             headers={"Retry-After": "1"},
         ) from None
     return Replies(replies=[ReplyOut(**r) for r in replies], cursor=cursor)
+
+
+@admin.get("/v1/conversations", response_model=ConversationList)
+async def list_conversations(
+    request: Request,
+    owner: Literal["pending_human", "human", "bot"] | None = None,
+    q: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(pattern=r"^-?\d+:.+$", max_length=300)] = None,
+) -> ConversationList:
+    """Conversations by latest activity, newest first; ``q`` searches names and texts."""
+    rows, next_cursor = await request.app.state.inbox.conversations(owner, q, limit, cursor)
+    return ConversationList(conversations=[ConversationRow(**r) for r in rows], cursor=next_cursor)
+
+
+@admin.post(
+    "/v1/conversations/{conversation_id}/agent-messages",
+    status_code=202,
+    response_model=AgentMessageOut,
+    responses={404: {"description": "unknown conversation"}, 409: {"description": "refused"}},
+)
+async def post_agent_message(
+    conversation_id: str, body: AgentMessageIn, request: Request
+) -> AgentMessageOut | JSONResponse:
+    """Send a message as staff through the conversation's channel (exactly once); the
+    conversation becomes human-owned by that agent."""
+    outcome = await request.app.state.inbox.send(
+        conversation_id, body.agent, body.text, body.client_message_id, body.take, body.template
+    )
+    if isinstance(outcome, Refusal):
+        return JSONResponse(
+            {"detail": outcome.detail, "reason": outcome.reason}, status_code=outcome.status
+        )
+    message_id, duplicate = outcome
+    return AgentMessageOut(accepted=True, duplicate=duplicate, message_id=message_id)
+
+
+@admin.get(
+    "/v1/conversations/{conversation_id}/messages",
+    response_model=HistoryPage,
+    responses={404: {"description": "unknown conversation"}},
+)
+async def get_messages(
+    conversation_id: str,
+    request: Request,
+    before: Annotated[str | None, Query(pattern=r"^\d+-\d+$")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+) -> HistoryPage:
+    """The conversation's messages in both directions, oldest first, ``limit`` at a time."""
+    state = request.app.state
+    if not await state.inbox.exists(conversation_id):
+        raise HTTPException(status_code=404, detail="no conversation with this id")
+    messages, cursor = await state.history.page(conversation_id, before, limit)
+    return HistoryPage(messages=[HistoryMessage(**m) for m in messages], cursor=cursor)
 
 
 @admin.get("/v1/conversations/{conversation_id}")

@@ -22,6 +22,8 @@ from services.gateway.channels.console import ConsoleChannel
 from services.gateway.channels.http import HttpChannel
 from services.gateway.egress import Egress
 from services.gateway.handoff import Handoff
+from services.gateway.history import History
+from services.gateway.inbox import Inbox
 from services.gateway.janitor import janitor
 from services.gateway.limits import BodyLimit
 from services.gateway.turns import TurnKeeper
@@ -64,7 +66,26 @@ def build(rt: Runtime, app: FastAPI) -> None:
     handoff = Handoff(
         rt.scripts, rt.keys, rt.store, http_client, rt.settings.handoff_webhook_url, rt.log
     )
-    egress = Egress(channels, turns, handoff, rt.log)
+    history = History(
+        rt.redis,
+        rt.scripts,
+        rt.keys,
+        settings.history_kept,
+        settings.state_ttl_days * 86400,
+        settings.dedupe_ttl_s,
+    )
+    inbox = Inbox(
+        rt.redis,
+        rt.keys,
+        rt.store,
+        history,
+        handoff,
+        rt.bus.publish,
+        rt.pack,
+        settings.dedupe_ttl_s,
+        rt.log,
+    )
+    egress = Egress(channels, turns, handoff, history, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
     rt.bus.subscribe(rt.keys.events, "gateway", handoff.on_event)
     rt.background.append(turns.sweeper)
@@ -94,6 +115,8 @@ def build(rt: Runtime, app: FastAPI) -> None:
     app.state.http_channel = http
     app.state.handoff = handoff
     app.state.whatsapp = whatsapp
+    app.state.history = history
+    app.state.inbox = inbox
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -6,6 +6,7 @@ from structlog.typing import FilteringBoundLogger
 
 from services.gateway.channels.base import Channel
 from services.gateway.handoff import Handoff
+from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
 from shared.contracts import Reply
 from shared.metrics import REPLIES
@@ -18,11 +19,13 @@ class Egress:
         channels: dict[str, Channel],
         turns: TurnKeeper,
         handoff: Handoff,
+        history: History,
         log: FilteringBoundLogger,
     ) -> None:
         self.channels = channels
         self.turns = turns
         self.handoff = handoff
+        self.history = history
         self.log = log
 
     async def handle(self, body: bytes) -> None:
@@ -30,6 +33,9 @@ class Egress:
         channel = self.channels.get(reply.channel)
         if channel is None:
             raise ValueError(f"no channel adapter named {reply.channel!r}")
+        if reply.author == "agent":
+            await self._agent_message(channel, reply)
+            return
         if await self.handoff.owner(reply.conversation_id) == "human":
             # A person took over while this turn was in flight: the bot stays silent.
             REPLIES.labels(reply.channel, "dropped_human").inc()
@@ -38,6 +44,8 @@ class Egress:
             return
         delivery = await channel.deliver(reply)
         REPLIES.labels(reply.channel, delivery.status).inc()
+        if delivery.status != "failed":
+            await self.history.add_reply(reply)
         journal = []
         if delivery.status != "duplicate":
             journal.append(
@@ -59,3 +67,31 @@ class Egress:
             status=delivery.status,
         )
         await self.turns.release(reply.conversation_id, reply.turn_id, *journal)
+
+    async def _agent_message(self, channel: Channel, reply: Reply) -> None:
+        """A staff member's message: sent whoever owns the conversation, once per message id
+        (the channel's own claim), and it answers no turn, so no lease is released."""
+        delivery = await channel.deliver(reply)
+        REPLIES.labels(reply.channel, f"agent_{delivery.status}").inc()
+        if delivery.status != "failed":
+            await self.history.add_reply(reply)
+        if delivery.status != "duplicate":
+            await self.turns.store.append_journal(
+                reply.conversation_id,
+                journal_entry(
+                    "gateway",
+                    reply.turn_id,
+                    "agent.delivered",
+                    agent=reply.agent,
+                    channel=reply.channel,
+                    status=delivery.status,
+                    detail=delivery.detail,
+                ),
+            )
+        self.log.info(
+            "agent message delivered",
+            conversation_id=reply.conversation_id,
+            message_id=reply.turn_id,
+            agent=reply.agent,
+            status=delivery.status,
+        )

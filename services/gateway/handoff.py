@@ -68,7 +68,11 @@ class Handoff:
         # Only a bot-owned conversation becomes pending: a human who already owns it keeps it.
         meta = await self.scripts.meta_patch(
             keys=[self.keys.state(event.conversation_id)],
-            args=[json.dumps({"handoff": "pending_human"}), "handoff", "bot"],
+            args=[
+                json.dumps({"handoff": "pending_human", "waiting_since": event.at.isoformat()}),
+                "handoff",
+                "bot",
+            ],
         )
         if meta is None:
             return

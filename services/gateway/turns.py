@@ -29,6 +29,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from structlog.typing import FilteringBoundLogger
 
+from services.gateway.history import history_entry
 from shared import lua
 from shared.contracts import InboundMessage, Reply, Turn, new_id, now_ms
 from shared.keys import Keys
@@ -133,6 +134,7 @@ class TurnKeeper:
         entry = f"{ts}|{message.model_dump_json()}"
         window = 0 if self._is_control(message.text) else self.settings.burst_window_ms
         due = now_ms() + window
+        said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts, {conv: due})
             lua.queue(
@@ -142,6 +144,7 @@ class TurnKeeper:
                     self.keys.dedupe(conv, message.message_id),
                     self.keys.inbox(conv),
                     self.keys.state(conv),
+                    self.keys.history(conv),
                 ],
                 args=[
                     entry,
@@ -149,9 +152,12 @@ class TurnKeeper:
                     json.dumps(patch),
                     ts,
                     self.settings.state_ttl_days * 86400,
+                    said,
+                    self.settings.history_kept,
                 ],
             )
-            _, fresh = await pipe.execute()
+            pipe.zadd(self.keys.conversation_index, {conv: ts}, gt=True)
+            _, fresh, _ = await pipe.execute()
         if not int(fresh):
             return False
         if int(fresh) == HELD_FOR_HUMAN:

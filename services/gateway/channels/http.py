@@ -49,12 +49,15 @@ class HttpChannel:
         )
 
     async def deliver(self, reply: Reply) -> Delivery:
-        payload = {
+        payload: dict[str, Any] = {
             "turn_id": reply.turn_id,
             "text": reply.text,
             "bubbles": reply.bubbles,
             "created_at": reply.created_at.isoformat(),
+            "author": reply.author,
         }
+        if reply.agent:
+            payload["agent"] = reply.agent
         stream_id = await self.scripts.deliver_once(
             keys=[
                 self.keys.sent(reply.conversation_id, reply.turn_id),

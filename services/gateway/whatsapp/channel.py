@@ -137,6 +137,8 @@ class WhatsAppChannel:
             detail = problem or "no target"
             await self.records.note_problem(detail, reply.conversation_id)
             return Delivery("failed", detail)
+        if reply.template:
+            return await self._template_instead(target, reply.turn_id, "agent_template")
         if not await self.window_open(reply.conversation_id):
             return await self._template_instead(target, reply.turn_id, "window_closed")
         wamids: list[str] = []

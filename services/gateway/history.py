@@ -1,0 +1,89 @@
+"""A conversation's messages in both directions, for staff: what the customer wrote, what the
+bot answered and what a person sent.
+
+One capped stream per conversation (``keys.history``), its entry ids the paging cursor. Customer
+messages are added by the ingest script, in the same step as their dedupe claim, so a message is
+in the history exactly when it was accepted. Replies are added after their channel took them,
+under a claim per turn, so a redelivered reply is written once.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from redis.asyncio import Redis
+
+from shared import lua
+from shared.contracts import Reply
+from shared.keys import Keys
+from shared.lua import Scripts
+
+Author = Literal["customer", "bot", "agent"]
+MAX_PAGE = 200
+
+
+def history_entry(
+    message_id: str, author: Author, text: str, at: datetime, agent: str | None = None
+) -> str:
+    """One history line as stored (JSON)."""
+    entry: dict[str, Any] = {
+        "message_id": message_id,
+        "author": author,
+        "text": text,
+        "at": at.isoformat(),
+    }
+    if agent:
+        entry["agent"] = agent
+    return json.dumps(entry, ensure_ascii=False)
+
+
+class History:
+    def __init__(
+        self, redis: Redis, scripts: Scripts, keys: Keys, kept: int, ttl_s: int, claim_ttl_s: int
+    ) -> None:
+        self.redis = redis
+        self.scripts = scripts
+        self.keys = keys
+        self.kept = kept
+        self.ttl_s = ttl_s
+        self.claim_ttl_s = claim_ttl_s
+
+    async def add_reply(self, reply: Reply) -> None:
+        """Record a delivered reply (bot or agent) once per turn id."""
+        conv = reply.conversation_id
+        author: Author = "agent" if reply.author == "agent" else "bot"
+        entry = history_entry(reply.turn_id, author, reply.text, reply.created_at, reply.agent)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            lua.queue(
+                pipe,
+                self.scripts.history_once,
+                keys=[self.keys.history_claim(conv, reply.turn_id), self.keys.history(conv)],
+                args=[entry, self.claim_ttl_s, self.ttl_s, self.kept],
+            )
+            pipe.zadd(
+                self.keys.conversation_index,
+                {conv: int(reply.created_at.timestamp() * 1000)},
+                gt=True,
+            )
+            await pipe.execute()
+
+    async def page(
+        self, conversation_id: str, before: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to ``limit`` messages before the cursor ``before`` (a stream id), oldest first;
+        the cursor of the next (older) page, or None at the start of the history."""
+        key = self.keys.history(conversation_id)
+        end = f"({before}" if before else "+"
+        rows = await self.redis.xrevrange(key, max=end, min="-", count=limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        messages = [{**json.loads(fields["m"]), "id": entry_id} for entry_id, fields in rows]
+        messages.reverse()
+        cursor = messages[0]["id"] if more and messages else None
+        return messages, cursor
+
+    async def latest(self, conversation_id: str) -> dict[str, Any] | None:
+        rows = await self.redis.xrevrange(self.keys.history(conversation_id), count=1)
+        return json.loads(rows[0][1]["m"]) if rows else None
