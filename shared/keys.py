@@ -170,6 +170,18 @@ class Keys:
         return f"{self.prefix}conversations"
 
     @property
+    def waiting_human(self) -> str:
+        """Sorted set: conversations waiting for a person, scored by when they asked (epoch
+        ms, wall clock); read by the reminder."""
+        return f"{self.prefix}handoff:waiting"
+
+    @property
+    def human_owned(self) -> str:
+        """Sorted set: human-owned conversations scored by the last staff message (epoch ms,
+        wall clock); an idle one goes back to the bot."""
+        return f"{self.prefix}handoff:human"
+
+    @property
     def heartbeats(self) -> str:
         """Sorted set: ``service|consumer`` scored by the last heartbeat (epoch seconds)."""
         return f"{self.prefix}heartbeats"

@@ -88,6 +88,16 @@ class Settings(BaseSettings):
         default=None, description="Notified (POST JSON) when a conversation asks for a person."
     )
     handoff_webhook_timeout_s: float = Field(default=5.0)
+    handoff_webhook_format: Literal["json", "slack"] = Field(
+        default="json", description="json: the full summary; slack: a Slack/Discord message."
+    )
+    handoff_remind_min: float = Field(
+        default=30, ge=0, description="Notify once more after this wait for a person (0: off)."
+    )
+    human_idle_min: float = Field(
+        default=720, ge=0, description="A human-owned conversation returns to the bot after "
+        "this long without a staff message (0: never)."
+    )
     admin_token: str | None = Field(default=None, description="Bearer token of admin routes.")
     api_token: str | None = Field(
         default=None, description="Bearer token of POST /v1/messages and the replies route."

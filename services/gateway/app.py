@@ -63,9 +63,8 @@ def build(rt: Runtime, app: FastAPI) -> None:
         own_answer=whatsapp.own_answer,
     )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
-    handoff = Handoff(
-        rt.scripts, rt.keys, rt.store, http_client, rt.settings.handoff_webhook_url, rt.log
-    )
+    handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)
+    rt.background.append(handoff.sweeper)
     history = History(
         rt.redis,
         rt.scripts,
@@ -76,6 +75,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
     )
     inbox = Inbox(
         rt.redis,
+        rt.scripts,
         rt.keys,
         rt.store,
         history,

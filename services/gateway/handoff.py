@@ -6,7 +6,11 @@ turn, and a reply still in flight is dropped) → ``bot`` again (handing back is
 bot resumes from the current state).
 
 A ``handoff.requested`` domain event moves the conversation to ``pending_human`` and notifies
-the configured webhook with a summary, so a person can pick it up.
+the configured webhook with a summary, so a person can pick it up; a conversation still waiting
+after ``ORQ_HANDOFF_REMIND_MIN`` is notified once more. A human-owned conversation with no staff
+message for ``ORQ_HUMAN_IDLE_MIN`` goes back to the bot, so a forgotten one does not stay
+silent for good. Both are found through two sorted sets scored on the wall clock (staff work in
+real time), visited by ``sweep_once``.
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ from typing import Any, Literal
 import httpx
 from structlog.typing import FilteringBoundLogger
 
-from shared.contracts import DomainEvent
+from services.gateway.summary import InboxConfig, contact_name, last_unanswered, summarize
+from shared.contracts import DomainEvent, now_ms, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
+from shared.pack import Pack
+from shared.settings import Settings
 from shared.state import StateStore, journal_entry
 
 Owner = Literal["bot", "pending_human", "human"]
 NOTIFY_ATTEMPTS = 3
+SWEEP_BATCH = 100
 
 
 class Handoff:
@@ -34,14 +42,17 @@ class Handoff:
         keys: Keys,
         store: StateStore,
         http: httpx.AsyncClient,
-        webhook_url: str | None,
+        settings: Settings,
+        pack: Pack,
         log: FilteringBoundLogger,
     ) -> None:
         self.scripts = scripts
         self.keys = keys
         self.store = store
         self.http = http
-        self.webhook_url = webhook_url
+        self.settings = settings
+        self.pack = pack
+        self.inbox_config = pack.section("inbox", InboxConfig)
         self.log = log
 
     async def owner(self, conversation_id: str) -> Owner:
@@ -52,14 +63,31 @@ class Handoff:
     async def assign(
         self, conversation_id: str, owner: Owner, *, by: str, reason: str = ""
     ) -> dict[str, Any]:
-        """Set the owner (admin API). Returns the meta slice as stored."""
-        meta = await self._patch(conversation_id, {"handoff": owner, "handoff_by": by})
-        await self.store.append_journal(
-            conversation_id,
-            journal_entry("gateway", None, f"handoff.{owner}", by=by, reason=reason),
-        )
+        """Set the owner (admin API, staff messages). Returns the meta slice as stored."""
+        patch: dict[str, Any] = {"handoff": owner, "handoff_by": by}
+        if owner == "human":
+            patch["last_staff_at"] = utcnow().isoformat()
+        meta = await self._patch(conversation_id, patch)
+        async with self.store.redis.pipeline(transaction=False) as pipe:
+            pipe.zrem(self.keys.waiting_human, conversation_id)
+            if owner == "human":
+                pipe.zadd(self.keys.human_owned, {conversation_id: now_ms()})
+            else:
+                pipe.zrem(self.keys.human_owned, conversation_id)
+            self.store.queue_journal(
+                pipe,
+                conversation_id,
+                journal_entry("gateway", None, f"handoff.{owner}", by=by, reason=reason),
+            )
+            await pipe.execute()
         self.log.info("handoff owner changed", conversation_id=conversation_id, owner=owner)
         return meta
+
+    async def staff_wrote(self, conversation_id: str, agent: str) -> None:
+        """A staff message keeps a human-owned conversation from going back to the bot."""
+        await self._patch(conversation_id, {"last_staff_at": utcnow().isoformat()})
+        await self.store.redis.zadd(self.keys.human_owned, {conversation_id: now_ms()})
+        self.log.debug("staff message", conversation_id=conversation_id, agent=agent)
 
     async def on_event(self, body: bytes) -> None:
         event = DomainEvent.model_validate_json(body)
@@ -76,11 +104,67 @@ class Handoff:
         )
         if meta is None:
             return
+        await self.store.redis.zadd(self.keys.waiting_human, {event.conversation_id: now_ms()})
         await self.store.append_journal(
             event.conversation_id,
             journal_entry("gateway", event.turn_id, "handoff.pending_human", **event.data),
         )
-        await self._notify(event)
+        await self._notify(event.conversation_id, event.turn_id, event.data, remind=False)
+
+    async def sweep_once(self) -> int:
+        """Remind once about conversations waiting too long; give idle ones back to the bot.
+        Returns how many conversations it acted on."""
+        acted = 0
+        if self.settings.handoff_remind_min > 0:
+            acted += await self._remind(now_ms() - self.settings.handoff_remind_min * 60_000)
+        if self.settings.human_idle_min > 0:
+            acted += await self._return_idle(now_ms() - self.settings.human_idle_min * 60_000)
+        return acted
+
+    async def _remind(self, asked_before_ms: float) -> int:
+        redis = self.store.redis
+        due = await redis.zrangebyscore(
+            self.keys.waiting_human, "-inf", asked_before_ms, start=0, num=SWEEP_BATCH
+        )
+        reminded = 0
+        for conv in due:
+            # Removed before notifying, so two gateway replicas never remind twice.
+            taken = await redis.zrem(self.keys.waiting_human, conv)
+            if taken and await self.owner(conv) == "pending_human":
+                await self._notify(conv, None, {"reason": "reminder"}, remind=True)
+                reminded += 1
+        return reminded
+
+    async def _return_idle(self, staff_before_ms: float) -> int:
+        redis = self.store.redis
+        idle = await redis.zrangebyscore(
+            self.keys.human_owned, "-inf", staff_before_ms, start=0, num=SWEEP_BATCH
+        )
+        returned = 0
+        back = json.dumps({"handoff": "bot", "handoff_by": "idle"})
+        minutes = f"{self.settings.human_idle_min:g}"
+        for conv in idle:
+            if not await redis.zrem(self.keys.human_owned, conv):
+                continue
+            patched = await self.scripts.meta_patch(
+                keys=[self.keys.state(conv)], args=[back, "handoff", "human"]
+            )
+            if patched is None:
+                continue
+            await self.store.append_journal(
+                conv,
+                journal_entry(
+                    "gateway", None, "handoff.bot", by="idle", reason=f"idle {minutes} min"
+                ),
+            )
+            self.log.info("idle human conversation back to the bot", conversation_id=conv)
+            returned += 1
+        return returned
+
+    async def sweeper(self) -> None:
+        while True:
+            await self.sweep_once()
+            await asyncio.sleep(self.settings.sweep_interval_ms / 1000)
 
     async def _patch(self, conversation_id: str, patch: dict[str, Any]) -> dict[str, Any]:
         raw = await self.scripts.meta_patch(
@@ -88,22 +172,17 @@ class Handoff:
         )
         return json.loads(raw)
 
-    async def _notify(self, event: DomainEvent) -> None:
-        if not self.webhook_url:
+    async def _notify(
+        self, conversation_id: str, turn_id: str | None, reason: dict[str, Any], *, remind: bool
+    ) -> None:
+        url = self.settings.handoff_webhook_url
+        if not url:
             return
-        snapshot = await self.store.load(event.conversation_id)
-        journal = await self.store.journal(event.conversation_id)
-        messages = [m for e in journal if e["event"] == "turn.started" for m in e["messages"]]
-        payload = {
-            "type": "handoff.requested",
-            "conversation_id": event.conversation_id,
-            "at": event.at.isoformat(),
-            "reason": event.data,
-            "summary": {"trial": snapshot.get("trial"), "last_messages": messages[-10:]},
-        }
+        payload = await self._payload(conversation_id, reason, remind)
+        outcome = "failed"
         for attempt in range(1, NOTIFY_ATTEMPTS + 1):
             try:
-                response = await self.http.post(self.webhook_url, json=payload)
+                response = await self.http.post(url, json=payload)
                 response.raise_for_status()
                 outcome = "sent"
                 break
@@ -112,6 +191,37 @@ class Handoff:
                 self.log.warning("handoff webhook failed", attempt=attempt, error=repr(exc))
                 await asyncio.sleep(0.5 * attempt)
         await self.store.append_journal(
-            event.conversation_id,
-            journal_entry("gateway", event.turn_id, "handoff.notified", outcome=outcome),
+            conversation_id,
+            journal_entry("gateway", turn_id, "handoff.notified", outcome=outcome, reminder=remind),
         )
+
+    async def _payload(
+        self, conversation_id: str, reason: dict[str, Any], remind: bool
+    ) -> dict[str, Any]:
+        snapshot = await self.store.load(conversation_id)
+        journal = await self.store.journal(conversation_id)
+        slices = {name: snapshot.get(name) for name in ("meta", "triage", "trial")}
+        line = summarize(slices, last_unanswered(journal), self.pack, self.inbox_config)
+        if self.settings.handoff_webhook_format == "slack":
+            key = "handoff_notify_reminder" if remind else "handoff_notify"
+            name = contact_name(slices) or conversation_id
+            text = self.pack.text(
+                key,
+                name=name,
+                conversation_id=conversation_id,
+                summary=line,
+                minutes=f"{self.settings.handoff_remind_min:g}",
+            )
+            return {"text": text}
+        messages = [m for e in journal if e["event"] == "turn.started" for m in e["messages"]]
+        return {
+            "type": "handoff.reminder" if remind else "handoff.requested",
+            "conversation_id": conversation_id,
+            "at": utcnow().isoformat(),
+            "reason": reason,
+            "summary": {
+                "line": line,
+                "trial": snapshot.get("trial"),
+                "last_messages": messages[-10:],
+            },
+        }

@@ -15,30 +15,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
 from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
 from services.gateway.handoff import Handoff
-from services.gateway.history import History
+from services.gateway.history import History, history_entry
+from services.gateway.summary import InboxConfig, contact_name, last_unanswered, summarize
 from services.gateway.turns import Publish
 from shared.contracts import Reply, new_id, utcnow
 from shared.keys import Keys
+from shared.lua import Scripts
 from shared.nlu.normalize import normalize
 from shared.pack import Pack
 from shared.state import StateStore, journal_entry
 
 SCAN_BATCH = 100
+ECHO_AGENT = "whatsapp-app"
 MAX_SCANNED = 5000
-TRIAL_FIELDS = ("nome", "idade", "nivel", "desired_date", "desired_time", "booking_id")
-
-
-class InboxConfig(BaseModel):
-    """The pack's ``inbox`` section: labels of the summary line."""
-
-    stages: dict[str, str]
-    fields: dict[str, str]
-    separator: str = " · "
 
 
 @dataclass(frozen=True)
@@ -46,46 +39,6 @@ class Refusal:
     status: int
     reason: str
     detail: str
-
-
-def summarize(
-    slices: dict[str, Any], unanswered: str | None, pack: Pack, config: InboxConfig
-) -> str:
-    """One line of what the bot understood: the intents, the trial's stage and fields, and
-    the last question it could not answer."""
-    parts: list[str] = []
-    intents = (slices.get("triage") or {}).get("last_intents") or []
-    if intents:
-        parts.append(pack.text("inbox_summary_intents", intents=", ".join(intents)))
-    trial = slices.get("trial") or {}
-    if trial.get("stage"):
-        stage = config.stages.get(trial["stage"], trial["stage"])
-        parts.append(pack.text("inbox_summary_trial", stage=stage))
-        known = [
-            f"{config.fields.get(name, name)} {trial[name]}"
-            for name in TRIAL_FIELDS
-            if trial.get(name) not in (None, "")
-        ]
-        if known:
-            parts.append(pack.text("inbox_summary_fields", fields=", ".join(known)))
-    if unanswered:
-        parts.append(pack.text("inbox_summary_unanswered", question=unanswered))
-    return config.separator.join(parts) or pack.text("inbox_summary_empty")
-
-
-def last_unanswered(journal: list[dict[str, Any]]) -> str | None:
-    """The latest question the FAQ could not answer, from the journal."""
-    for entry in reversed(journal):
-        if entry.get("event") == "faq.answered" and entry.get("unanswered"):
-            questions = entry["unanswered"]
-            return str(questions[-1]) if isinstance(questions, list) else str(questions)
-    return None
-
-
-def contact_name(slices: dict[str, Any]) -> str | None:
-    trial = slices.get("trial") or {}
-    meta = slices.get("meta") or {}
-    return trial.get("contact_name") or meta.get("contact_name") or trial.get("nome")
 
 
 def matches(query: str, row: dict[str, Any], texts: list[str]) -> bool:
@@ -128,6 +81,7 @@ class Inbox:
     def __init__(
         self,
         redis: Redis,
+        scripts: Scripts,
         keys: Keys,
         store: StateStore,
         history: History,
@@ -138,6 +92,7 @@ class Inbox:
         log: FilteringBoundLogger,
     ) -> None:
         self.redis = redis
+        self.scripts = scripts
         self.keys = keys
         self.store = store
         self.history = history
@@ -251,6 +206,8 @@ class Inbox:
                 return message_id, True
         if meta.get("handoff") != "human" or meta.get("handoff_by") != agent:
             await self.handoff.assign(conversation_id, "human", by=agent, reason="agent_message")
+        else:
+            await self.handoff.staff_wrote(conversation_id, agent)
         reply = Reply(
             turn_id=message_id,
             conversation_id=conversation_id,
@@ -283,3 +240,33 @@ class Inbox:
             agent=agent,
         )
         return message_id, False
+
+    async def record_echo(
+        self, conversation_id: str, message_id: str, text: str, at: datetime
+    ) -> bool:
+        """A message the business sent from the WhatsApp Business app on the same number:
+        into the history once, and the conversation becomes human-owned by ``whatsapp-app``
+        so the bot does not talk over a person. False for a redelivered echo."""
+        entry = history_entry(message_id, "agent", text, at, ECHO_AGENT)
+        written = await self.scripts.history_once(
+            keys=[
+                self.keys.history_claim(conversation_id, message_id),
+                self.keys.history(conversation_id),
+            ],
+            args=[entry, self.claim_ttl_s, self.history.ttl_s, self.history.kept],
+        )
+        if not written:
+            return False
+        await self.redis.zadd(
+            self.keys.conversation_index, {conversation_id: int(at.timestamp() * 1000)}, gt=True
+        )
+        owner = await self.handoff.owner(conversation_id)
+        if owner != "human":
+            await self.handoff.assign(conversation_id, "human", by=ECHO_AGENT, reason="echo")
+        else:
+            await self.handoff.staff_wrote(conversation_id, ECHO_AGENT)
+        await self.store.append_journal(
+            conversation_id,
+            journal_entry("gateway", message_id, "agent.echo", agent=ECHO_AGENT, text=text),
+        )
+        return True

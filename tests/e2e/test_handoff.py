@@ -103,3 +103,54 @@ def test_asking_for_a_person_notifies_and_a_human_silences_the_bot(
     assert names.index("handoff.human") < names.index("handoff.bot")
     started = [e for e in guarded.journal(cid) if e["event"] == "turn.started"]
     assert [e["messages"] for e in started][-1] == ["onde fica a CT?"]
+
+
+@pytest.fixture(scope="module")
+def hurried(redis_url: str, prefix: str) -> Iterator[tuple[System, Webhook]]:
+    """Slack-format notifications, a reminder after ~1 s and idle staff after ~2 s (wall clock)."""
+    hook = Webhook()
+    with System.up(
+        redis_url,
+        f"{prefix}hurried:",
+        ORQ_HANDOFF_WEBHOOK_URL=hook.url,
+        ORQ_HANDOFF_WEBHOOK_FORMAT="slack",
+        ORQ_HANDOFF_REMIND_MIN="0.02",
+        ORQ_HUMAN_IDLE_MIN="0.04",
+        ORQ_SWEEP_INTERVAL_MS="200",
+    ) as system:
+        yield system, hook
+    hook.server.shutdown()
+
+
+def test_slack_notification_then_one_reminder(hurried: tuple[System, Webhook]) -> None:
+    system, hook = hurried
+    cid = f"hurried-{uuid.uuid4().hex[:8]}"
+    opened = system.say(cid, "oi, me chamo Joana e quero agendar uma aula experimental")
+    system.say(cid, "quero falar com um atendente", after=opened["cursor"])
+    first = hook.received.get(timeout=20)
+    assert set(first) == {"text"}, "Slack and Discord webhooks take a text"
+    assert cid in first["text"] and "Joana" in first["text"]
+    reminder = hook.received.get(timeout=20)
+    assert cid in reminder["text"] and reminder["text"] != first["text"]
+    with pytest.raises(queue.Empty):
+        hook.received.get(timeout=1.5)  # once, not every sweep
+    notified = [e for e in system.journal(cid) if e["event"] == "handoff.notified"]
+    assert [e["reminder"] for e in notified] == [False, True]
+
+
+def test_an_idle_human_conversation_goes_back_to_the_bot(hurried: tuple[System, Webhook]) -> None:
+    system, _ = hurried
+    cid = f"idle-{uuid.uuid4().hex[:8]}"
+    first = system.say(cid, "onde fica a CT?")
+    taken = system.http.post(
+        f"/v1/conversations/{cid}/handoff", json={"owner": "human", "agent": "maria"}
+    )
+    assert taken.json()["meta"]["handoff"] == "human"
+    deadline = 20.0
+    while system.conversation(cid)["meta"]["handoff"] != "bot":
+        assert deadline > 0, "an idle human conversation must go back to the bot"
+        system.replies(cid, after=first["cursor"], wait=0.5)  # a bounded wait between looks
+        deadline -= 0.5
+    back = [e for e in system.journal(cid) if e["event"] == "handoff.bot"]
+    assert back and back[-1]["by"] == "idle"
+    assert system.say(cid, "tem estacionamento?", after=first["cursor"])["text"]

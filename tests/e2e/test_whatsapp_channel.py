@@ -150,6 +150,7 @@ class Inbound:
     notice: tuple[str, ...] = ()  # a turn the gateway answered itself, of these kinds
     ignored: tuple[str, ...] = ()  # acknowledged and journaled, with these reasons
     statuses: tuple[str, ...] = ()  # the status each record holds afterwards
+    echoes: int = 0  # messages the business sent from the WhatsApp Business app
     duplicates: int = 0
     sender: str = "972987654321"
 
@@ -165,7 +166,7 @@ INBOUND: dict[str, Inbound] = {
     "cloud_contacts.json": Inbound(notice=("contacts",)),
     "cloud_document.json": Inbound(texts=("caption",)),
     "cloud_field_account_update.json": Inbound(ignored=("field:account_update",)),
-    "cloud_field_smb_message_echoes.json": Inbound(ignored=("field:smb_message_echoes",)),
+    "cloud_field_smb_message_echoes.json": Inbound(echoes=1, sender="<WHATSAPP_USER_PHONE_NUMBER>"),
     "cloud_field_template_status_update.json": Inbound(
         ignored=("field:message_template_status_update",)
     ),
@@ -342,6 +343,7 @@ def test_inbound_corpus(env: Env) -> None:
             "messages": fresh,
             "duplicates": expect.duplicates,
             "statuses": len(expect.statuses),
+            "echoes": expect.echoes,
             "ignored": len(expect.ignored),
         }, name
         number = number_of(payload)
@@ -700,3 +702,64 @@ def test_an_edited_message_is_a_new_message_of_its_conversation(env: Env) -> Non
     ]
     eventually(lambda: len(env.events(conv, "reply.delivered")) == 2, what="second reply")
     assert len(texts_to(env, sender)) >= 2
+
+
+# Staff through the channel (issue 16) --------------------------------------------------------
+
+
+def agent_message(env: Env, conv: str, **body: Any) -> httpx.Response:
+    return env.system.http.post(f"/v1/conversations/{conv}/agent-messages", json=body)
+
+
+def test_a_staff_message_goes_out_once_through_the_graph_api(env: Env) -> None:
+    sender = fresh_sender()
+    conv, _ = say(env, sender, "text", text="quero falar com um atendente")
+    env.delivered(conv)
+    bot_texts = len(texts_to(env, sender))
+    body = {"agent": "maria", "text": "Oi! Aqui é a Maria da CT Smash.", "client_message_id": "a1"}
+    first = agent_message(env, conv, **body)
+    assert first.status_code == 202 and first.json()["duplicate"] is False
+    assert agent_message(env, conv, **body).json()["duplicate"] is True
+    env.graph.wait_for(lambda reqs: len(texts_to(env, sender)) > bot_texts, timeout_s=20)
+    eventually(lambda: env.events(conv, "agent.delivered"), what="agent delivery journaled")
+    staff = texts_to(env, sender)[bot_texts:]
+    assert [r.body["text"]["body"] for r in staff] == ["Oi! Aqui é a Maria da CT Smash."]
+    assert env.system.conversation(conv)["meta"]["handoff"] == "human"
+
+
+def test_outside_the_window_staff_must_send_the_template(env: Env) -> None:
+    sender = fresh_sender()
+    conv, _ = say(env, sender, "text", text="oi", ago_s=25 * 3600)
+    env.delivered(conv)
+    refused = agent_message(env, conv, agent="maria", text="Oi, tudo bem?")
+    assert refused.status_code == 409 and refused.json()["reason"] == "window_closed"
+    before = len(texts_to(env, sender))
+    sent = agent_message(env, conv, agent="maria", text="(modelo)", template=True)
+    assert sent.status_code == 202
+    env.graph.wait_for(lambda reqs: len(texts_to(env, sender)) > before, timeout_s=20)
+    assert [r.kind for r in texts_to(env, sender)[before:]] == ["template"]
+
+
+def test_a_message_from_the_business_app_hands_the_conversation_to_a_person(env: Env) -> None:
+    sender = fresh_sender()
+    conv, _ = say(env, sender, "text", text="onde fica a CT?")
+    env.delivered(conv)
+    echo = json.loads((CORPUS / "cloud_field_smb_message_echoes.json").read_text())
+    value = echo["entry"][0]["changes"][0]["value"]
+    value["metadata"]["phone_number_id"] = NUMBER
+    value["message_echoes"][0].update(
+        to=sender, id=f"wamid.ECHO{uuid.uuid4().hex[:10]}", timestamp=str(int(time.time()))
+    )
+    value["message_echoes"][0]["text"]["body"] = "Oi, aqui é a recepção!"
+    assert env.post(echo).json()["echoes"] == 1
+    assert env.post(echo).json()["echoes"] == 0, "a redelivered echo is recorded once"
+    meta = env.system.conversation(conv)["meta"]
+    assert meta["handoff"] == "human" and meta["handoff_by"] == "whatsapp-app"
+    history = env.system.http.get(f"/v1/conversations/{conv}/messages").json()["messages"]
+    staff = [m for m in history if m["author"] == "agent"]
+    assert [(m["agent"], m["text"]) for m in staff] == [("whatsapp-app", "Oi, aqui é a recepção!")]
+
+    replied = len(texts_to(env, sender))
+    say(env, sender, "text", text="obrigado! e tem estacionamento?")
+    eventually(lambda: env.events(conv, "message.held_for_human"), what="held for the person")
+    assert len(texts_to(env, sender)) == replied, "the bot does not talk over a person"

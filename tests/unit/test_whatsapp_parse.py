@@ -39,7 +39,7 @@ def test_every_corpus_file_parses_without_error(path: Path) -> None:
     except ValueError:
         payload = path.read_text()
     result = parse_webhook(payload, received_at=RECEIVED, tz=TZ)
-    assert result.messages or result.statuses or result.ignored
+    assert result.messages or result.statuses or result.echoes or result.ignored
 
 
 @pytest.mark.parametrize(
@@ -127,7 +127,6 @@ def test_contact_without_profile() -> None:
         ("cloud_value_errors_130429_metadocs.json", ["errors"]),
         ("cloud_field_account_update.json", ["field:account_update"]),
         ("cloud_field_template_status_update.json", ["field:message_template_status_update"]),
-        ("cloud_field_smb_message_echoes.json", ["field:smb_message_echoes"]),
         ("evolution_messages_upsert.json", ["foreign_payload"]),
         ("twilio_signature_triple.json", ["foreign_payload"]),
     ],
@@ -300,3 +299,12 @@ def test_damaged_payloads_never_raise(path: Path, damage: list[tuple[str, object
 
     result = parse_webhook(damaged(payload), received_at=RECEIVED, tz=TZ)
     assert isinstance(result, Webhook)
+
+
+def test_an_echo_from_the_business_app_is_a_staff_message_to_that_person() -> None:
+    result = parse("cloud_field_smb_message_echoes.json")
+    assert not result.messages and not result.ignored
+    (echo,) = result.echoes
+    assert echo.conversation_id == "wa:1122334455667:<WHATSAPP_USER_PHONE_NUMBER>"
+    assert echo.message_id == "<WHATSAPP_MESSAGE_ID>" and echo.text == "Test message"
+    assert echo.at.timestamp() == 1697043223

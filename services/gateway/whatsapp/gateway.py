@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Coroutine
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from fastapi import BackgroundTasks
 
@@ -35,6 +36,14 @@ from shared.service import Runtime
 from shared.state import journal_entry
 
 EVENTS_KEPT = 1000
+
+
+class StaffEchoes(Protocol):
+    """Where messages sent from the WhatsApp Business app go (the staff inbox)."""
+
+    async def record_echo(
+        self, conversation_id: str, message_id: str, text: str, at: datetime
+    ) -> bool: ...
 
 
 class WhatsApp:
@@ -77,19 +86,23 @@ class WhatsApp:
     # Webhook --------------------------------------------------------------------------------
 
     async def receive(
-        self, raw: bytes, turns: TurnKeeper, background: BackgroundTasks
+        self, raw: bytes, turns: TurnKeeper, staff: StaffEchoes, background: BackgroundTasks
     ) -> dict[str, int]:
         """Store what one webhook delivery carried; a summary of counts."""
         try:
             webhook = parse_webhook(json.loads(raw), received_at=utcnow(), tz=self.rt.tz)
         except ValueError:
             webhook = Webhook(ignored=[Ignored(reason="not_json", detail={"bytes": len(raw)})])
-        counts = {"messages": 0, "duplicates": 0, "statuses": 0, "ignored": 0}
+        counts = {"messages": 0, "duplicates": 0, "statuses": 0, "echoes": 0, "ignored": 0}
         for message in webhook.messages:
             fresh = await turns.ingest(message)
             INBOUND.labels(CHANNEL, "accepted" if fresh else "duplicate").inc()
             EVENTS.labels(f"message:{message.kind}").inc()
             counts["messages" if fresh else "duplicates"] += 1
+        for echo in webhook.echoes:
+            EVENTS.labels("echo").inc()
+            if await staff.record_echo(echo.conversation_id, echo.message_id, echo.text, echo.at):
+                counts["echoes"] += 1
         for status in webhook.statuses:
             await self._status(status, background)
             counts["statuses"] += 1

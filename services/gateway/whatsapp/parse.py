@@ -33,6 +33,7 @@ from shared.contracts import InboundMessage
 CHANNEL = "whatsapp"
 OBJECT = "whatsapp_business_account"
 MESSAGES_FIELD = "messages"
+ECHOES_FIELD = "smb_message_echoes"
 
 MEDIA_KINDS = ("image", "video", "audio", "document", "sticker")
 IGNORED_KINDS = ("system",)
@@ -64,11 +65,22 @@ class StatusUpdate(BaseModel):
     errors: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class Echo(BaseModel):
+    """A message the business sent from the WhatsApp Business app on the same number
+    (coexistence, field ``smb_message_echoes``): staff are talking to this person."""
+
+    conversation_id: str
+    message_id: str
+    text: str
+    at: datetime
+
+
 class Webhook(BaseModel):
     """Everything one webhook delivery said, in payload order."""
 
     messages: list[InboundMessage] = Field(default_factory=list)
     statuses: list[StatusUpdate] = Field(default_factory=list)
+    echoes: list[Echo] = Field(default_factory=list)
     ignored: list[Ignored] = Field(default_factory=list)
 
 
@@ -116,11 +128,36 @@ def parse_webhook(payload: Any, *, received_at: datetime, tz: tzinfo) -> Webhook
             change = _dict(change)
             field = _str(change.get("field")) or "?"
             value = _dict(change.get("value"))
+            if field == ECHOES_FIELD:
+                _read_echoes(value, received_at, tz, out)
+                continue
             if field != MESSAGES_FIELD:
                 out.ignored.append(Ignored(reason=f"field:{field}", detail=_summary(value)))
                 continue
             _read_messages_value(value, received_at, tz, out)
     return out
+
+
+def _read_echoes(value: dict[str, Any], received_at: datetime, tz: tzinfo, out: Webhook) -> None:
+    number = _str(_dict(value.get("metadata")).get("phone_number_id"))
+    for raw in _list(value.get("message_echoes")):
+        echo = _dict(raw)
+        wamid = _str(echo.get("id"))
+        person = _str(echo.get("to")) or _str(echo.get("to_user_id"))
+        if not (number and person and wamid and _safe(number, person, wamid)):
+            out.ignored.append(Ignored(reason="malformed_echo", detail=_summary(echo)))
+            continue
+        kind = _str(echo.get("type")) or "unknown"
+        content = _content(kind, echo)
+        text = content[0] if isinstance(content, tuple) and content[0] else f"[{kind}]"
+        out.echoes.append(
+            Echo(
+                conversation_id=conversation_id(number, person),
+                message_id=wamid,
+                text=text,
+                at=_time(echo.get("timestamp"), tz) or received_at.astimezone(tz),
+            )
+        )
 
 
 def _read_messages_value(

@@ -55,7 +55,8 @@ async def notify(request: Request, background: BackgroundTasks) -> JSONResponse:
     ):
         WEBHOOKS.labels("bad_signature").inc()
         return JSONResponse({"detail": "missing or invalid signature"}, status_code=401)
-    counts = await whatsapp.receive(raw, request.app.state.turns, background)
+    state = request.app.state
+    counts = await whatsapp.receive(raw, state.turns, state.inbox, background)
     WEBHOOKS.labels("ok").inc()
     return JSONResponse(counts)
 
