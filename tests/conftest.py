@@ -22,6 +22,9 @@ from redis.asyncio import Redis
 from orquestra.redis_server import EmbeddedRedis, reachable
 from tests.system import System
 
+# The browser fixtures (a headless Chromium) for the page tests.
+pytest_plugins = ["tests.support.browser"]
+
 
 def _docker_redis() -> tuple[str, object] | None:
     if not shutil.which("docker"):

@@ -100,6 +100,7 @@ class ConversationList(BaseModel):
 
 
 class HistoryMessage(BaseModel):
+    id: str = Field(description="Position in the history: a cursor for `before` and `after`.")
     message_id: str
     author: Literal["customer", "bot", "agent"]
     agent: str | None = None
@@ -221,12 +222,28 @@ async def get_messages(
     conversation_id: str,
     request: Request,
     before: Annotated[str | None, Query(pattern=r"^\d+-\d+$")] = None,
+    after: Annotated[str | None, Query(pattern=r"^\d+-\d+$")] = None,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
 ) -> HistoryPage:
-    """The conversation's messages in both directions, oldest first, ``limit`` at a time."""
+    """The conversation's messages in both directions, oldest first: ``limit`` before the
+    cursor ``before`` (paging back), or everything after ``after``, waiting up to ``wait``
+    seconds for the first new one (a long-poll for live pages)."""
     state = request.app.state
     if not await state.inbox.exists(conversation_id):
         raise HTTPException(status_code=404, detail="no conversation with this id")
+    if after is not None:
+        try:
+            fresh = await state.history.since(
+                state.http_channel.polling, conversation_id, after, wait
+            )
+        except MaxConnectionsError:
+            raise HTTPException(
+                status_code=503,
+                detail="too many waiting long-polls; retry shortly",
+                headers={"Retry-After": "1"},
+            ) from None
+        return HistoryPage(messages=[HistoryMessage(**m) for m in fresh], cursor=None)
     messages, cursor = await state.history.page(conversation_id, before, limit)
     return HistoryPage(messages=[HistoryMessage(**m) for m in messages], cursor=cursor)
 

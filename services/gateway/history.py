@@ -84,6 +84,21 @@ class History:
         cursor = messages[0]["id"] if more and messages else None
         return messages, cursor
 
+    async def since(
+        self, polling: Redis, conversation_id: str, after: str, wait_s: float
+    ) -> list[dict[str, Any]]:
+        """Messages after the stream id ``after``, oldest first, blocking up to ``wait_s`` for
+        the first (on ``polling``, a client whose socket outlasts the wait)."""
+        block = int(wait_s * 1000) if wait_s > 0 else None
+        result = await polling.xread(
+            {self.keys.history(conversation_id): after}, count=MAX_PAGE, block=block
+        )
+        return [
+            {**json.loads(fields["m"]), "id": entry_id}
+            for _, entries in result or []
+            for entry_id, fields in entries
+        ]
+
     async def latest(self, conversation_id: str) -> dict[str, Any] | None:
         rows = await self.redis.xrevrange(self.keys.history(conversation_id), count=1)
         return json.loads(rows[0][1]["m"]) if rows else None

@@ -1,10 +1,10 @@
-"""The web chat page (``/chat``): static files served by the gateway, no build step.
+"""The gateway's pages: the web chat (``/chat``) and the staff inbox (``/inbox``), static
+files with no build step.
 
-The page talks to the public HTTP API v1 like any other client (``POST /v1/messages``, the
-replies long-poll, the state and journal routes). Its one route of its own mints a web chat
-session (a ``web:`` conversation and the token that may use it, see ``auth.py``), so a public
-page needs no shared token. Only the three files below are served; the page may load nothing
-from elsewhere (CSP).
+Each page talks to the public HTTP API v1 like any other client. The one route of its own mints
+a web chat session (a ``web:`` conversation and the token that may use it, see ``auth.py``), so
+a public chat page needs no shared token. Only the files listed below are served; a page may
+load nothing from elsewhere (CSP).
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from pydantic import BaseModel
 from services.gateway import auth
 
 STATIC = Path(__file__).parent / "static"
-ASSETS = {"chat.js": "text/javascript", "chat.css": "text/css"}
+ASSETS = {
+    "chat": {"chat.js": "text/javascript", "chat.css": "text/css"},
+    "inbox": {"inbox.js": "text/javascript", "inbox.css": "text/css"},
+}
 HEADERS = {
     "cache-control": "no-cache",
     "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'",
@@ -61,9 +64,23 @@ async def chat_page() -> FileResponse:
     return FileResponse(STATIC / "chat.html", media_type="text/html", headers=HEADERS)
 
 
-@router.api_route("/chat/{name}", methods=["GET", "HEAD"])
-async def chat_asset(name: str) -> FileResponse:
-    media_type = ASSETS.get(name)
+@router.api_route("/inbox", methods=["GET", "HEAD"])
+async def inbox_page() -> FileResponse:
+    return FileResponse(STATIC / "inbox.html", media_type="text/html", headers=HEADERS)
+
+
+def _asset(page: str, name: str) -> FileResponse:
+    media_type = ASSETS[page].get(name)
     if media_type is None:
         raise HTTPException(status_code=404)
     return FileResponse(STATIC / name, media_type=media_type, headers=HEADERS)
+
+
+@router.api_route("/chat/{name}", methods=["GET", "HEAD"])
+async def chat_asset(name: str) -> FileResponse:
+    return _asset("chat", name)
+
+
+@router.api_route("/inbox/{name}", methods=["GET", "HEAD"])
+async def inbox_asset(name: str) -> FileResponse:
+    return _asset("inbox", name)
