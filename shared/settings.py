@@ -95,8 +95,10 @@ class Settings(BaseSettings):
         default=30, ge=0, description="Notify once more after this wait for a person (0: off)."
     )
     human_idle_min: float = Field(
-        default=720, ge=0, description="A human-owned conversation returns to the bot after "
-        "this long without a staff message (0: never)."
+        default=720,
+        ge=0,
+        description="A human-owned conversation returns to the bot after "
+        "this long without a staff message (0: never).",
     )
     admin_token: str | None = Field(default=None, description="Bearer token of admin routes.")
     api_token: str | None = Field(

@@ -150,3 +150,10 @@ def test_staff_routes_need_the_admin_token(staffed: System) -> None:
     )
     assert response.status_code == 401
     assert staffed.http.get("/v1/conversations/never-seen-x/messages").status_code == 404
+
+
+def test_the_openapi_document_lists_the_staff_routes(staffed: System) -> None:
+    paths = staffed.http.get("/openapi.json").json()["paths"]
+    assert "get" in paths["/v1/conversations"]
+    assert "post" in paths["/v1/conversations/{conversation_id}/agent-messages"]
+    assert "get" in paths["/v1/conversations/{conversation_id}/messages"]

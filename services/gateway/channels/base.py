@@ -12,7 +12,7 @@ from shared.contracts import Reply
 class Delivery:
     """Outcome of handing a reply to a channel."""
 
-    status: str  # "sent" | "duplicate" | "failed"
+    status: str  # "sent" | "duplicate" | "failed" | "unknown" (a person's message, see WhatsApp)
     detail: str = ""
 
 

@@ -61,6 +61,7 @@ from shared.keys import Keys
 
 RETRYABLE = frozenset({Category.THROTTLED, Category.TRANSIENT})
 TEMPLATE_SLOT = "template"
+UNKNOWN_DETAIL = "an earlier attempt died mid-request; not sent again (it may have arrived)"
 
 
 class DeliveryInFlight(RuntimeError):
@@ -84,7 +85,7 @@ class Target:
 class Outcome:
     """What happened to one claimed slot (a bubble or the template)."""
 
-    status: str  # "sent" | "duplicate" | "failed_before" | "failed"
+    status: str  # "sent" | "duplicate" | "failed_before" | "failed" | "unknown"
     wamid: str | None = None
     error: GraphError | None = None
     # Sent, but a failed status with 131047 for this wamid arrived before the send's response.
@@ -144,7 +145,11 @@ class WhatsAppChannel:
         wamids: list[str] = []
         for index, bubble in enumerate(reply.bubbles):
             payload = text_message(target.recipient, bubble)
-            outcome = await self._send_once(target, reply.turn_id, index, payload, "text")
+            outcome = await self._send_once(
+                target, reply.turn_id, index, payload, "text", at_most_once=reply.author == "agent"
+            )
+            if outcome.status == "unknown":
+                return Delivery("unknown", f"bubble {index}: {UNKNOWN_DETAIL}")
             if outcome.status == "failed_before":
                 return Delivery("duplicate", f"bubble {index} failed before")
             if outcome.error is not None:
@@ -228,17 +233,43 @@ class WhatsAppChannel:
         return Delivery("template", f"{reason}; template {template.name} {outcome.wamid}")
 
     async def _send_once(
-        self, target: Target, turn_id: str, slot: int | str, payload: dict[str, Any], kind: str
+        self,
+        target: Target,
+        turn_id: str,
+        slot: int | str,
+        payload: dict[str, Any],
+        kind: str,
+        *,
+        at_most_once: bool = False,
     ) -> Outcome:
+        """Send one slot once across replicas. A sender that dies mid-request leaves its claim
+        to expire; a bot reply is then sent again (the person gets an answer, maybe twice).
+        With ``at_most_once`` (a person's message) the first attempt is remembered, and a later
+        one that finds it gives up as ``unknown`` rather than risk sending it twice."""
         key = self.keys.sent(target.conversation_id, turn_id, slot)
         token = f"pending:{uuid.uuid4().hex}"
         if not await self.redis.set(key, token, nx=True, ex=self.pending_ttl_s):
             decided = await self.redis.get(key)
             if decided is None:  # the pending holder's claim just expired: take it
-                return await self._send_once(target, turn_id, slot, payload, kind)
+                return await self._send_once(
+                    target, turn_id, slot, payload, kind, at_most_once=at_most_once
+                )
             if decided.startswith("pending:"):
                 raise DeliveryInFlight(f"{key} is being sent by another sender")
+            if decided == "unknown":
+                return Outcome("unknown")
             return Outcome("failed_before" if decided.startswith("failed") else "duplicate")
+        if at_most_once:
+            tried = self.keys.sent(target.conversation_id, turn_id, f"{slot}:tried")
+            if not await self.redis.set(tried, "1", nx=True, ex=self.settings.delivery_ttl_s):
+                await self.redis.set(key, "unknown", ex=self.settings.delivery_ttl_s)
+                self.log.warning(
+                    "an earlier send of this message died mid-request: not sent again",
+                    conversation_id=target.conversation_id,
+                    turn_id=turn_id,
+                    slot=slot,
+                )
+                return Outcome("unknown")
         try:
             body = await self._post(target, payload, kind, key)
         except GraphError as error:
