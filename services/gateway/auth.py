@@ -10,10 +10,11 @@ made of phone numbers, so knowing a number must not be enough. Three kinds of be
   minted by ``POST /v1/webchat/sessions`` for a public page. It posts to and reads the replies of
   that conversation only. Nothing is stored: a session costs no Redis and cannot be listed.
 
-No HTTP route writes into a WhatsApp (``wa:``) conversation, not even the admin's: a person
-answers one through the handoff route. With neither token set the HTTP channel is open (local
-development, with a warning at start), and the gateway refuses to listen beyond the loopback
-interface without an admin token. Tokens are compared in constant time.
+No HTTP channel route writes into a WhatsApp (``wa:``) conversation, not even the admin's: a
+person answers one through the staff inbox (``…/agent-messages``). With neither token set the
+HTTP channel is open (local development, with a warning at start), and the gateway refuses to
+listen beyond the loopback interface without an admin token. Tokens are compared in constant
+time.
 
 The decisions are pure functions returning a ``Refusal`` (or None); the FastAPI dependencies at
 the bottom only read the header and raise.
@@ -43,7 +44,7 @@ CHANNEL_OFF = (
 )
 WHATSAPP_WRITE = (
     "WhatsApp conversations (wa:...) take no messages over HTTP; to answer as a person use "
-    "POST /v1/conversations/{id}/handoff"
+    "POST /v1/conversations/{id}/agent-messages"
 )
 SESSIONS_OFF = "web chat sessions are off: set ORQ_WEBCHAT_SECRET to enable them"
 

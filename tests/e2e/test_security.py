@@ -124,7 +124,7 @@ def test_no_http_route_writes_into_a_whatsapp_conversation(secured: System) -> N
     for token in (ADMIN, API):
         response = post(secured, cid, "quero cancelar minha aula", bearer(token))
         assert response.status_code == 403, response.text
-        assert "handoff" in response.json()["detail"]
+        assert "agent-messages" in response.json()["detail"]
     assert started_messages(secured, cid) == []
 
 
