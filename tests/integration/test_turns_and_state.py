@@ -7,11 +7,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from redis.asyncio import Redis
 
+from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
 from shared.contracts import InboundMessage, Turn
 from shared.keys import Keys
 from shared.logs import get_logger
 from shared.lua import register
+from shared.pack import load_pack
 from shared.settings import Settings
 from shared.state import Outbox, StateConflict, StateStore, journal_entry
 
@@ -169,8 +171,12 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
             return Delivery("sent")
 
     async with httpx.AsyncClient() as client:
-        handoff = Handoff(turns.scripts, turns.keys, store, client, None, get_logger("t"))
-        egress = Egress({"http": Recorder()}, turns, handoff, get_logger("t"))
+        pack = load_pack("ctsmash")
+        handoff = Handoff(
+            turns.scripts, turns.keys, store, client, turns.settings, pack, get_logger("t")
+        )
+        history = History(turns.redis, turns.scripts, turns.keys, 100, 3600, 3600)
+        egress = Egress({"http": Recorder()}, turns, handoff, history, get_logger("t"))
         await turns.ingest(message("c6", "m1", "quero agendar", T0))
         await start_now(turns, "c6")
         in_flight = published[0]
