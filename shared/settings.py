@@ -48,6 +48,11 @@ class Settings(BaseSettings):
     burst_window_ms: int = Field(
         default=250, description="Quiet window that lets a burst of messages become one turn."
     )
+    burst_fragment_ms: int = Field(
+        default=2500,
+        description="Quiet window after a fragment (a greeting or opener alone, no request yet); "
+        "0 with burst_window_ms 0 turns coalescing off.",
+    )
     control_words: list[str] = Field(
         default=["cancelar", "cancela", "parar", "pare", "sair", "atendente"],
         description="Words that skip the burst window.",

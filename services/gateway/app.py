@@ -32,6 +32,7 @@ from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
 from shared.lag import register_lag_collector
+from shared.nlu.fragment import fragments_of
 from shared.service import Runtime, make_runtime, start, stop
 from shared.settings import Settings, get_settings
 
@@ -51,7 +52,8 @@ def build(rt: Runtime, app: FastAPI) -> None:
     channels: dict[str, Channel] = {"http": http, "console": ConsoleChannel(rt.redis, rt.keys, ttl)}
     whatsapp = WhatsApp(rt)
     channels["whatsapp"] = whatsapp.channel
-    # WhatsApp turns made only of media/locations/reactions are answered by the gateway itself.
+    # WhatsApp turns made only of media/locations/reactions are answered by the gateway itself;
+    # while a fragment waits for the rest of a burst, WhatsApp shows "typing...".
     turns = TurnKeeper(
         rt.redis,
         rt.scripts,
@@ -61,6 +63,8 @@ def build(rt: Runtime, app: FastAPI) -> None:
         rt.bus.publish,
         rt.log,
         own_answer=whatsapp.own_answer,
+        fragments=fragments_of(rt.pack),
+        on_fragment=whatsapp.fragment_wait,
     )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
     handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)

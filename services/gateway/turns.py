@@ -1,8 +1,9 @@
 """Ordering, bursts and leases: how messages become turns (DESIGN §5).
 
 - ``ingest``: dedupe claim on (conversation, message id), append to the conversation's inbox,
-  update the meta slice — one Lua script. Then schedule a turn start after the quiet window
-  (control words start at once).
+  update the meta slice — one Lua script. Then schedule a turn start after the quiet window the
+  message calls for (``burst.py``: control words start at once, a fragment such as "oi" waits
+  longer for the rest, anything else waits the short window).
 - ``try_start``: if no turn is in flight, take the lease, move the inbox into the in-flight list
   and publish one Turn with every waiting message.
 - ``release``: after the reply is handed to the channel, compare-and-delete the lease and start
@@ -29,6 +30,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from structlog.typing import FilteringBoundLogger
 
+from services.gateway.burst import Quiet, quiet_after
 from services.gateway.history import history_entry
 from shared import lua
 from shared.contracts import InboundMessage, Reply, Turn, new_id, now_ms
@@ -36,6 +38,7 @@ from shared.keys import Keys
 from shared.lua import Scripts
 from shared.merge import queue_open
 from shared.metrics import TURNS_STARTED
+from shared.nlu.fragment import Fragments
 from shared.nlu.normalize import normalize
 from shared.settings import Settings
 from shared.state import StateStore, journal_entry
@@ -51,6 +54,8 @@ class Publish(Protocol):
 
 # A channel's answer to a turn it handles itself (WhatsApp media): the reply and a journal entry.
 OwnAnswer = Callable[[Turn], tuple[Reply, str] | None]
+# A channel's hook when a fragment starts the longer wait (WhatsApp shows "typing...").
+OnFragment = Callable[[InboundMessage], None]
 
 WINDOW_24H = timedelta(hours=24)
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
@@ -95,6 +100,8 @@ class TurnKeeper:
         publish: Publish,
         log: FilteringBoundLogger,
         own_answer: OwnAnswer | None = None,
+        fragments: Fragments | None = None,
+        on_fragment: OnFragment | None = None,
     ) -> None:
         self.redis = redis
         self.scripts = scripts
@@ -104,6 +111,8 @@ class TurnKeeper:
         self.publish = publish
         self.log = log
         self.own_answer = own_answer
+        self.fragments = fragments or Fragments([])
+        self.on_fragment = on_fragment
         self.zrem_if_score = redis.register_script(ZREM_IF_SCORE)
         self.control_words = {normalize(w) for w in settings.control_words}
         self._timers: set[asyncio.TimerHandle] = set()
@@ -132,7 +141,8 @@ class TurnKeeper:
         if message.campaign_mode:
             patch["first"]["campaign_mode"] = message.campaign_mode
         entry = f"{ts}|{message.model_dump_json()}"
-        window = 0 if self._is_control(message.text) else self.settings.burst_window_ms
+        quiet = self.quiet_after(message.text)
+        window = quiet.ms
         due = now_ms() + window
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -174,7 +184,21 @@ class TurnKeeper:
             return True
         # With no quiet window the start needs no look at the score: it is the one just written.
         self._schedule(conv, window / 1000, None if window else due)
+        if quiet.rule == "fragment" and self.on_fragment:
+            self.on_fragment(message)
         return True
+
+    def quiet_after(self, text: str) -> Quiet:
+        """The quiet window after a message with ``text`` (the latest message decides)."""
+        s = self.settings
+        # Without a longer fragment wait, telling fragments apart would change nothing.
+        fragment = s.burst_fragment_ms > s.burst_window_ms and self.fragments.is_fragment(text)
+        return quiet_after(
+            control=self._is_control(text),
+            fragment=fragment,
+            window_ms=s.burst_window_ms,
+            fragment_ms=s.burst_fragment_ms,
+        )
 
     def _is_control(self, text: str) -> bool:
         words = set(normalize(text).split())
@@ -260,6 +284,8 @@ class TurnKeeper:
             return
         seq, prev_ms, entries = int(result[1]), result[2], result[3:]
         turn = build_turn(turn_id, conversation_id, seq, prev_ms, entries)
+        # The wait the latest message called for: the one its arrival scheduled.
+        quiet = self.quiet_after(turn.messages[-1].text)
         journal = [
             journal_entry(
                 "gateway",
@@ -269,6 +295,8 @@ class TurnKeeper:
                 messages=[m.text for m in turn.messages],
                 message_ids=[m.message_id for m in turn.messages],
                 now=turn.now.isoformat(),
+                quiet_ms=quiet.ms,
+                quiet_rule=quiet.rule,
             )
         ]
         answer = self.own_answer(turn) if self.own_answer else None

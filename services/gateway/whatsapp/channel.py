@@ -56,7 +56,7 @@ from services.gateway.whatsapp.payloads import (
 )
 from services.gateway.whatsapp.records import ChannelRecords
 from services.gateway.whatsapp.settings import WhatsAppSettings
-from shared.contracts import Reply, Turn, utcnow
+from shared.contracts import InboundMessage, Reply, Turn, utcnow
 from shared.keys import Keys
 
 RETRYABLE = frozenset({Category.THROTTLED, Category.TRANSIENT})
@@ -190,16 +190,25 @@ class WhatsAppChannel:
 
     async def mark_read(self, turn: Turn) -> None:
         """Mark the turn's latest message read with a typing indicator (best effort)."""
-        latest = turn.messages[-1] if turn.messages else None
-        target = target_of(turn.conversation_id, turn.contact, self.settings.phone_number_id)
-        if latest is None or target is None or self._config_problem(target):
+        if turn.messages:
+            await self.typing(turn.messages[-1], turn.turn_id)
+
+    async def typing(self, message: InboundMessage, turn_id: str | None = None) -> None:
+        """Mark ``message`` (and those before it) read and show "typing..." (best effort)."""
+        target = target_of(message.conversation_id, message.contact, self.settings.phone_number_id)
+        if target is None or self._config_problem(target):
             return
-        wamid = latest.metadata.get("wamid") or latest.message_id
+        wamid = message.metadata.get("wamid") or message.message_id
         try:
             await self.graph.post_message(target.phone_number_id, read_receipt(wamid, typing=True))
         except GraphError as error:
             SENDS.labels("read", "failed").inc()
-            self.log.warning("mark-read failed", turn_id=turn.turn_id, error=str(error))
+            self.log.warning(
+                "mark-read failed",
+                conversation_id=message.conversation_id,
+                turn_id=turn_id,
+                error=str(error),
+            )
             return
         SENDS.labels("read", "sent").inc()
 

@@ -30,7 +30,7 @@ from services.gateway.whatsapp.parse import (
 )
 from services.gateway.whatsapp.records import ChannelRecords
 from services.gateway.whatsapp.settings import WhatsAppSettings
-from shared.contracts import Reply, Turn, utcnow
+from shared.contracts import InboundMessage, Reply, Turn, utcnow
 from shared.metrics import INBOUND
 from shared.service import Runtime
 from shared.state import journal_entry
@@ -82,6 +82,12 @@ class WhatsApp:
             return None
         entry = journal_entry("gateway", turn.turn_id, "whatsapp.notice", kinds=notice_kinds(turn))
         return reply, entry
+
+    def fragment_wait(self, message: InboundMessage) -> None:
+        """Called when a fragment ("oi", "queria saber") makes the gateway wait for the rest of
+        the burst: with mark-read on, the person sees it read and "typing..." meanwhile."""
+        if message.channel == CHANNEL and self.settings.mark_read:
+            self._spawn(self.channel.typing(message))
 
     # Webhook --------------------------------------------------------------------------------
 
