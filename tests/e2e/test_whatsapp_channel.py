@@ -535,6 +535,22 @@ def test_text_is_answered_in_order_and_statuses_update_the_records(env: Env) -> 
     assert {"accepted_at", "sent_at", "delivered_at", "read_at"} <= set(record)
 
 
+def test_a_fragment_is_read_with_typing_while_the_gateway_waits_for_the_rest(env: Env) -> None:
+    """ "oi" alone is a fragment: it is marked read with "typing..." when the longer wait starts;
+    the question after it joins the same turn, whose start marks the question read."""
+    sender = fresh_sender()
+    conv, greeting = say(env, sender, "text", text="oi")
+    env.graph.wait_for(lambda requests: any(r.body.get("message_id") == greeting for r in requests))
+    assert env.events(conv, "turn.started") == []  # read while waiting, not at the turn's start
+    (typing,) = env.graph.reads(greeting)
+    assert typing.body["typing_indicator"] == {"type": "text"}
+    _, question = say(env, sender, "text", text="onde fica a CT?")
+    env.delivered(conv)
+    (started,) = env.events(conv, "turn.started")
+    assert started["messages"] == ["oi", "onde fica a CT?"]
+    assert len(env.graph.reads(greeting)) == 1 and env.graph.reads(question)
+
+
 def test_throttling_is_retried_with_backoff_then_sent(env: Env) -> None:
     sender = fresh_sender()
     env.graph.script(NUMBER, sender, corpus("outbound_error_130429_kapso.json", 400))

@@ -193,3 +193,50 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
     assert await turns.redis.get(turns.keys.lease("c6")) is None
     journal = [e["event"] for e in await store.journal("c6")]
     assert "reply.dropped" in journal and "handoff.human" in journal
+
+
+async def test_the_latest_message_sets_the_wait_and_a_fragment_calls_the_channel_hook(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """A fragment schedules the longer wait and tells the channel (WhatsApp shows "typing...");
+    a complete message after it brings the start forward to the short window."""
+    from shared.nlu.fragment import fragments_of
+    from shared.pack import load_pack
+
+    settings = Settings(prefix=unique_prefix, burst_window_ms=300_000, burst_fragment_ms=600_000)
+    keys = Keys(unique_prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    waiting: list[str] = []
+
+    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+        """Turns are started by hand here; nothing is published before the test looks."""
+
+    turns = TurnKeeper(
+        redis,
+        scripts,
+        keys,
+        settings,
+        store,
+        publish,
+        get_logger("test"),
+        fragments=fragments_of(load_pack("ctsmash")),
+        on_fragment=lambda m: waiting.append(m.message_id),
+    )
+    try:
+        await turns.ingest(message("c7", "m1", "oi", T0))
+        after_fragment = await redis.zscore(keys.pending_starts, "c7")
+        await turns.ingest(message("c7", "m2", "queria saber", T0 + timedelta(seconds=1)))
+        await turns.ingest(message("c7", "m3", "onde fica?", T0 + timedelta(seconds=2)))
+        after_question = await redis.zscore(keys.pending_starts, "c7")
+        assert waiting == ["m1", "m2"]
+        # Rescored by the complete message: due well before the fragment's deadline.
+        assert after_question < after_fragment
+        assert turns.quiet_after("cancelar").rule == "control"
+
+        await start_now(turns, "c7")
+        (entry,) = [e for e in await store.journal("c7") if e["event"] == "turn.started"]
+        assert entry["messages"] == ["oi", "queria saber", "onde fica?"]
+        assert (entry["quiet_ms"], entry["quiet_rule"]) == (300_000, "window")
+    finally:
+        turns.cancel_timers()
