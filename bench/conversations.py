@@ -24,6 +24,9 @@ DEFAULT_MIX: tuple[str, ...] = (
     + ("greeting",) * 2
 )
 BOOKING_MIX: tuple[str, ...] = ("booking", "booking_fast")
+# The default mix without small talk: every message has something to answer (no greeting or
+# opener alone), for measuring what the burst rule costs a complete message.
+COMPLETE_MIX: tuple[str, ...] = tuple(kind for kind in DEFAULT_MIX if kind != "greeting")
 
 CLASS_WEEKDAY = 1  # Tuesday
 CLASS_HOURS = (7, 18, 19, 20)

@@ -178,6 +178,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
         redis_url=args.redis_url,
         prefix=args.prefix,
         burst_window_ms=args.burst_window_ms,
+        burst_fragment_ms=args.burst_fragment_ms,
         nlu_mode="rules",
     )
     pipeline = Pipeline(settings)
@@ -217,6 +218,7 @@ def main() -> None:
     parser.add_argument("--base", required=True, help="business time of conversation 0 (ISO)")
     parser.add_argument("--first-index", type=int, default=0)
     parser.add_argument("--burst-window-ms", type=int, default=0)
+    parser.add_argument("--burst-fragment-ms", type=int, default=0)
     parser.add_argument(
         "--phase", action="append", required=True, help="NAME:USERS:SECONDS (repeatable)"
     )

@@ -48,7 +48,12 @@ class Tree:
     turns: int = 0
 
     def start(self, logs: Path) -> None:
-        env = {**os.environ, "REDIS_URL": self.redis.start().url, "ORQ_BURST_WINDOW_MS": "0"}
+        env = {
+            **os.environ,
+            "REDIS_URL": self.redis.start().url,
+            "ORQ_BURST_WINDOW_MS": "0",
+            "ORQ_BURST_FRAGMENT_MS": "0",
+        }
         env["ORQ_LOG_LEVEL"] = "warning"
         with open(logs / f"{self.path.name}-{self.port}.log", "wb") as log:
             self.process = subprocess.Popen(

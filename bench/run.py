@@ -7,7 +7,8 @@ said otherwise), in this order so that no phase has to restore a service:
    turn), ``max`` (many people: sustained throughput, CPU per turn of every process, Redis
    commands and memory) and ``half`` (the rate paced to half of ``max``);
 2. baseline A (``bench.inproc``) and baseline B (``bench.busfloor``) in their own processes;
-3. the gateway restarted with the default burst window, one person again;
+3. the gateway restarted with the default burst windows (the short one and the longer wait after
+   a fragment), one person again, saying only complete messages;
 4. baseline C: triage, trial and faq restarted in ``llm`` mode against the simulated LLM, first
    with a few people (the turn's own time), then with many (throughput);
 5. scaling: the trial replaced by a CPU-heavy trial, booking conversations only, 1, 2, 3 replicas.
@@ -39,7 +40,13 @@ import httpx
 import redis
 
 from bench.cluster import ROOT, Cluster, cpu_seconds, machine_busy_seconds
-from bench.conversations import BOOKING_MIX, DEFAULT_MIX, Conversation, conversation
+from bench.conversations import (
+    BOOKING_MIX,
+    COMPLETE_MIX,
+    DEFAULT_MIX,
+    Conversation,
+    conversation,
+)
 from bench.load import LoadPlan, Session, run_load
 from bench.profile import summarize_raw
 from bench.stats import TurnSample, llm_critical_path
@@ -48,6 +55,9 @@ from orquestra.redis_server import EmbeddedRedis
 
 BASE = datetime.fromisoformat("2026-03-02T09:00:00-03:00")  # a Monday, business time
 DEFAULT_BURST_WINDOW_MS = 250
+DEFAULT_BURST_FRAGMENT_MS = 2500
+# Coalescing off: the load phases measure the machinery, not the burst policy's waits.
+NO_BURST_WINDOWS = {"ORQ_BURST_WINDOW_MS": "0", "ORQ_BURST_FRAGMENT_MS": "0"}
 LLM_SERVICES = ("triage", "trial", "faq")  # the services that read ORQ_NLU_MODE
 NOT_THE_SYSTEM = ("driver", "llm_server")
 LIGHT_USERS = 8  # conversations of the light llm phase
@@ -234,7 +244,7 @@ class Benchmark:
                 self.embedded = EmbeddedRedis(self.workdir / "redis", persist=False).start()
                 self.redis_url = self.embedded.url
             return redis.Redis.from_url(self.redis_url, decode_responses=True)
-        self.cluster = Cluster(self.workdir, self.prefix, env={"ORQ_BURST_WINDOW_MS": "0"})
+        self.cluster = Cluster(self.workdir, self.prefix, env=NO_BURST_WINDOWS)
         self.redis_url = self.cluster.start_redis()
         progress(f"starting the services (logs in {self.workdir})")
         started = time.perf_counter()
@@ -527,20 +537,32 @@ class Benchmark:
         assert cluster is not None
         progress(
             f"burst window: gateway restarted with ORQ_BURST_WINDOW_MS={DEFAULT_BURST_WINDOW_MS}"
+            f" and ORQ_BURST_FRAGMENT_MS={DEFAULT_BURST_FRAGMENT_MS}, complete messages only"
         )
-        cluster.restart("gateway", ORQ_BURST_WINDOW_MS=str(DEFAULT_BURST_WINDOW_MS))
+        cluster.restart(
+            "gateway",
+            ORQ_BURST_WINDOW_MS=str(DEFAULT_BURST_WINDOW_MS),
+            ORQ_BURST_FRAGMENT_MS=str(DEFAULT_BURST_FRAGMENT_MS),
+        )
         cluster.wait_ready()
+        # A complete message must pay the short window only, fragment rule on or not.
+        self.mix = COMPLETE_MIX
         try:
             phase, _ = await self.phase(
-                "one (default burst window)",
+                "one (default burst windows)",
                 LoadPlan(users=1, seconds=self.options.one_seconds),
                 Counters(client, cluster),
             )
         finally:
-            # The parts after this one measure without the window, like the ones before.
+            self.mix = DEFAULT_MIX
+            # The parts after this one measure without the windows, like the ones before.
             cluster.restart("gateway")
             cluster.wait_ready()
-        return {"burst_window_ms": DEFAULT_BURST_WINDOW_MS, "one": phase}
+        return {
+            "burst_window_ms": DEFAULT_BURST_WINDOW_MS,
+            "burst_fragment_ms": DEFAULT_BURST_FRAGMENT_MS,
+            "one": phase,
+        }
 
 
 def critical_path(

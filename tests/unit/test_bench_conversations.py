@@ -9,6 +9,7 @@ import pytest
 
 from bench.conversations import (
     BOOKING_MIX,
+    COMPLETE_MIX,
     DEFAULT_MIX,
     KINDS,
     SPACING,
@@ -17,6 +18,7 @@ from bench.conversations import (
     reply_outcome,
 )
 from services.trial.config import load_trial_config
+from shared.nlu.fragment import is_fragment
 from shared.pack import load_pack
 
 BASE = datetime(2026, 3, 2, 9, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))  # a Monday
@@ -76,3 +78,13 @@ def test_reply_outcome_reads_bookings_and_full_classes() -> None:
     assert reply_outcome("Agendado, Ana! 🎾 Sua aula experimental é terça") == "booked"
     assert reply_outcome("A turma de terça, 10/03 às 18:00 já está lotada 😕") == "full"
     assert reply_outcome("Prazer, Ana! Quantos anos você tem?") == "reply"
+
+
+def test_the_complete_mix_says_nothing_the_gateway_would_wait_on() -> None:
+    """The burst part measures complete messages: none may be a fragment (a greeting alone),
+    which would wait the longer window; the default mix does have some."""
+    pack = load_pack("ctsmash")
+    complete = [conversation(i, run_id="r", base=BASE, mix=COMPLETE_MIX) for i in range(40)]
+    assert not [m.text for c in complete for m in c.messages if is_fragment(m.text, pack)]
+    default = [conversation(i, run_id="r", base=BASE) for i in range(len(DEFAULT_MIX))]
+    assert any(is_fragment(m.text, pack) for c in default for m in c.messages)

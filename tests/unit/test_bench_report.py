@@ -77,7 +77,11 @@ def results() -> dict[str, Any]:
                 for n, rate in ((1, 45.0), (2, 80.0), (3, 82.0))
             ],
         },
-        "burst_window": {"burst_window_ms": 250, "one": phase(3.8, 255.0, 262.0)},
+        "burst_window": {
+            "burst_window_ms": 250,
+            "burst_fragment_ms": 2500,
+            "one": phase(3.8, 255.0, 262.0),
+        },
     }
 
 
@@ -112,7 +116,7 @@ def test_render_shows_every_phase_the_costs_and_the_targets() -> None:
         "system, 1 conversation",
         "system, 32 conversations (max)",
         "half load (160.0 turns/s offered)",
-        "burst window 250 ms",
+        "burst window 250 ms, fragment 2500 ms",
         "A logic floor",
         "B framework floor",
         "C llm mode, 300 ms LLM",
