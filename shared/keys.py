@@ -99,6 +99,11 @@ class Keys:
         """The in-flight turn id, with an expiry."""
         return self.conv(conversation_id, "lease")
 
+    def burst_hold(self, conversation_id: str) -> str:
+        """Set while the latest waiting message is a fragment ("oi"), expiring with its longer
+        quiet window: releasing the turn in flight does not start the next one meanwhile."""
+        return self.conv(conversation_id, "hold")
+
     def dedupe(self, conversation_id: str, message_id: str) -> str:
         return self.conv(conversation_id, f"seen:{message_id}")
 

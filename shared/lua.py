@@ -110,13 +110,18 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
 )
 
 # Releasing a delivered turn (compare-and-delete on the turn id), then starting the next one
-# when messages waited. KEYS: inbox, inflight, lease, state.
+# when messages waited, unless the latest of them is a fragment still within its quiet window
+# (the burst hold): the gateway's timer or sweeper starts that turn when the window ends.
+# KEYS: inbox, inflight, lease, state, burst_hold.
 # ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s.
 RELEASE = (
     _START_TURN
     + """
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
 redis.call('DEL', KEYS[3], KEYS[2])
+if redis.call('EXISTS', KEYS[5]) == 1 and redis.call('LLEN', KEYS[1]) > 0 then
+  return {'held'}
+end
 return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4])
 """
 )

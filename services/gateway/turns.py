@@ -7,7 +7,8 @@
 - ``try_start``: if no turn is in flight, take the lease, move the inbox into the in-flight list
   and publish one Turn with every waiting message.
 - ``release``: after the reply is handed to the channel, compare-and-delete the lease and start
-  the next turn at once if messages waited meanwhile.
+  the next turn at once if messages waited meanwhile, unless the latest of them is a fragment
+  still within its quiet window (the burst hold key, set by ``ingest``).
 
 The sorted set ``pending_starts`` remembers every conversation that may need a start: scored by
 the burst deadline while messages wait, and by the lease expiry while a turn is in flight. The
@@ -147,6 +148,12 @@ class TurnKeeper:
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts, {conv: due})
+            if self._fragment_rule:
+                hold = self.keys.burst_hold(conv)
+                if quiet.rule == "fragment":
+                    pipe.set(hold, "1", px=quiet.ms)
+                else:
+                    pipe.delete(hold)
             lua.queue(
                 pipe,
                 self.scripts.ingest,
@@ -167,7 +174,7 @@ class TurnKeeper:
                 ],
             )
             pipe.zadd(self.keys.conversation_index, {conv: ts}, gt=True)
-            _, fresh, _ = await pipe.execute()
+            *_, fresh, _ = await pipe.execute()
         if not int(fresh):
             return False
         if int(fresh) == HELD_FOR_HUMAN:
@@ -191,14 +198,18 @@ class TurnKeeper:
     def quiet_after(self, text: str) -> Quiet:
         """The quiet window after a message with ``text`` (the latest message decides)."""
         s = self.settings
-        # Without a longer fragment wait, telling fragments apart would change nothing.
-        fragment = s.burst_fragment_ms > s.burst_window_ms and self.fragments.is_fragment(text)
+        fragment = self._fragment_rule and self.fragments.is_fragment(text)
         return quiet_after(
             control=self._is_control(text),
             fragment=fragment,
             window_ms=s.burst_window_ms,
             fragment_ms=s.burst_fragment_ms,
         )
+
+    @property
+    def _fragment_rule(self) -> bool:
+        """Without a longer fragment wait, telling fragments apart would change nothing."""
+        return self.settings.burst_fragment_ms > self.settings.burst_window_ms
 
     def _is_control(self, text: str) -> bool:
         words = set(normalize(text).split())
@@ -261,7 +272,7 @@ class TurnKeeper:
             lua.queue(
                 pipe,
                 self.scripts.release,
-                keys=self._turn_keys(conversation_id),
+                keys=[*self._turn_keys(conversation_id), self.keys.burst_hold(conversation_id)],
                 args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s],
             )
             score, *_, result = await pipe.execute()

@@ -240,3 +240,50 @@ async def test_the_latest_message_sets_the_wait_and_a_fragment_calls_the_channel
         assert (entry["quiet_ms"], entry["quiet_rule"]) == (300_000, "window")
     finally:
         turns.cancel_timers()
+
+
+async def test_a_fragment_during_a_turn_is_held_at_release_until_its_window_ends(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """Releasing a turn starts the next one at once, except when the latest waiting message is
+    a fragment: then the fragment's own window (its timer, or the sweeper) starts it, so the
+    question typed after "oi" joins it. A complete message after the fragment lifts the hold."""
+    from shared.nlu.fragment import fragments_of
+    from shared.pack import load_pack
+
+    settings = Settings(prefix=unique_prefix, burst_window_ms=300_000, burst_fragment_ms=600_000)
+    keys = Keys(unique_prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    published: list[Turn] = []
+
+    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+        published.append(Turn.model_validate_json(turn))
+
+    turns = TurnKeeper(
+        redis,
+        scripts,
+        keys,
+        settings,
+        store,
+        publish,
+        get_logger("test"),
+        fragments=fragments_of(load_pack("ctsmash")),
+    )
+    try:
+        await turns.ingest(message("c8", "m1", "quero agendar", T0))
+        await start_now(turns, "c8")
+        await turns.ingest(message("c8", "m2", "oi", T0 + timedelta(seconds=1)))
+        await turns.release("c8", published[0].turn_id)
+        assert len(published) == 1  # held: "oi" waits for the rest
+        assert await redis.get(keys.lease("c8")) is None
+
+        await start_now(turns, "c8")  # what the fragment's timer does when its window ends
+        assert [m.text for m in published[1].messages] == ["oi"]
+
+        await turns.ingest(message("c8", "m3", "queria saber", T0 + timedelta(seconds=3)))
+        await turns.ingest(message("c8", "m4", "onde fica?", T0 + timedelta(seconds=4)))
+        await turns.release("c8", published[1].turn_id)
+        assert [m.text for m in published[2].messages] == ["queria saber", "onde fica?"]
+    finally:
+        turns.cancel_timers()
