@@ -183,14 +183,16 @@ def render(results: dict[str, Any]) -> str:
     a_users = _get(results, "baseline_a", "max", "users")
     window = _get(results, "burst_window", "burst_window_ms")
     fragment = _get(results, "burst_window", "burst_fragment_ms")
-    # Runs since the fragment rule: its longer wait on, complete messages only.
+    # Runs since the fragment rule: complete messages only, its longer wait off then on.
     burst_label = f"system, 1 conversation, burst window {window} ms" + (
         f", fragment {fragment} ms" if fragment is not None else ""
     )
+    burst_off_label = f"system, 1 conversation, burst window {window} ms, fragment off"
     candidates = [
         ("system, 1 conversation", _get(results, "system", "one")),
         (f"system, {users} conversations (max)", _get(results, "system", "max")),
         (f"system, half load ({_num(half_rate)} turns/s offered)", _get(results, "system", "half")),
+        (burst_off_label, _get(results, "burst_window", "one_fragment_off")),
         (burst_label, _get(results, "burst_window", "one")),
         ("A logic floor (one process, no bus), 1 conv.", _get(results, "baseline_a", "one")),
         (f"A logic floor, {a_users} conversations", _get(results, "baseline_a", "max")),

@@ -80,6 +80,7 @@ def results() -> dict[str, Any]:
         "burst_window": {
             "burst_window_ms": 250,
             "burst_fragment_ms": 2500,
+            "one_fragment_off": phase(3.8, 256.0, 263.0),
             "one": phase(3.8, 255.0, 262.0),
         },
     }
@@ -117,6 +118,7 @@ def test_render_shows_every_phase_the_costs_and_the_targets() -> None:
         "system, 32 conversations (max)",
         "half load (160.0 turns/s offered)",
         "burst window 250 ms, fragment 2500 ms",
+        "burst window 250 ms, fragment off",
         "A logic floor",
         "B framework floor",
         "C llm mode, 300 ms LLM",
