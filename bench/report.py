@@ -236,6 +236,12 @@ def render(results: dict[str, Any]) -> str:
         lines.append(
             f"speed probe before each part (CPU ms of a fixed loop, lower = faster): {probes}"
         )
+    waits = _get(results, "burst_window", "waits")
+    if waits:
+        chosen = ", ".join(f"{rule}: {n}" for rule, n in sorted(waits.items()))
+        lines.append(
+            f"burst part, fragment wait on: the quiet window each turn waited (journal): {chosen}"
+        )
     idle = _get(results, "system", "idle")
     if idle:
         parts = [f"{k} {_num(v)}" for k, v in idle["cpu_ms_per_s"].items()]

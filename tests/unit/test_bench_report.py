@@ -82,6 +82,7 @@ def results() -> dict[str, Any]:
             "burst_fragment_ms": 2500,
             "one_fragment_off": phase(3.8, 256.0, 263.0),
             "one": phase(3.8, 255.0, 262.0),
+            "waits": {"window 250 ms": 14},
         },
     }
 
@@ -119,6 +120,7 @@ def test_render_shows_every_phase_the_costs_and_the_targets() -> None:
         "half load (160.0 turns/s offered)",
         "burst window 250 ms, fragment 2500 ms",
         "burst window 250 ms, fragment off",
+        "the quiet window each turn waited (journal): window 250 ms: 14",
         "A logic floor",
         "B framework floor",
         "C llm mode, 300 ms LLM",
