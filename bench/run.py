@@ -555,7 +555,8 @@ class Benchmark:
                 cluster.wait_ready()
                 phases[key], samples = await self.phase(
                     f"one (burst window, fragment wait {fragment_ms} ms)",
-                    LoadPlan(users=1, seconds=self.options.one_seconds),
+                    # A longer warm-up: the first phase after the loaded ones ran slower.
+                    LoadPlan(users=1, seconds=self.options.one_seconds, warmup_s=3.0),
                     Counters(client, cluster),
                 )
             # Latency on a shared machine is noisy; the waits the gateway chose are not.

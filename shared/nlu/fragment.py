@@ -69,8 +69,15 @@ class Fragments:
     first; a phrase word ending in ``*`` matches any word starting that way."""
 
     def __init__(self, phrases: list[str]) -> None:
-        compiled = {_phrase(p) for p in phrases}
-        self.phrases = sorted((p for p in compiled if p), key=len, reverse=True)
+        compiled = sorted({p for p in map(_phrase, phrases) if p}, key=len, reverse=True)
+        # Candidates by first word, so a message is checked against a handful of phrases.
+        self._by_first: dict[str, list[tuple[str, ...]]] = {}
+        self._starred: list[tuple[str, ...]] = []
+        for phrase in compiled:
+            if phrase[0].endswith("*"):
+                self._starred.append(phrase)
+            else:
+                self._by_first.setdefault(phrase[0], []).append(phrase)
 
     @classmethod
     def from_pack(cls, pack: Pack) -> Fragments:
@@ -99,7 +106,8 @@ class Fragments:
 
     def _match(self, words: tuple[str, ...], start: int) -> int:
         """Length of the longest phrase at ``start`` (0: none)."""
-        for phrase in self.phrases:
+        candidates = self._by_first.get(words[start], []) + self._starred
+        for phrase in sorted(candidates, key=len, reverse=True):
             end = start + len(phrase)
             if end <= len(words) and all(
                 _same(pattern, word) for pattern, word in zip(phrase, words[start:end], strict=True)
