@@ -15,9 +15,11 @@ from redis.commands.core import AsyncScript
 
 # Message ingestion: dedupe claim, append to the inbox, update the meta slice, add the message
 # to the conversation's history. While a human owns the conversation the message is recorded
-# (meta, history) but not queued for the bot.
-# KEYS: dedupe, inbox, state, history.
-# ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept.
+# (meta, history) but not queued for the bot. A queued message sets the burst hold for hold_ms
+# (a fragment), clears it (0) or leaves it ('').
+# KEYS: dedupe, inbox, state, history, burst_hold.
+# ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept,
+#       hold_ms.
 # meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
 # Returns 0 duplicate | 1 queued | 2 held for the human owner.
 INGEST = """
@@ -31,6 +33,13 @@ if meta.handoff == 'human' then
 else
   redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[5])
+  if ARGV[8] ~= '' then
+    if tonumber(ARGV[8]) > 0 then
+      redis.call('SET', KEYS[5], '1', 'PX', ARGV[8])
+    else
+      redis.call('DEL', KEYS[5])
+    end
+  end
 end
 local patch = cjson.decode(ARGV[3])
 local ts = tonumber(ARGV[4])

@@ -1,9 +1,9 @@
 """Ordering, bursts and leases: how messages become turns (DESIGN §5).
 
 - ``ingest``: dedupe claim on (conversation, message id), append to the conversation's inbox,
-  update the meta slice — one Lua script. Then schedule a turn start after the quiet window the
-  message calls for (``burst.py``: control words start at once, a fragment such as "oi" waits
-  longer for the rest, anything else waits the short window).
+  update the meta slice and the burst hold — one Lua script. Then schedule a turn start after
+  the quiet window the message calls for (``burst.py``: control words start at once, a fragment
+  such as "oi" waits longer for the rest, anything else waits the short window).
 - ``try_start``: if no turn is in flight, take the lease, move the inbox into the in-flight list
   and publish one Turn with every waiting message.
 - ``release``: after the reply is handed to the channel, compare-and-delete the lease and start
@@ -148,12 +148,6 @@ class TurnKeeper:
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts, {conv: due})
-            if self._fragment_rule:
-                hold = self.keys.burst_hold(conv)
-                if quiet.rule == "fragment":
-                    pipe.set(hold, "1", px=quiet.ms)
-                else:
-                    pipe.delete(hold)
             lua.queue(
                 pipe,
                 self.scripts.ingest,
@@ -162,6 +156,7 @@ class TurnKeeper:
                     self.keys.inbox(conv),
                     self.keys.state(conv),
                     self.keys.history(conv),
+                    self.keys.burst_hold(conv),
                 ],
                 args=[
                     entry,
@@ -171,10 +166,11 @@ class TurnKeeper:
                     self.settings.state_ttl_days * 86400,
                     said,
                     self.settings.history_kept,
+                    self._hold_ms(quiet),
                 ],
             )
             pipe.zadd(self.keys.conversation_index, {conv: ts}, gt=True)
-            *_, fresh, _ = await pipe.execute()
+            _, fresh, _ = await pipe.execute()
         if not int(fresh):
             return False
         if int(fresh) == HELD_FOR_HUMAN:
@@ -205,6 +201,13 @@ class TurnKeeper:
             window_ms=s.burst_window_ms,
             fragment_ms=s.burst_fragment_ms,
         )
+
+    def _hold_ms(self, quiet: Quiet) -> int | str:
+        """INGEST's burst-hold argument: set for a fragment's window, cleared by any other
+        message, untouched ('') when the fragment rule is off."""
+        if not self._fragment_rule:
+            return ""
+        return quiet.ms if quiet.rule == "fragment" else 0
 
     @property
     def _fragment_rule(self) -> bool:

@@ -282,7 +282,12 @@ async def test_a_fragment_during_a_turn_is_held_at_release_until_its_window_ends
         assert [m.text for m in published[1].messages] == ["oi"]
 
         await turns.ingest(message("c8", "m3", "queria saber", T0 + timedelta(seconds=3)))
+        assert await redis.exists(keys.burst_hold("c8"))
         await turns.ingest(message("c8", "m4", "onde fica?", T0 + timedelta(seconds=4)))
+        assert not await redis.exists(keys.burst_hold("c8"))
+        # A redelivered fragment is a duplicate: it holds nothing.
+        assert await turns.ingest(message("c8", "m3", "queria saber", T0)) is False
+        assert not await redis.exists(keys.burst_hold("c8"))
         await turns.release("c8", published[1].turn_id)
         assert [m.text for m in published[2].messages] == ["queria saber", "onde fica?"]
     finally:
