@@ -170,8 +170,9 @@ class Keys:
 
     @property
     def conversation_index(self) -> str:
-        """Sorted set: every conversation scored by its latest message (epoch ms), newest
-        activity first for the staff inbox."""
+        """Sorted set: every conversation scored by its latest message (epoch ms, wall clock:
+        staff work in real time), newest activity first for the staff inbox; entries older
+        than the state's TTL are pruned by the gateway's handoff sweep."""
         return f"{self.prefix}conversations"
 
     @property

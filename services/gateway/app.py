@@ -75,7 +75,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
         rt.keys,
         settings.history_kept,
         settings.state_ttl_days * 86400,
-        settings.dedupe_ttl_s,
+        settings.turn_ttl_s,
     )
     inbox = Inbox(
         rt.redis,

@@ -44,8 +44,6 @@ class Egress:
             return
         delivery = await channel.deliver(reply)
         REPLIES.labels(reply.channel, delivery.status).inc()
-        if delivery.status != "failed":
-            await self.history.add_reply(reply)
         journal = []
         if delivery.status != "duplicate":
             journal.append(
@@ -67,6 +65,10 @@ class Egress:
             status=delivery.status,
         )
         await self.turns.release(reply.conversation_id, reply.turn_id, *journal)
+        # After the release, so the reply's journal entry is written as soon as possible; a
+        # crash before this line redelivers the reply, and its claim writes it here once.
+        if delivery.status != "failed":
+            await self.history.add_reply(reply)
 
     async def _agent_message(self, channel: Channel, reply: Reply) -> None:
         """A staff member's message: sent whoever owns the conversation, once per message id

@@ -112,9 +112,12 @@ class Handoff:
         await self._notify(event.conversation_id, event.turn_id, event.data, remind=False)
 
     async def sweep_once(self) -> int:
-        """Remind once about conversations waiting too long; give idle ones back to the bot.
-        Returns how many conversations it acted on."""
+        """Remind once about conversations waiting too long; give idle ones back to the bot;
+        forget index entries of conversations whose state expired. Returns how many
+        conversations it acted on."""
         acted = 0
+        forgotten = now_ms() - self.settings.state_ttl_days * 86_400_000
+        await self.store.redis.zremrangebyscore(self.keys.conversation_index, "-inf", forgotten)
         if self.settings.handoff_remind_min > 0:
             acted += await self._remind(now_ms() - self.settings.handoff_remind_min * 60_000)
         if self.settings.human_idle_min > 0:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 
 from shared import lua
-from shared.contracts import Reply
+from shared.contracts import Reply, now_ms
 from shared.keys import Keys
 from shared.lua import Scripts
 
@@ -62,11 +62,7 @@ class History:
                 keys=[self.keys.history_claim(conv, reply.turn_id), self.keys.history(conv)],
                 args=[entry, self.claim_ttl_s, self.ttl_s, self.kept],
             )
-            pipe.zadd(
-                self.keys.conversation_index,
-                {conv: int(reply.created_at.timestamp() * 1000)},
-                gt=True,
-            )
+            pipe.zadd(self.keys.conversation_index, {conv: now_ms()}, gt=True)
             await pipe.execute()
 
     async def page(

@@ -22,7 +22,7 @@ from services.gateway.handoff import Handoff
 from services.gateway.history import History, history_entry
 from services.gateway.summary import InboxConfig, contact_name, last_unanswered, summarize
 from services.gateway.turns import Publish
-from shared.contracts import Reply, new_id, utcnow
+from shared.contracts import Reply, new_id, now_ms, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.nlu.normalize import normalize
@@ -257,9 +257,7 @@ class Inbox:
         )
         if not written:
             return False
-        await self.redis.zadd(
-            self.keys.conversation_index, {conversation_id: int(at.timestamp() * 1000)}, gt=True
-        )
+        await self.redis.zadd(self.keys.conversation_index, {conversation_id: now_ms()}, gt=True)
         owner = await self.handoff.owner(conversation_id)
         if owner != "human":
             await self.handoff.assign(conversation_id, "human", by=ECHO_AGENT, reason="echo")

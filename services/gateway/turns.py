@@ -169,7 +169,7 @@ class TurnKeeper:
                     self._hold_ms(quiet),
                 ],
             )
-            pipe.zadd(self.keys.conversation_index, {conv: ts}, gt=True)
+            pipe.zadd(self.keys.conversation_index, {conv: now_ms()}, gt=True)
             _, fresh, _ = await pipe.execute()
         if not int(fresh):
             return False

@@ -293,6 +293,7 @@ def test_soak_keeps_redis_memory_bounded(redis_url: str, unique_prefix: str) -> 
         "ORQ_MERGE_DEADLINE_MS": "3000",
         "ORQ_JOURNAL_MAX": "50",
         "ORQ_REPLIES_KEPT": "20",
+        "ORQ_HISTORY_KEPT": "20",
         "ORQ_SWEEP_INTERVAL_MS": "500",
         "ORQ_BURST_WINDOW_MS": "0",
     }
@@ -340,7 +341,13 @@ def test_soak_keeps_redis_memory_bounded(redis_url: str, unique_prefix: str) -> 
     client.close()
     assert run.failures == []
     keys = Keys(unique_prefix)
-    bounded = {*keys.all_streams(), keys.pending_starts, keys.merge_deadlines, keys.heartbeats}
+    bounded = {
+        *keys.all_streams(),
+        keys.pending_starts,
+        keys.merge_deadlines,
+        keys.heartbeats,
+        keys.conversation_index,  # one entry per conversation, pruned after the state's TTL
+    }
     assert set(no_ttl) <= bounded, sorted(set(no_ttl) - bounded)
     assert all(types[k] in ("stream", "zset") for k in no_ttl)
     # Two steady-state samples at least one TTL apart.
