@@ -5,11 +5,18 @@ A pack is a folder of YAML files, one per concern (``business.yaml``, ``texts.ya
 *section*. The loader only merges files into a dict of sections; each service validates the
 section it owns with its own pydantic model (``pack.section("faq", FaqConfig)``), so adding a
 field to one service's section never touches another service.
+
+A text may state a fact another section holds by reference: ``{trial.min_age}`` in an FAQ
+answer is replaced at load time by the value of ``min_age`` in the ``trial`` section (a list
+reads "07:00, 18:00 e 20:00", with ``business.list_last_separator``). So the FAQ cannot say
+one minimum age while the booking rules apply another. A dotted reference that names nothing
+fails the load; plain ``{nome}`` placeholders are left for the service that says the text.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +31,9 @@ M = TypeVar("M", bound=BaseModel)
 # Sections that several files may contribute keys to (each service keeps its texts beside
 # its own section); every other section belongs to exactly one file.
 MERGED_SECTIONS = frozenset({"texts"})
+
+# ``{section.key}`` or deeper (``{trial.gate.context_ttl_minutes}``): a fact of the pack.
+REFERENCE = re.compile(r"\{([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)\}")
 
 
 class PackError(ValueError):
@@ -49,6 +59,9 @@ class Pack:
 
     def has(self, name: str) -> bool:
         return name in self.sections
+
+    def has_text(self, key: str) -> bool:
+        return key in self.sections.get("texts", {})
 
     def text(self, key: str, seed: str = "", **values: Any) -> str:
         """A user-facing text by key, one of its variants, placeholders filled.
@@ -93,6 +106,42 @@ def _read_folder(folder: Path) -> dict[str, Any]:
     return sections
 
 
+def _show(value: Any, last_separator: str) -> str:
+    if isinstance(value, list):
+        items = [str(item) for item in value]
+        if len(items) <= 1:
+            return "".join(items)
+        return ", ".join(items[:-1]) + last_separator + items[-1]
+    return str(value)
+
+
+def _lookup(sections: dict[str, Any], path: str) -> Any:
+    node: Any = sections
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise PackError(f"reference {{{path}}} names nothing in the pack")
+        node = node[part]
+    if isinstance(node, dict):
+        raise PackError(f"reference {{{path}}} names a section, not a value")
+    return node
+
+
+def resolve_references(sections: dict[str, Any]) -> dict[str, Any]:
+    """Every ``{section.key}`` in every string replaced by that value of the pack."""
+    last = str(sections.get("business", {}).get("list_last_separator", ", "))
+
+    def fill(node: Any) -> Any:
+        if isinstance(node, str):
+            return REFERENCE.sub(lambda m: _show(_lookup(sections, m[1]), last), node)
+        if isinstance(node, list):
+            return [fill(item) for item in node]
+        if isinstance(node, dict):
+            return {key: fill(value) for key, value in node.items()}
+        return node
+
+    return {name: fill(section) for name, section in sections.items()}
+
+
 @cache
 def load_pack(name_or_path: str) -> Pack:
     """Load a pack by name (a folder under ``packs/``) or by path to a folder."""
@@ -101,4 +150,4 @@ def load_pack(name_or_path: str) -> Pack:
     if not folder.is_dir():
         known = sorted(p.name for p in PACKS_DIR.iterdir() if p.is_dir())
         raise PackError(f"unknown pack {name_or_path!r}; known packs: {', '.join(known)}")
-    return Pack(folder.name, _read_folder(folder))
+    return Pack(folder.name, resolve_references(_read_folder(folder)))

@@ -64,6 +64,8 @@ class TrialConfig(_Section):
     seats_per_slot: int = Field(gt=0)
     min_age: int = Field(gt=0)
     max_age: int = Field(gt=0)
+    # Students younger than this are booked with the guardian note.
+    adult_age: int = Field(gt=0)
     # Failed attempts at the same field before a person takes over.
     max_attempts: int = Field(gt=0)
     # How many class days ahead free times are looked up for suggestions.
@@ -83,6 +85,11 @@ class TrialConfig(_Section):
     keywords: dict[Action, list[str]]
     # Triage intents that mean an action, for when triage already recognized it.
     intent_actions: dict[str, Action] = Field(default_factory=dict)
+    # Triage intents that mean the message asks something (another service answers it): the
+    # trial then re-asks its pending step in one line and does not count a failed answer.
+    question_intents: list[str] = Field(default_factory=list)
+    # How each level is shown to people (stored without accents).
+    level_names: dict[str, str]
     gate: GateConfig
     nlg: NlgConfig
 
@@ -99,8 +106,8 @@ class TrialConfig(_Section):
 
     @model_validator(mode="after")
     def _age_range(self) -> TrialConfig:
-        if self.min_age > self.max_age:
-            raise ValueError("min_age must not exceed max_age")
+        if not self.min_age <= self.adult_age <= self.max_age:
+            raise ValueError("ages must read min_age <= adult_age <= max_age")
         return self
 
     @property

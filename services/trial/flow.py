@@ -6,7 +6,16 @@ Stages: ``collect_client_info`` (nome, idade, nivel, in any order, over any numb
 ``booked`` (status, reschedule and cancel, through the tool gate, the last two after a yes).
 ``handoff_requested`` when the person asks for someone ("atendente") or fails the same question
 ``max_attempts`` times; the next message that says something useful resumes where it stopped.
-A plain "no" while a field is asked stops the flow (client info kept), like "cancelar" does.
+A plain "no" while a field is asked stops the flow (client info kept), like "cancelar" does;
+"cancelar" or "remarcar" with nothing booked and no booking going on says there is nothing to
+cancel and offers to book.
+
+No loops: a question is asked at most twice. The second time says exactly what is missing, with
+an example (``trial_still_need_*``), after noting what the message did give; a second failed
+answer hands off with a summary of what was understood. A message that asked something (triage
+saw a question intent, answered by another service) is not a failed answer: the pending step
+is re-asked in one line (``trial_reask_*``) instead of the full question. Every field a message
+gives is kept, whatever was asked.
 
 Two steps, so the core never does I/O. The shell (``services/trial/app.py``), per task:
 
@@ -58,6 +67,7 @@ from services.trial.extraction import (
     without_phrases,
 )
 from services.trial.models import (
+    CLIENT_FIELDS,
     Asked,
     ContextState,
     PendingTool,
@@ -68,7 +78,14 @@ from services.trial.models import (
     TrialState,
 )
 from services.trial.nlg import build_nlg_request
-from services.trial.replies import TextSource, base_values, free_options, show_date
+from services.trial.replies import (
+    TextSource,
+    base_values,
+    class_day_options,
+    free_options,
+    join_list,
+    show_date,
+)
 from services.trial.tool_gate import GateDecision, gate_tool_call
 from services.trial.validators import (
     ERROR_FIELD,
@@ -84,6 +101,8 @@ _ASK_CLIENT: dict[str, str] = {
     "idade": "trial_ask_age",
     "nivel": "trial_ask_level",
 }
+# What a summary lists, in order (date and time are shown together when both are known).
+_SUMMARY_FIELDS: tuple[Asked, ...] = ("nome", "idade", "nivel", "date", "time")
 _TOOL_ACTION: dict[str, Action] = {
     "cancel_booking": "cancel",
     "reschedule_booking": "reschedule",
@@ -110,6 +129,8 @@ class _Turn:
     action: Action | None
     code: str | None
     before: TrialState
+    # The message asked something another service answers (a question intent from triage).
+    question: bool
 
 
 @dataclass
@@ -127,6 +148,10 @@ class _Reply:
     gate: GateDecision | None = None
     tool: ToolCall | None = None
     handoff: str | None = None
+    # Fields this message gave, said back before the next question ("Anotado: ...").
+    noted: list[Asked] = field(default_factory=list)
+    # Texts said after the reply (the guardian note after a minor's booking).
+    after: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -186,6 +211,7 @@ def plan_turn(
         action=detect_action(text, list(intents or ()), config),
         code=find_booking_code(text, config),
         before=before,
+        question=bool(set(intents or ()) & set(config.question_intents)),
     )
     reply = _route(turn, before, context or ContextState())
     if reply.tool is not None:
@@ -234,10 +260,18 @@ def _route(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
     if t.code is not None and t.code != state.booking_id:
         return _lookup(t, state, ctx)
     has_booking = state.booking_created or t.config.booking_context_key in ctx.entries
+    in_progress = state.asked is not None and state.stage != "booked"
     if t.action == "cancel":
-        return _ask_cancel(t, state, ctx) if has_booking else _stop_flow(state, ctx)
-    if has_booking and t.action == "reschedule":
-        return _reschedule(t, state, ctx)
+        if has_booking:
+            return _ask_cancel(t, state, ctx)
+        if in_progress:
+            return _stop_flow(state, ctx)
+        return _Reply(state, ctx, key="trial_nothing_to_cancel")
+    if t.action == "reschedule":
+        if has_booking:
+            return _reschedule(t, state, ctx)
+        if not in_progress and not t.extraction.has_data():
+            return _Reply(state, ctx, key="trial_nothing_to_reschedule")
     if has_booking and t.action == "status":
         return _lookup(t, state, ctx)
     if state.stage == "booked":
@@ -305,10 +339,17 @@ def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
         # booking: asking the same question again would count it as a failed answer and end
         # in a handoff to a person, as if the bot could not understand a clear "no".
         return _stop_flow(state, ctx)
-    bad_age = ext.idade is not None and not validate_age(ext.idade, t.config).ok
-    merged = merge_trial(state, ext.model_copy(update={"idade": None}) if bad_age else ext)
+    age_error = validate_age(ext.idade, t.config).error if ext.idade is not None else None
+    merged = _merge(state, ext.model_copy(update={"idade": None}) if age_error else ext)
     missing = merged.missing_client_field()
-    if bad_age:
+    if age_error == "too_young":
+        # A rule, not a misread: explain it once and stop asking (the person may book for
+        # someone else next); the age is not kept.
+        refused = merged.model_copy(update={"stage": "collect_client_info", "idade": None})
+        return _Reply(
+            refused, ctx, key="trial_too_young", values={"idade": ext.idade}, error=age_error
+        )
+    if age_error is not None:
         stage = "collect_client_info" if missing else merged.stage
         return _Reply(
             merged.model_copy(update={"stage": stage}),
@@ -318,12 +359,7 @@ def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
             error="invalid_age",
         )
     if missing is not None:
-        return _Reply(
-            merged.model_copy(update={"stage": "collect_client_info"}),
-            ctx,
-            key=_ASK_CLIENT[missing],
-            asks=missing,
-        )
+        return _ask_client(t, merged.model_copy(update={"stage": "collect_client_info"}), ctx)
     if merged.stage == "awaiting_confirmation" and not ext.mentions_slot():
         if ext.confirmed is True:
             return _book(t, merged, ctx)
@@ -332,8 +368,58 @@ def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
                 update={"stage": "ask_date", "desired_date": None, "desired_time": None}
             )
             return _Reply(declined, ctx, key="trial_confirmation_declined", asks="date")
-        return _Reply(merged, ctx, key="trial_confirmation_unclear", asks="confirmation")
+        key = "trial_reask_confirmation" if t.question else "trial_confirmation_unclear"
+        return _Reply(merged, ctx, key=key, asks="confirmation", noted=_noted(t, merged))
     return _check_slot(t, merged, ctx)
+
+
+def _merge(state: TrialState, ext: TrialExtraction) -> TrialState:
+    """The safe merge of the trial fields, plus who writes when the student is someone else."""
+    merged = merge_trial(state, ext)
+    updates: dict[str, Any] = {}
+    if ext.contact_name:
+        updates["contact_name"] = ext.contact_name
+    if ext.for_someone_else is not None:
+        updates["for_someone_else"] = ext.for_someone_else
+    return merged.model_copy(update=updates) if updates else merged
+
+
+def _noted(t: _Turn, state: TrialState) -> list[Asked]:
+    """The fields this message set or changed, for saying them back."""
+    before = t.before
+    changed: list[Asked] = [
+        f for f in ("nome", "idade", "nivel") if getattr(state, f) != getattr(before, f)
+    ]
+    if state.desired_date != before.desired_date:
+        changed.append("date")
+    if state.desired_time != before.desired_time:
+        changed.append("time")
+    return changed
+
+
+def _ask_client(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
+    """Ask the first missing client field: in full the first time; after a question in one
+    line; the second time by saying exactly what is missing, with an example."""
+    missing = state.missing_client_field()
+    assert missing is not None
+    again = t.before.asked == missing
+    if again and t.question:
+        key = f"trial_reask_{missing}"
+    elif again:
+        key = f"trial_still_need_{missing}"
+    else:
+        key = _ASK_CLIENT[missing]
+    noted = _noted(t, state)
+    if not again and missing != "nome":
+        # "Prazer, Ana! Quantos anos você tem?" already says back the field just given.
+        noted = [f for f in noted if f not in ("nome", "idade", "nivel")]
+    return _Reply(state, ctx, key=_for_student(t, state, key), asks=missing, noted=noted)
+
+
+def _for_student(t: _Turn, state: TrialState, key: str) -> str:
+    """The variant of ``key`` that talks about the student, when someone else is writing."""
+    other = f"{key}_other"
+    return other if state.for_someone_else and t.pack.has_text(other) else key
 
 
 def _check_slot(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
@@ -352,14 +438,22 @@ def _check_slot(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
             asks="confirmation",
         )
     code = result.error or ""
-    first_ask = code == "missing_date" and t.before.asked not in ("date", "time")
+    asks = ERROR_FIELD.get(code, "date")
+    pending = code in ("missing_date", "missing_time")
+    if pending and t.question and t.before.asked == asks:
+        key = f"trial_reask_{asks}"
+    elif code == "missing_date" and t.before.asked not in ("date", "time"):
+        key = "trial_ask_date"
+    else:
+        key = _error_key(code)
     return _Reply(
         state.model_copy(update={"stage": "ask_date"}),
         ctx,
-        key="trial_ask_date" if first_ask else _error_key(code),
-        values=_slot_values(t, state.desired_date, state.desired_time, t.seats),
-        asks=ERROR_FIELD.get(code, "date"),
+        key=key,
+        values=_slot_values(t, state.desired_date, state.desired_time, t.seats, code=code),
+        asks=asks,
         error=code,
+        noted=_noted(t, state) if t.before.asked in CLIENT_FIELDS and pending else [],
     )
 
 
@@ -368,20 +462,28 @@ def _error_key(code: str) -> str:
 
 
 def _slot_values(
-    t: _Turn, desired_date: str | None, desired_time: str | None, seats: SeatsTaken
+    t: _Turn,
+    desired_date: str | None,
+    desired_time: str | None,
+    seats: SeatsTaken,
+    *,
+    code: str | None = None,
 ) -> dict[str, Any]:
-    """A date and time as shown in texts, with the free times around that date."""
+    """A date and time as shown in texts, with the free times around that date (for a day
+    that is not a class day, the class days nearest to it)."""
+    day = parse_date(desired_date)
+    if code == "not_tuesday" and day is not None:
+        options = class_day_options(
+            day, now_local=t.now_local, config=t.config, seats_taken=seats, pack=t.pack, seed=t.seed
+        )
+    else:
+        options = free_options(
+            day, now_local=t.now_local, config=t.config, seats_taken=seats, pack=t.pack, seed=t.seed
+        )
     return {
         "data": show_date(desired_date, t.config),
         "hora": desired_time or "",
-        "opcoes": free_options(
-            parse_date(desired_date),
-            now_local=t.now_local,
-            config=t.config,
-            seats_taken=seats,
-            pack=t.pack,
-            seed=t.seed,
-        ),
+        "opcoes": options,
     }
 
 
@@ -476,7 +578,7 @@ def _reschedule(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
             asking,
             ctx,
             key=_error_key(code),
-            values=_slot_values(t, new_date, new_time, t.seats),
+            values=_slot_values(t, new_date, new_time, t.seats, code=code),
             asks=ERROR_FIELD.get(code, "date"),
             error=code,
         )
@@ -541,7 +643,10 @@ def _finish_create(t: _Turn, r: _Reply, call: ToolCall, result: ToolResult) -> _
                 "nivel": state.nivel,
             },
         }
-        return _Reply(state, ctx, key="trial_booked", events=[event])
+        key = _for_student(t, state, "trial_booked")
+        minor = state.idade is not None and state.idade < t.config.adult_age
+        after = ["trial_guardian_note"] if minor else []
+        return _Reply(state, ctx, key=key, events=[event], after=after)
     return _slot_full(t, r, call.args["date"], call.args["time"], r.state)
 
 
@@ -631,8 +736,17 @@ def _finish_reschedule(t: _Turn, r: _Reply, call: ToolCall, result: ToolResult) 
 
 
 def _failed(t: _Turn, r: _Reply) -> bool:
-    """This reply asks again for what the last one asked, and the person gave nothing new."""
+    """This reply asks again for what the last one asked, and the message did not answer it.
+
+    A client field asked again was not given, whatever else the message gave (else the same
+    question would come a third time). A question (answered by another service) is not a
+    failed answer; a date or time change at the confirmation is an answer.
+    """
+    if t.question and r.error in (None, "missing_date", "missing_time"):
+        return False
     if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
+        return True
+    if r.asks in CLIENT_FIELDS:
         return True
     changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
     return not changed and r.state.pending_tool == t.before.pending_tool
@@ -650,9 +764,45 @@ def _count_attempts(t: _Turn, r: _Reply) -> _Reply:
     if r.asks is not None and attempts.get(r.asks, 0) >= t.config.max_attempts:
         handed = _handoff(r.state, r.context, reason="attempts", field=r.asks)
         handed.error = r.error
+        handed.values = {"resumo": _summary(t, r.state)}
         return handed
     r.state = r.state.model_copy(update={"attempts": attempts})
     return r
+
+
+def _facts(t: _Turn, state: TrialState, fields: list[Asked]) -> list[str]:
+    """Fields as said to people ("nome Paulo", "50 anos", "terça, 10/02 às 18:00")."""
+    values = base_values(state, now_local=t.now_local, config=t.config)
+    facts: list[str] = []
+    for name in fields:
+        if name == "time" and "date" in fields:
+            continue
+        fact = t.pack.text(f"trial_fact_{name}", seed=t.seed, **values)
+        if name == "date" and "time" in fields:
+            fact = f"{fact} {t.pack.text('trial_fact_time', seed=t.seed, **values)}"
+        facts.append(fact)
+    return facts
+
+
+def _summary(t: _Turn, state: TrialState) -> str:
+    """What was understood and what is still missing, for the person and the team."""
+    known = {
+        "nome": state.nome,
+        "idade": state.idade,
+        "nivel": state.nivel,
+        "date": state.desired_date,
+        "time": state.desired_time,
+    }
+    have = [f for f in _SUMMARY_FIELDS if known[f] is not None]
+    lacking: list[Asked] = [f for f in _SUMMARY_FIELDS if known[f] is None]
+    if not lacking and state.stage == "awaiting_confirmation":
+        lacking = ["confirmation"]
+    labels = [t.pack.text(f"trial_field_{f}", seed=t.seed) for f in lacking]
+    falta = join_list(labels, t.config)
+    if not have:
+        return t.pack.text("trial_summary_empty", seed=t.seed, falta=falta)
+    anotado = join_list(_facts(t, state, have), t.config)
+    return t.pack.text("trial_summary", seed=t.seed, anotado=anotado, falta=falta)
 
 
 def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> TrialOutcome:
@@ -663,6 +813,11 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
         r.state = r.state.model_copy(update={"attempts": {}})
     values = {**base_values(r.state, now_local=t.now_local, config=t.config), **r.values}
     text = r.text if r.text is not None else t.pack.text(r.key or "", seed=t.seed, **values)
+    if r.noted and r.handoff is None:
+        anotado = join_list(_facts(t, r.state, r.noted), t.config)
+        text = f"{t.pack.text('trial_noted', seed=t.seed, anotado=anotado)} {text}"
+    for key in r.after:
+        text = f"{text} {t.pack.text(key, seed=t.seed, **values)}"
     state = r.state.model_copy(update={"asked": r.asks, "last_error": r.error, "output": text})
     snapshot = state.model_dump(
         include={"nome", "idade", "nivel", "desired_date", "desired_time", "booking_id"}

@@ -49,6 +49,10 @@ class TrialState(_Slice):
     desired_time: str | None = None  # HH:MM
     booking_id: str | None = None
     booking_created: bool = False
+    # Who writes, when the student is someone else (a parent booking for a child): nome and
+    # idade stay the student's.
+    contact_name: str | None = None
+    for_someone_else: bool = False
     handoff_requested: bool = False
     # Stage to go back to when the person writes again after a handoff.
     resume_stage: Stage | None = None
@@ -77,6 +81,9 @@ class TrialExtraction(BaseModel):
     desired_date: str | None = None
     desired_time: str | None = None
     confirmed: bool | None = None
+    # The writer's own name and whether the class is for someone else (None: not said).
+    contact_name: str | None = None
+    for_someone_else: bool | None = None
 
     def has_data(self) -> bool:
         """Whether the message carries a trial field (a bare yes/no does not count)."""

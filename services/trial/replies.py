@@ -7,12 +7,18 @@ lists read naturally ("07:00, 18:00 e 20:00"). Every text a person reads comes f
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 
 from services.trial.config import TrialConfig
 from services.trial.models import TrialState
-from services.trial.schedule import free_times, next_day_with_room, next_open_day
+from services.trial.schedule import (
+    class_days,
+    free_times,
+    next_class_day,
+    next_day_with_room,
+    next_open_day,
+)
 from services.trial.validators import SeatsTaken, parse_date
 
 
@@ -20,6 +26,8 @@ class TextSource(Protocol):
     """What the trial needs from a pack to speak: ``shared.pack.Pack`` satisfies it."""
 
     def text(self, key: str, seed: str = "", **values: Any) -> str: ...
+
+    def has_text(self, key: str) -> bool: ...
 
 
 def show_day(day: date, config: TrialConfig) -> str:
@@ -66,6 +74,36 @@ def free_options(
     return config.options_separator.join(parts)
 
 
+def class_day_options(
+    day: date,
+    *,
+    now_local: datetime,
+    config: TrialConfig,
+    seats_taken: SeatsTaken,
+    pack: TextSource,
+    seed: str,
+) -> str:
+    """For a day that is not a class day: the class days around it with room, as one part.
+
+    "sexta 13/02" gets the Tuesday before it (if still to come) and the first one after it with
+    a free seat, so a Friday or Saturday request is answered with the nearest Tuesdays.
+    """
+    before = next_class_day(day, config.weekday) - timedelta(weeks=1)
+    parts: list[str] = []
+    if before >= now_local.date():
+        times = free_times(before, now_local=now_local, config=config, seats_taken=seats_taken)
+        if times:
+            parts.append(_option(before, times, config, pack, seed))
+    for candidate in class_days(max(day, now_local.date()), config):
+        times = free_times(candidate, now_local=now_local, config=config, seats_taken=seats_taken)
+        if times:
+            parts.append(_option(candidate, times, config, pack, seed))
+            break
+    if not parts:
+        return pack.text("trial_no_options", seed=seed)
+    return config.options_separator.join(parts)
+
+
 def _option(day: date, times: list[str], config: TrialConfig, pack: TextSource, seed: str) -> str:
     return pack.text(
         "trial_option_day", seed=seed, data=show_day(day, config), horas=join_list(times, config)
@@ -76,6 +114,9 @@ def base_values(state: TrialState, *, now_local: datetime, config: TrialConfig) 
     """Placeholders every trial text may use, so any text can mention any of them."""
     return {
         "nome": state.nome or "",
+        "idade": state.idade if state.idade is not None else "",
+        "nivel": config.level_names.get(state.nivel, state.nivel) if state.nivel else "",
+        "contato": state.contact_name or "",
         "data": show_date(state.desired_date, config),
         "hora": state.desired_time or "",
         "codigo": state.booking_id or "",
@@ -84,4 +125,7 @@ def base_values(state: TrialState, *, now_local: datetime, config: TrialConfig) 
         "opcoes": "",
         "data_antiga": "",
         "hora_antiga": "",
+        "anotado": "",
+        "falta": "",
+        "resumo": "",
     }

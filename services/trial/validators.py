@@ -132,7 +132,13 @@ def bookable_times(day: date, *, now_local: datetime, config: TrialConfig) -> li
 
 
 def validate_age(idade: int | None, config: TrialConfig) -> ValidationResult:
-    """An age is an integer within the pack's range (5 to 99 for CT Smash)."""
-    if idade is None or not config.min_age <= idade <= config.max_age:
+    """An age is an integer within the pack's range (8 to 99 for CT Smash).
+
+    ``too_young`` is a real age below the business's minimum (a rule to explain, not a misread
+    to ask again); ``invalid_age`` is no age or one no person has.
+    """
+    if idade is None or idade <= 0 or idade > config.max_age:
         return _fail("invalid_age")
+    if idade < config.min_age:
+        return _fail("too_young")
     return OK

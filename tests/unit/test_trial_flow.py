@@ -175,10 +175,9 @@ def test_merge_never_erases_collected_data() -> None:
     assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", "19:00")
 
 
-@pytest.mark.parametrize("age_text", ["tenho 3 anos", "tenho 120 anos"])
-def test_an_age_outside_5_to_99_is_asked_again(age_text: str) -> None:
+def test_an_age_no_person_has_is_asked_again() -> None:
     chat = Chat(state=TrialState(nome="João", asked="idade"))
-    out = chat.say(age_text)
+    out = chat.say("tenho 120 anos")
     assert out.state.idade is None
     assert out.journal["validation"] == "invalid_age"
     assert out.state.asked == "idade"
@@ -414,23 +413,31 @@ def test_asking_for_a_person_hands_off() -> None:
     assert out.text == chat.text("trial_handoff")
 
 
-def test_three_failed_answers_to_the_same_question_hand_off() -> None:
+def test_two_failed_answers_to_the_same_question_hand_off_with_a_summary() -> None:
     chat = Chat(state=TrialState(nome="João", asked="idade"))
-    assert chat.say("hein?").state.attempts == {"idade": 1}
-    assert chat.say("tenho 200 anos").state.attempts == {"idade": 2}
-    out = chat.say("sei lá")
+    second = chat.say("hein?")
+    assert second.state.attempts == {"idade": 1}
+    assert second.text == chat.text("trial_still_need_idade")
+    out = chat.say("tenho 200 anos")
     assert out.state.stage == "handoff_requested"
     assert out.events[0]["type"] == "handoff.requested"
     assert out.events[0]["data"]["reason"] == "attempts"
     assert out.events[0]["data"]["field"] == "idade"
     assert out.journal["reply"] == "trial_handoff_attempts"
+    falta = "a idade, o nível (iniciante, intermediário ou avançado), a terça da aula e o horário"
+    summary = chat.pack.text("trial_summary", anotado="nome João", falta=falta)
+    assert summary in out.text
 
 
-def test_progress_on_another_field_is_not_a_failed_attempt() -> None:
+def test_progress_on_another_field_is_kept_and_the_missing_one_said_exactly() -> None:
+    # The name was asked and not given: asking it again counts (at most twice), but the
+    # age is kept and said back before saying exactly what is still missing.
     chat = Chat(state=TrialState(asked="nome"))
     out = chat.say("tenho 27 anos")
-    assert out.state.asked == "nome"
-    assert out.state.attempts == {}
+    assert (out.state.asked, out.state.idade) == ("nome", 27)
+    assert out.state.attempts == {"nome": 1}
+    noted = chat.pack.text("trial_noted", seed="turn-1", anotado="27 anos")
+    assert out.text == f"{noted} {chat.text('trial_still_need_nome')}"
 
 
 def test_after_a_handoff_small_talk_waits_and_real_data_resumes() -> None:

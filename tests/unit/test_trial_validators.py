@@ -38,7 +38,9 @@ def test_pack_section_matches_ct_smash() -> None:
     assert CONFIG.weekday == 1
     assert CONFIG.times == ["07:00", "18:00", "19:00", "20:00"]
     assert CONFIG.seats_per_slot == 6
-    assert (CONFIG.min_age, CONFIG.max_age, CONFIG.max_attempts) == (5, 99, 3)
+    assert (CONFIG.min_age, CONFIG.adult_age, CONFIG.max_age) == (8, 18, 99)
+    # The same question is asked at most twice; a second failed answer reaches a person.
+    assert CONFIG.max_attempts == 2
 
 
 def test_a_typo_in_the_pack_section_fails_loudly() -> None:
@@ -106,11 +108,13 @@ def test_weekday_comes_from_the_pack() -> None:
 
 
 @pytest.mark.parametrize(
-    ("age", "ok"), [(4, False), (5, True), (27, True), (99, True), (100, False)]
+    ("age", "error"),
+    [(0, "invalid_age"), (6, "too_young"), (7, "too_young"), (8, None), (27, None), (99, None)]
+    + [(100, "invalid_age")],
 )
-def test_age_range(age: int, ok: bool) -> None:
-    assert validate_age(age, CONFIG).ok is ok
-    assert validate_age(age, CONFIG).error == (None if ok else "invalid_age")
+def test_age_range(age: int, error: str | None) -> None:
+    assert validate_age(age, CONFIG).ok is (error is None)
+    assert validate_age(age, CONFIG).error == error
 
 
 @given(st.dates(min_value=date(2026, 2, 5), max_value=date(2030, 1, 1)))

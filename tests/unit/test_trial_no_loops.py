@@ -1,0 +1,187 @@
+"""The trial flow as people really write: no loops, no lost answers, every question heard.
+
+Through the pure core with the CT Smash pack, on the seed's clock (Thursday 2026-02-05 10:00,
+so "terça q vem" is 2026-02-10). A question is asked at most twice; the second time says exactly
+what is missing; a question answered by another service is followed by a one-line re-ask.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from services.trial.extraction import extract_trial_fields
+from services.trial.models import BookingView, ToolResult, TrialExtraction, TrialState
+from tests.unit.test_trial_flow import NOW, TZ, Chat, at_stage
+
+QUESTION = ["trial", "faq"]
+
+
+def created(date: str, time: str, nome: str) -> ToolResult:
+    booking = BookingView(booking_id="AE-7K3Q9P", date=date, time=time, status="active", nome=nome)
+    return ToolResult(status="created", booking=booking)
+
+
+def rules(text: str, state: TrialState | None) -> TrialExtraction:
+    return extract_trial_fields(text, now=NOW, tz=TZ, asked=state.asked if state else None)
+
+
+def test_paulo_books_at_the_corrected_time_without_being_asked_his_name_again() -> None:
+    chat = Chat()
+    opening = "quero agendar experimental. Paulo, 50 anos, iniciante"
+    # Reading "Paulo" in this shape is the extractor's job; the flow is given what it reads.
+    first = rules(opening, None).model_copy(update={"nome": "Paulo"})
+    replies = [chat.say(opening, extraction=first)]
+    replies.append(chat.say("terca q vem as 8 da noite"))
+    assert chat.state is not None and chat.state.desired_time == "20:00"
+    replies.append(chat.say("nao, prefiro as 18hrs"))
+    assert chat.state.stage == "awaiting_confirmation"
+    plan = chat.plan_for("s")
+    assert plan.tool_call is not None and plan.tool_call.tool == "create_booking"
+    args = plan.tool_call.args
+    assert (args["nome"], args["idade"], args["nivel"]) == ("Paulo", 50, "iniciante")
+    assert (args["date"], args["time"]) == ("2026-02-10", "18:00")
+    assert all(r.state.asked != "nome" for r in replies)
+    assert [r.journal["reply"] for r in replies[1:]] == ["trial_ask_confirmation"] * 2
+
+
+def test_a_name_never_read_is_asked_twice_then_a_person_gets_a_summary() -> None:
+    chat = Chat()
+    first = chat.say("quero agendar experimental. 50 anos, iniciante")
+    assert first.journal["reply"] == "trial_ask_name"
+    assert (first.state.idade, first.state.nivel) == (50, "iniciante")
+    second = chat.say("terca q vem as 8 da noite")
+    # Everything given so far is kept, said back, and what is missing is named with an example.
+    assert (second.state.idade, second.state.desired_time) == (50, "20:00")
+    assert second.journal["reply"] == "trial_still_need_nome"
+    assert "terça, 10/02 às 20:00" in second.text
+    assert chat.text("trial_still_need_nome") in second.text
+    third = chat.say("nao, prefiro as 18hrs")
+    assert third.state.stage == "handoff_requested"
+    assert third.events[0]["data"] == {
+        "reason": "attempts",
+        "field": "nome",
+        "stage": "collect_client_info",
+    }
+    assert "50 anos, nível iniciante e terça, 10/02 às 18:00" in third.text
+    assert chat.pack.text("trial_field_nome") in third.text
+    # The corrected time is kept for whoever picks the conversation up.
+    assert (third.state.idade, third.state.desired_time) == (50, "18:00")
+
+
+@pytest.mark.parametrize(
+    ("state", "reask"),
+    [
+        (TrialState(asked="nome", idade=30), "trial_reask_nome"),
+        (TrialState(nome="Ana", asked="idade"), "trial_reask_idade"),
+        (at_stage("ask_date", asked="date"), "trial_reask_date"),
+        (
+            at_stage(
+                "awaiting_confirmation",
+                desired_date="2026-02-10",
+                desired_time="19:00",
+                asked="confirmation",
+            ),
+            "trial_reask_confirmation",
+        ),
+    ],
+)
+def test_a_question_mid_booking_gets_a_one_line_reask_and_no_failed_attempt(
+    state: TrialState, reask: str
+) -> None:
+    chat = Chat(state=state)
+    for question in ("a partir de que idade pode?", "vcs emprestam raquete?"):
+        out = chat.say(question, intents=QUESTION)
+        assert out.journal["reply"] == reask
+        assert out.state.attempts == {}
+        assert out.state.stage != "handoff_requested"
+    assert out.state.asked == state.asked
+
+
+def test_an_answer_next_to_a_question_is_kept_and_the_next_step_asked() -> None:
+    chat = Chat(state=TrialState(nome="Ana", idade=30, asked="nivel"))
+    out = chat.say("ela é iniciante. vcs emprestam raquete?", intents=QUESTION)
+    assert out.state.nivel == "iniciante"
+    assert out.journal["reply"] == "trial_ask_date"
+
+
+def test_under_the_minimum_age_is_refused_with_the_rule() -> None:
+    chat = Chat(state=TrialState(nome="Sofia", asked="idade"))
+    out = chat.say("ela tem 6 anos")
+    assert out.journal["reply"] == "trial_too_young"
+    assert "a partir dos 8 anos" in out.text
+    assert out.state.idade is None and out.state.asked is None
+    assert out.state.stage == "collect_client_info"
+
+
+def test_a_minor_is_booked_with_the_guardian_note() -> None:
+    chat = Chat(
+        state=at_stage(
+            "awaiting_confirmation",
+            nome="Pedro",
+            idade=12,
+            desired_date="2026-02-10",
+            desired_time="18:00",
+            asked="confirmation",
+        )
+    )
+    out = chat.say("sim", result=created("2026-02-10", "18:00", "Pedro"))
+    assert out.state.booking_created
+    assert out.text.endswith(chat.text("trial_guardian_note", nome="Pedro"))
+    assert "menos de 18 anos" in out.text
+    adult = Chat(
+        state=chat.state.model_copy(update={"stage": "awaiting_confirmation", "idade": 30})
+    )
+    adult_out = adult.say("sim", result=created("2026-02-10", "18:00", "Pedro"))
+    assert chat.text("trial_guardian_note", nome="Pedro") not in adult_out.text
+
+
+def test_booking_for_someone_else_talks_about_the_student() -> None:
+    chat = Chat()
+    said = TrialExtraction(nome="Sofia", contact_name="Márcia", for_someone_else=True)
+    asked = chat.say("sou a Márcia, quero marcar pra minha filha Sofia", extraction=said)
+    assert asked.journal["reply"] == "trial_ask_age_other"
+    assert (asked.state.nome, asked.state.contact_name) == ("Sofia", "Márcia")
+    assert asked.state.for_someone_else
+    # A later message that does not say who it is for keeps both.
+    chat.say("10 anos, iniciante, terça 10/02 às 18h")
+    out = chat.say("sim", result=created("2026-02-10", "18:00", "Sofia"))
+    assert out.journal["reply"] == "trial_booked_other"
+    assert "Aula experimental de Sofia" in out.text
+    assert (out.state.contact_name, out.state.for_someone_else) == ("Márcia", True)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("quero cancelar", "trial_nothing_to_cancel"),
+        ("quero remarcar", "trial_nothing_to_reschedule"),
+    ],
+)
+def test_cancel_or_reschedule_with_nothing_booked_offers_to_book(text: str, key: str) -> None:
+    out = Chat().say(text)
+    assert out.journal["reply"] == key
+    assert out.state.stage == "collect_client_info" and not out.state.booking_created
+
+
+def test_cancel_while_collecting_stops_and_says_nothing_was_booked() -> None:
+    chat = Chat(state=TrialState(nome="Ana", asked="idade"))
+    out = chat.say("cancelar")
+    assert out.journal["reply"] == "trial_flow_stopped"
+    assert out.state.nome == "Ana" and out.state.asked is None
+
+
+@pytest.mark.parametrize("day", ["sexta 13/02 às 19h", "sábado dia 14/02 às 19h"])
+def test_a_day_that_is_not_tuesday_gets_the_nearest_tuesdays(day: str) -> None:
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    out = chat.say(day)
+    assert out.journal["validation"] == "not_tuesday"
+    assert "terça, 10/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
+    assert "terça, 17/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
+
+
+def test_the_nearest_tuesday_offer_skips_a_full_one() -> None:
+    full = {("2026-02-10", hour): 6 for hour in ("07:00", "18:00", "19:00", "20:00")}
+    chat = Chat(state=at_stage("ask_date", asked="date"), seats=full)
+    out = chat.say("sexta 13/02 às 19h")
+    assert "10/02" not in out.text
+    assert "terça, 17/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
