@@ -17,6 +17,7 @@ COMMANDS = [
     "bench",
     "nlu",
     "eval",
+    "pack",
 ]
 
 

@@ -110,6 +110,56 @@ _TOOL_ACTION: dict[str, Action] = {
 }
 
 
+def text_keys(config: TrialConfig) -> frozenset[str]:
+    """Every pack text the trial may say (``orquestra pack check`` reports missing ones).
+
+    ``<key>_other`` variants (said when someone else is writing) are optional.
+    """
+    fixed = {
+        "trial_ask_date",
+        "trial_ask_confirmation",
+        "trial_confirmation_unclear",
+        "trial_confirmation_declined",
+        "trial_validation_failed",
+        "trial_option_day",
+        "trial_no_options",
+        "trial_too_young",
+        "trial_guardian_note",
+        "trial_noted",
+        "trial_summary",
+        "trial_summary_empty",
+        "trial_booked",
+        "trial_status",
+        "trial_status_none",
+        "trial_no_active_booking",
+        "trial_cancelled",
+        "trial_already_cancelled",
+        "trial_flow_stopped",
+        "trial_nothing_to_cancel",
+        "trial_nothing_to_reschedule",
+        "trial_change_kept",
+        "trial_reschedule_ask",
+        "trial_reschedule_same",
+        "trial_rescheduled",
+        "trial_handoff",
+        "trial_handoff_attempts",
+        "trial_handoff_waiting",
+        "trial_fact_time",
+    }
+    fixed |= set(_ASK_CLIENT.values())
+    fixed |= {f"trial_{code}" for code in ERROR_FIELD}
+    for name in CLIENT_FIELDS:
+        fixed |= {f"trial_still_need_{name}", f"trial_reask_{name}"}
+    for name in _SUMMARY_FIELDS:
+        fixed |= {f"trial_fact_{name}", f"trial_field_{name}"}
+    fixed |= {"trial_reask_date", "trial_reask_time", "trial_reask_confirmation"}
+    fixed.add("trial_field_confirmation")
+    gate = config.gate
+    fixed |= set(gate.confirm_texts.values()) | set(gate.missing_context_texts.values())
+    fixed |= {gate.not_allowed_text, gate.invalid_args_text}
+    return frozenset(fixed)
+
+
 @dataclass(frozen=True)
 class _Turn:
     """Everything one turn decides from (inputs, plus what was read off the message)."""
