@@ -261,12 +261,22 @@ def plan_turn(
         action=detect_action(text, list(intents or ()), config),
         code=find_booking_code(text, config),
         before=before,
-        question=bool(set(intents or ()) & set(config.question_intents)),
+        question=_is_question(text, extraction, intents or [], config),
     )
     reply = _route(turn, before, context or ContextState())
     if reply.tool is not None:
         return TrialPlan(tool_call=reply.tool, outcome=None, _turn=turn, _reply=reply)
     return TrialPlan(tool_call=None, outcome=_conclude(turn, reply), _turn=turn, _reply=reply)
+
+
+def _is_question(
+    text: str, extraction: TrialExtraction, intents: list[str], config: TrialConfig
+) -> bool:
+    """Whether the message asks something rather than answering the trial: triage saw a
+    question intent, or it asks ("?") and gives no trial field and no yes/no."""
+    if set(intents) & set(config.question_intents):
+        return True
+    return "?" in text and not extraction.has_data() and extraction.confirmed is None
 
 
 def finish_turn(plan: TrialPlan, result: ToolResult) -> TrialOutcome:
@@ -789,16 +799,18 @@ def _failed(t: _Turn, r: _Reply) -> bool:
     """This reply asks again for what the last one asked, and the message did not answer it.
 
     A client field asked again was not given, whatever else the message gave (else the same
-    question would come a third time). A question (answered by another service) is not a
+    question would come a third time). A validation error is a failed answer when it repeats
+    the last one or the message gave nothing new ("sexta" then "terça 10/02 às 15h" are two
+    answers, each told what is wrong). A question (answered by another service) is not a
     failed answer; a date or time change at the confirmation is an answer.
     """
     if t.question and r.error in (None, "missing_date", "missing_time"):
         return False
+    changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
     if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
-        return True
+        return r.error == t.before.last_error or not changed
     if r.asks in CLIENT_FIELDS:
         return True
-    changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
     return not changed and r.state.pending_tool == t.before.pending_tool
 
 

@@ -415,7 +415,7 @@ def test_asking_for_a_person_hands_off() -> None:
 
 def test_two_failed_answers_to_the_same_question_hand_off_with_a_summary() -> None:
     chat = Chat(state=TrialState(nome="João", asked="idade"))
-    second = chat.say("hein?")
+    second = chat.say("sei lá")
     assert second.state.attempts == {"idade": 1}
     assert second.text == chat.text("trial_still_need_idade")
     out = chat.say("tenho 200 anos")

@@ -185,3 +185,22 @@ def test_the_nearest_tuesday_offer_skips_a_full_one() -> None:
     out = chat.say("sexta 13/02 às 19h")
     assert "10/02" not in out.text
     assert "terça, 17/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
+
+
+def test_a_question_triage_did_not_place_is_still_not_a_failed_answer() -> None:
+    chat = Chat(state=TrialState(asked="nome", idade=30))
+    out = chat.say("a partir de que idade pode?", intents=["trial"])
+    assert out.journal["reply"] == "trial_reask_nome"
+    assert out.state.attempts == {}
+
+
+def test_two_different_wrong_dates_are_two_answers_the_same_one_twice_hands_off() -> None:
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    assert chat.say("sexta 13/02 às 19h").journal["validation"] == "not_tuesday"
+    out = chat.say("terça 10/02 às 15h")
+    assert out.journal["validation"] == "unavailable_time"
+    assert out.state.stage == "ask_date" and out.state.attempts == {}
+    assert chat.say("às 16h").state.attempts == {"time": 1}
+    handed = chat.say("às 17h")
+    assert handed.state.stage == "handoff_requested"
+    assert "terça, 10/02 às 17:00" in handed.text

@@ -109,8 +109,15 @@ def test_weekday_comes_from_the_pack() -> None:
 
 @pytest.mark.parametrize(
     ("age", "error"),
-    [(0, "invalid_age"), (6, "too_young"), (7, "too_young"), (8, None), (27, None), (99, None)]
-    + [(100, "invalid_age")],
+    [
+        (0, "invalid_age"),
+        (6, "too_young"),
+        (7, "too_young"),
+        (8, None),
+        (27, None),
+        (99, None),
+        (100, "invalid_age"),
+    ],
 )
 def test_age_range(age: int, error: str | None) -> None:
     assert validate_age(age, CONFIG).ok is (error is None)
