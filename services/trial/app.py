@@ -34,11 +34,10 @@ def build(rt: Runtime) -> None:
     async def extract(
         turn: Turn, text: str, state: TrialState | None, journal: list[str]
     ) -> TrialExtraction:
-        rules = extract_trial_fields(
-            text, now=turn.now, tz=rt.tz, asked=state.asked if state else None
-        )
+        asked = state.asked if state else None
+        rules = extract_trial_fields(text, now=turn.now, tz=rt.tz, asked=asked)
         if mode_setting == "rules" or (
-            mode_setting == "hybrid" and not llm_worth_asking(text, rules)
+            mode_setting == "hybrid" and not llm_worth_asking(text, rules, asked)
         ):
             return rules
         messages = extraction_messages(text, now=turn.now, tz=rt.tz, state=state)

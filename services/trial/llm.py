@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
-from services.trial.models import TrialExtraction, TrialState
+from services.trial.models import Asked, TrialExtraction, TrialState
 
 _EXTRACT = (
     "Você extrai dados de uma mensagem de WhatsApp para agendar uma aula experimental de beach "
@@ -53,6 +53,20 @@ def merge_extractions(rules: TrialExtraction, llm: TrialExtraction) -> TrialExtr
     return TrialExtraction.model_validate(data)
 
 
-def llm_worth_asking(text: str, rules: TrialExtraction) -> bool:
-    """Hybrid mode: ask the LLM only when the rules read nothing from a real sentence."""
+# The extraction fields that answer each question the bot asks.
+_ANSWERS: dict[Asked, tuple[str, ...]] = {
+    "nome": ("nome",),
+    "idade": ("idade",),
+    "nivel": ("nivel",),
+    "date": ("desired_date", "desired_time"),
+    "time": ("desired_time",),
+    "confirmation": ("confirmed", "desired_date", "desired_time"),
+}
+
+
+def llm_worth_asking(text: str, rules: TrialExtraction, asked: Asked | None = None) -> bool:
+    """Hybrid mode: ask the LLM when the rules found nothing for the field the bot asked for
+    (one call reads the reply before the bot asks again), or read nothing from a sentence."""
+    if asked is not None and all(getattr(rules, f) is None for f in _ANSWERS[asked]):
+        return True
     return not rules.has_data() and rules.confirmed is None and len(text.split()) >= 3

@@ -277,6 +277,7 @@ LLM_READS = {
     "no horário de sempre que eu costumo jogar": TrialExtraction(
         desired_date="2026-02-10", desired_time="7 da noite"
     ),
+    "terça 24/02 às 19h, meu nome se escreve R-I-C-A-R-D-O": TrialExtraction(nome="Ricardo"),
 }
 TRIAGE_SYSTEM = load_config(PACK).llm.system
 EXTRACT_SYSTEM = extraction_messages(
@@ -341,3 +342,31 @@ def test_dates_and_times_an_llm_did_not_normalize_are_refused_by_their_texts(
 
     reply = chat.say("19h", after=MINUTE)
     assert_said(reply, "trial_ask_confirmation", data="terça, 10/02", hora="19:00")
+
+
+def test_hybrid_reads_the_reply_with_the_llm_before_asking_again(
+    hybrid_system: Future[System],
+) -> None:
+    system = hybrid_system.result(timeout=120)
+    chat = Chat(system, "trial-llm-asked", TUESDAY_MORNING)
+    assert_said(chat.say("quero agendar uma aula experimental"), "trial_ask_name")
+
+    def trial_llm_calls() -> list[str]:
+        used = chat.journal("llm.used") + chat.journal("llm.fallback")
+        mine = [e for e in used if e["turn_id"] == chat.last["turn_id"]]
+        return [e["purpose"] for e in mine if e["service"] == "trial"]
+
+    # The rules read the date and time but not the name the bot asked for: one LLM call reads
+    # the reply, and the name it found is kept instead of the bot asking again.
+    reply = chat.say("terça 24/02 às 19h, meu nome se escreve R-I-C-A-R-D-O", after=MINUTE)
+    assert trial_llm_calls() == ["trial.extract"]
+    assert_said(reply, "trial_ask_age", nome="Ricardo")
+    trial = chat.slice("trial")
+    assert (trial["nome"], trial["desired_date"], trial["desired_time"]) == (
+        "Ricardo",
+        "2026-02-24",
+        "19:00",
+    )
+    # The rules read the age asked for: no call.
+    assert_said(chat.say("tenho 40 anos", after=MINUTE), "trial_ask_level")
+    assert trial_llm_calls() == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from services.trial.extraction import extract_trial_fields
+from services.trial.llm import llm_worth_asking
 from services.trial.models import BookingView, ToolResult, TrialExtraction, TrialState
 from tests.unit.test_trial_flow import NOW, TZ, Chat, at_stage
 
@@ -204,3 +205,23 @@ def test_two_different_wrong_dates_are_two_answers_the_same_one_twice_hands_off(
     handed = chat.say("às 17h")
     assert handed.state.stage == "handoff_requested"
     assert "terça, 10/02 às 17:00" in handed.text
+
+
+@pytest.mark.parametrize(
+    ("text", "asked", "worth"),
+    [
+        # The rules missed the field asked for: one LLM call reads the reply first.
+        ("terça 10/02 às 19h, meu nome se escreve R-I-C-A-R-D-O", "nome", True),
+        ("Duda", "idade", True),
+        # The rules found it: no call.
+        ("tenho 40 anos", "idade", False),
+        ("sim", "confirmation", False),
+        ("às 19h", "date", False),
+        # Nothing asked: only a sentence the rules read nothing from.
+        ("oi", None, False),
+        ("queria saber uma coisa sobre vocês", None, True),
+    ],
+)
+def test_hybrid_asks_the_llm_before_asking_again(text: str, asked: str | None, worth: bool) -> None:
+    state = TrialState(asked=asked)  # type: ignore[arg-type]
+    assert llm_worth_asking(text, rules(text, state), state.asked) is worth
