@@ -880,7 +880,10 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
         text = f"{t.pack.text('trial_noted', seed=t.seed, anotado=anotado)} {text}"
     for key in r.after:
         text = f"{text} {t.pack.text(key, seed=t.seed, **values)}"
-    state = r.state.model_copy(update={"asked": r.asks, "last_error": r.error, "output": text})
+    # After a handoff for failed answers the next message is still read as the answer to the
+    # question that failed (a name given then resumes the booking instead of waiting).
+    asked = r.state.asked if r.handoff == "attempts" else r.asks
+    state = r.state.model_copy(update={"asked": asked, "last_error": r.error, "output": text})
     snapshot = state.model_dump(
         include={"nome", "idade", "nivel", "desired_date", "desired_time", "booking_id"}
     )

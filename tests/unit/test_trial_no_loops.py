@@ -225,3 +225,13 @@ def test_two_different_wrong_dates_are_two_answers_the_same_one_twice_hands_off(
 def test_hybrid_asks_the_llm_before_asking_again(text: str, asked: str | None, worth: bool) -> None:
     state = TrialState(asked=asked)  # type: ignore[arg-type]
     assert llm_worth_asking(text, rules(text, state), state.asked) is worth
+
+
+def test_the_answer_after_a_handoff_for_failed_answers_resumes_the_booking() -> None:
+    chat = Chat(state=TrialState(asked="nome", idade=50, nivel="iniciante", attempts={"nome": 1}))
+    handed = chat.say("terça 10/02 às 18h")
+    assert handed.state.stage == "handoff_requested" and not handed.asks_question
+    resumed = chat.say("Paulo")
+    assert resumed.state.nome == "Paulo"
+    assert resumed.state.stage == "awaiting_confirmation"
+    assert resumed.journal["reply"] == "trial_ask_confirmation"
