@@ -86,6 +86,7 @@ from services.trial.replies import (
     join_list,
     show_date,
 )
+from services.trial.summary import SUMMARY_FIELDS, facts, summary
 from services.trial.tool_gate import GateDecision, gate_tool_call
 from services.trial.validators import (
     ERROR_FIELD,
@@ -101,8 +102,6 @@ _ASK_CLIENT: dict[str, str] = {
     "idade": "trial_ask_age",
     "nivel": "trial_ask_level",
 }
-# What a summary lists, in order (date and time are shown together when both are known).
-_SUMMARY_FIELDS: tuple[Asked, ...] = ("nome", "idade", "nivel", "date", "time")
 _TOOL_ACTION: dict[str, Action] = {
     "cancel_booking": "cancel",
     "reschedule_booking": "reschedule",
@@ -150,7 +149,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
     fixed |= {f"trial_{code}" for code in ERROR_FIELD}
     for name in CLIENT_FIELDS:
         fixed |= {f"trial_still_need_{name}", f"trial_reask_{name}"}
-    for name in _SUMMARY_FIELDS:
+    for name in SUMMARY_FIELDS:
         fixed |= {f"trial_fact_{name}", f"trial_field_{name}"}
     fixed |= {"trial_reask_date", "trial_reask_time", "trial_reask_confirmation"}
     fixed.add("trial_field_confirmation")
@@ -826,45 +825,14 @@ def _count_attempts(t: _Turn, r: _Reply) -> _Reply:
     if r.asks is not None and attempts.get(r.asks, 0) >= t.config.max_attempts:
         handed = _handoff(r.state, r.context, reason="attempts", field=r.asks)
         handed.error = r.error
-        handed.values = {"resumo": _summary(t, r.state)}
+        handed.values = {
+            "resumo": summary(
+                r.state, now_local=t.now_local, config=t.config, pack=t.pack, seed=t.seed
+            )
+        }
         return handed
     r.state = r.state.model_copy(update={"attempts": attempts})
     return r
-
-
-def _facts(t: _Turn, state: TrialState, fields: list[Asked]) -> list[str]:
-    """Fields as said to people ("nome Paulo", "50 anos", "terça, 10/02 às 18:00")."""
-    values = base_values(state, now_local=t.now_local, config=t.config)
-    facts: list[str] = []
-    for name in fields:
-        if name == "time" and "date" in fields:
-            continue
-        fact = t.pack.text(f"trial_fact_{name}", seed=t.seed, **values)
-        if name == "date" and "time" in fields:
-            fact = f"{fact} {t.pack.text('trial_fact_time', seed=t.seed, **values)}"
-        facts.append(fact)
-    return facts
-
-
-def _summary(t: _Turn, state: TrialState) -> str:
-    """What was understood and what is still missing, for the person and the team."""
-    known = {
-        "nome": state.nome,
-        "idade": state.idade,
-        "nivel": state.nivel,
-        "date": state.desired_date,
-        "time": state.desired_time,
-    }
-    have = [f for f in _SUMMARY_FIELDS if known[f] is not None]
-    lacking: list[Asked] = [f for f in _SUMMARY_FIELDS if known[f] is None]
-    if not lacking and state.stage == "awaiting_confirmation":
-        lacking = ["confirmation"]
-    labels = [t.pack.text(f"trial_field_{f}", seed=t.seed) for f in lacking]
-    falta = join_list(labels, t.config)
-    if not have:
-        return t.pack.text("trial_summary_empty", seed=t.seed, falta=falta)
-    anotado = join_list(_facts(t, state, have), t.config)
-    return t.pack.text("trial_summary", seed=t.seed, anotado=anotado, falta=falta)
 
 
 def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> TrialOutcome:
@@ -876,7 +844,10 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
     values = {**base_values(r.state, now_local=t.now_local, config=t.config), **r.values}
     text = r.text if r.text is not None else t.pack.text(r.key or "", seed=t.seed, **values)
     if r.noted and r.handoff is None:
-        anotado = join_list(_facts(t, r.state, r.noted), t.config)
+        said = facts(
+            r.state, r.noted, now_local=t.now_local, config=t.config, pack=t.pack, seed=t.seed
+        )
+        anotado = join_list(said, t.config)
         text = f"{t.pack.text('trial_noted', seed=t.seed, anotado=anotado)} {text}"
     for key in r.after:
         text = f"{text} {t.pack.text(key, seed=t.seed, **values)}"
