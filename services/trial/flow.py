@@ -841,6 +841,20 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
     if r.handoff is not None:
         r.asks = None
         r.state = r.state.model_copy(update={"attempts": {}})
+    reask = (r.key or "").startswith("trial_reask_")
+    # One reminder of the pending step per run of questions: after the next question the other
+    # service's answer is the whole reply, and the step is still the one read next.
+    answered_elsewhere = bool(set(t.intents) & set(t.config.question_intents))
+    silent = (
+        reask
+        and answered_elsewhere
+        and t.before.reasked
+        and r.asks == t.before.asked
+        and not r.noted
+    )
+    reading = r.asks
+    if silent:
+        r.key, r.text, r.asks = None, "", None
     values = {**base_values(r.state, now_local=t.now_local, config=t.config), **r.values}
     text = r.text if r.text is not None else t.pack.text(r.key or "", seed=t.seed, **values)
     if r.noted and r.handoff is None:
@@ -853,8 +867,10 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
         text = f"{text} {t.pack.text(key, seed=t.seed, **values)}"
     # After a handoff for failed answers the next message is still read as the answer to the
     # question that failed (a name given then resumes the booking instead of waiting).
-    asked = r.state.asked if r.handoff == "attempts" else r.asks
-    state = r.state.model_copy(update={"asked": asked, "last_error": r.error, "output": text})
+    asked = r.state.asked if r.handoff == "attempts" else reading
+    state = r.state.model_copy(
+        update={"asked": asked, "last_error": r.error, "output": text, "reasked": reask}
+    )
     snapshot = state.model_dump(
         include={"nome", "idade", "nivel", "desired_date", "desired_time", "booking_id"}
     )
@@ -880,7 +896,9 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
         context=r.context,
         events=r.events,
         journal=journal,
-        nlg=build_nlg_request(
+        nlg=None
+        if silent
+        else build_nlg_request(
             stage=state.stage,
             action=(r.key or "gate_message").removeprefix("trial_"),
             error_code=r.error,

@@ -59,6 +59,8 @@ class TrialState(_Slice):
     # A booked person asked to move the class and has not given the new date yet.
     rescheduling: bool = False
     asked: Asked | None = None
+    # The last reply only re-asked the pending step after a question (said once per run).
+    reasked: bool = False
     attempts: dict[str, int] = Field(default_factory=dict)
     pending_tool: PendingTool | None = None
     last_error: str | None = None

@@ -90,12 +90,17 @@ def test_a_question_mid_booking_gets_a_one_line_reask_and_no_failed_attempt(
     state: TrialState, reask: str
 ) -> None:
     chat = Chat(state=state)
-    for question in ("a partir de que idade pode?", "vcs emprestam raquete?"):
-        out = chat.say(question, intents=QUESTION)
-        assert out.journal["reply"] == reask
-        assert out.state.attempts == {}
-        assert out.state.stage != "handoff_requested"
-    assert out.state.asked == state.asked
+    out = chat.say("a partir de que idade pode?", intents=QUESTION)
+    assert out.journal["reply"] == reask
+    assert (out.state.attempts, out.state.asked) == ({}, state.asked)
+    assert "\n" not in out.text and out.text.count("?") == 1
+    assert out.asks_question
+    # A second question in a row: the FAQ's answer is the whole reply (one reminder per run),
+    # and the next message is still read as the answer to the pending step.
+    again = chat.say("vcs emprestam raquete?", intents=QUESTION)
+    assert (again.text, again.journal["asked"], again.nlg) == ("", None, None)
+    assert (again.state.asked, again.state.attempts) == (state.asked, {})
+    assert again.state.stage == state.stage
 
 
 def test_an_answer_next_to_a_question_is_kept_and_the_next_step_asked() -> None:
