@@ -272,10 +272,12 @@ def _is_question(
     text: str, extraction: TrialExtraction, intents: list[str], config: TrialConfig
 ) -> bool:
     """Whether the message asks something rather than answering the trial: triage saw a
-    question intent, or it asks ("?") and gives no trial field and no yes/no."""
+    question intent, or it asks ("?") and gives no client field and no yes/no (a day it
+    mentions may be part of the question: "terça tenho médico... tem de manhã?")."""
     if set(intents) & set(config.question_intents):
         return True
-    return "?" in text and not extraction.has_data() and extraction.confirmed is None
+    client = (extraction.nome, extraction.idade, extraction.nivel)
+    return "?" in text and all(v is None for v in client) and extraction.confirmed is None
 
 
 def finish_turn(plan: TrialPlan, result: ToolResult) -> TrialOutcome:
@@ -419,7 +421,11 @@ def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
         )
     if missing is not None:
         return _ask_client(t, merged.model_copy(update={"stage": "collect_client_info"}), ctx)
-    if merged.stage == "awaiting_confirmation" and not ext.mentions_slot():
+    same_slot = (merged.desired_date, merged.desired_time) == (
+        state.desired_date,
+        state.desired_time,
+    )
+    if merged.stage == "awaiting_confirmation" and (not ext.mentions_slot() or same_slot):
         if ext.confirmed is True:
             return _book(t, merged, ctx)
         if ext.confirmed is False:
@@ -427,8 +433,17 @@ def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
                 update={"stage": "ask_date", "desired_date": None, "desired_time": None}
             )
             return _Reply(declined, ctx, key="trial_confirmation_declined", asks="date")
-        key = "trial_reask_confirmation" if t.question else "trial_confirmation_unclear"
-        return _Reply(merged, ctx, key=key, asks="confirmation", noted=_noted(t, merged))
+        if t.question:
+            # A question at the confirmation ("tem de manhã?") gets the slot and the other
+            # times: a yes still books it, another time moves it.
+            return _Reply(merged, ctx, key="trial_reask_confirmation", asks="time")
+        return _Reply(
+            merged,
+            ctx,
+            key="trial_confirmation_unclear",
+            asks="confirmation",
+            noted=_noted(t, merged),
+        )
     return _check_slot(t, merged, ctx)
 
 

@@ -92,14 +92,14 @@ def test_a_question_mid_booking_gets_a_one_line_reask_and_no_failed_attempt(
     chat = Chat(state=state)
     out = chat.say("a partir de que idade pode?", intents=QUESTION)
     assert out.journal["reply"] == reask
-    assert (out.state.attempts, out.state.asked) == ({}, state.asked)
+    assert out.state.attempts == {}
     assert "\n" not in out.text and out.text.count("?") == 1
     assert out.asks_question
     # A second question in a row: the FAQ's answer is the whole reply (one reminder per run),
     # and the next message is still read as the answer to the pending step.
     again = chat.say("vcs emprestam raquete?", intents=QUESTION)
     assert (again.text, again.journal["asked"], again.nlg) == ("", None, None)
-    assert (again.state.asked, again.state.attempts) == (state.asked, {})
+    assert (again.state.asked, again.state.attempts) == (out.state.asked, {})
     assert again.state.stage == state.stage
 
 
@@ -240,3 +240,20 @@ def test_the_answer_after_a_handoff_for_failed_answers_resumes_the_booking() -> 
     assert resumed.state.nome == "Paulo"
     assert resumed.state.stage == "awaiting_confirmation"
     assert resumed.journal["reply"] == "trial_ask_confirmation"
+
+
+def test_a_question_at_the_confirmation_offers_the_other_times_and_a_yes_still_books() -> None:
+    confirming = at_stage(
+        "awaiting_confirmation",
+        desired_date="2026-02-10",
+        desired_time="18:00",
+        asked="confirmation",
+    )
+    chat = Chat(state=confirming)
+    out = chat.say("ah esqueci, terça tenho médico de tarde... tem de manhã?")
+    assert out.journal["reply"] == "trial_reask_confirmation"
+    assert "terça, 10/02 às 18:00" in out.text and "07:00" in out.text
+    plan = chat.plan_for("sim")
+    assert plan.tool_call is not None and plan.tool_call.args["time"] == "18:00"
+    moved = Chat(state=out.state).say("então 7h")
+    assert (moved.state.desired_time, moved.journal["reply"]) == ("07:00", "trial_ask_confirmation")
