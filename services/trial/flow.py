@@ -178,8 +178,12 @@ class _Turn:
     action: Action | None
     code: str | None
     before: TrialState
-    # The message asked something another service answers (a question intent from triage).
+    # The message asked something rather than answering (see ``_is_question``).
     question: bool
+    # Triage sent the message to a service that answers questions too.
+    answered_elsewhere: bool
+    # A booking conversation had ended (stopped, refused, nothing to cancel): nothing is asked.
+    idle: bool
 
 
 @dataclass
@@ -261,6 +265,10 @@ def plan_turn(
         code=find_booking_code(text, config),
         before=before,
         question=_is_question(text, extraction, intents or [], config),
+        answered_elsewhere=bool(set(intents or ()) & set(config.question_intents)),
+        idle=state is not None
+        and before.asked is None
+        and before.stage in ("collect_client_info", "ask_date"),
     )
     reply = _route(turn, before, context or ContextState())
     if reply.tool is not None:
@@ -400,6 +408,10 @@ def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
         # booking: asking the same question again would count it as a failed answer and end
         # in a handoff to a person, as if the bot could not understand a clear "no".
         return _stop_flow(state, ctx)
+    if t.idle and t.answered_elsewhere and not ext.has_data() and ext.confirmed is None:
+        # After the booking talk ended, a question is only a question: the other service's
+        # answer is the reply, not a new round of booking questions.
+        return _Reply(state, ctx, text="")
     age_error = validate_age(ext.idade, t.config).error if ext.idade is not None else None
     merged = _merge(state, ext.model_copy(update={"idade": None}) if age_error else ext)
     missing = merged.missing_client_field()
@@ -859,10 +871,9 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
     reask = (r.key or "").startswith("trial_reask_")
     # One reminder of the pending step per run of questions: after the next question the other
     # service's answer is the whole reply, and the step is still the one read next.
-    answered_elsewhere = bool(set(t.intents) & set(t.config.question_intents))
     silent = (
         reask
-        and answered_elsewhere
+        and t.answered_elsewhere
         and t.before.reasked
         and r.asks == t.before.asked
         and not r.noted
@@ -912,7 +923,7 @@ def _conclude(t: _Turn, r: _Reply, *, result: ToolResult | None = None) -> Trial
         events=r.events,
         journal=journal,
         nlg=None
-        if silent
+        if not text
         else build_nlg_request(
             stage=state.stage,
             action=(r.key or "gate_message").removeprefix("trial_"),

@@ -257,3 +257,13 @@ def test_a_question_at_the_confirmation_offers_the_other_times_and_a_yes_still_b
     assert plan.tool_call is not None and plan.tool_call.args["time"] == "18:00"
     moved = Chat(state=out.state).say("então 7h")
     assert (moved.state.desired_time, moved.journal["reply"]) == ("07:00", "trial_ask_confirmation")
+
+
+def test_after_the_booking_talk_ended_a_question_is_left_to_the_faq() -> None:
+    chat = Chat(state=TrialState(nome="Sofia", asked="idade"))
+    assert chat.say("ela tem 6 anos").journal["reply"] == "trial_too_young"
+    out = chat.say("e com quantos anos ela pode começar?", intents=QUESTION)
+    assert (out.text, out.nlg, out.asks_question) == ("", None, False)
+    # A new request with data starts again.
+    again = chat.say("então marca pra mim: Ana, 30 anos, iniciante")
+    assert again.journal["reply"] == "trial_ask_date"
