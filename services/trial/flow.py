@@ -432,7 +432,8 @@ def _booking_flow(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
             error="invalid_age",
         )
     if missing is not None:
-        return _ask_client(t, merged.model_copy(update={"stage": "collect_client_info"}), ctx)
+        collecting = merged.model_copy(update={"stage": "collect_client_info"})
+        return _ask_client(t, collecting, ctx, missing)
     same_slot = (merged.desired_date, merged.desired_time) == (
         state.desired_date,
         state.desired_time,
@@ -483,11 +484,9 @@ def _noted(t: _Turn, state: TrialState) -> list[Asked]:
     return changed
 
 
-def _ask_client(t: _Turn, state: TrialState, ctx: ContextState) -> _Reply:
+def _ask_client(t: _Turn, state: TrialState, ctx: ContextState, missing: Asked) -> _Reply:
     """Ask the first missing client field: in full the first time; after a question in one
     line; the second time by saying exactly what is missing, with an example."""
-    missing = state.missing_client_field()
-    assert missing is not None
     again = t.before.asked == missing
     if again and t.question:
         key = f"trial_reask_{missing}"
