@@ -84,7 +84,7 @@ def test_sessions_need_the_secret() -> None:
 
 def test_no_http_write_reaches_a_whatsapp_conversation() -> None:
     refusal = auth.write_refusal("wa:123:5511987654321")
-    assert refusal is not None and refusal.status == 403 and "handoff" in refusal.reason
+    assert refusal is not None and refusal.status == 403 and "agent-messages" in refusal.reason
     assert auth.write_refusal("web:abc") is None and auth.write_refusal("5511987654321") is None
 
 
