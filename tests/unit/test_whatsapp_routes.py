@@ -35,7 +35,7 @@ class Recorder:
         self.settings = settings
         self.bodies: list[bytes] = []
 
-    async def receive(self, raw: bytes, turns: Any, background: Any) -> dict[str, int]:
+    async def receive(self, raw: bytes, turns: Any, staff: Any, background: Any) -> dict[str, int]:
         self.bodies.append(raw)
         return {"messages": 0, "duplicates": 0, "statuses": 0, "ignored": 1}
 
@@ -46,6 +46,7 @@ def client(**settings: Any) -> tuple[httpx.AsyncClient, Recorder]:
     recorder = Recorder(WhatsAppSettings(_env_file=None, **settings))
     app.state.whatsapp = recorder
     app.state.turns = None
+    app.state.inbox = None
     transport = httpx.ASGITransport(app=app)
     return httpx.AsyncClient(transport=transport, base_url="http://gw"), recorder
 
