@@ -1,8 +1,11 @@
 """``orquestra nlu``: what the rules understand of a message, as JSON lines.
 
-Intents with their confidences (triage's rules) and every slot the shared extractors find
-(nome, idade, nivel, date and time as ISO strings, yes/no), for texts given as arguments or as
-JSON lines ``{"text", "now"}`` on standard input. ``now`` (ISO-8601 with offset; default: the
+Intents with their confidences (triage's rules), the message as triage scores it (normalized,
+typos corrected to the pack's vocabulary), and every slot the shared extractors find (nome,
+idade, nivel, date and time as ISO strings, yes/no, contact_name and for_someone_else; an hour
+without a period is read against the pack's class times, and ``time_candidates`` lists both
+readings), for texts given as arguments or as JSON lines ``{"text", "now"}`` on standard input.
+``now`` (ISO-8601 with offset; default: the
 current time) is the business clock dates like "terça que vem" resolve against.
 """
 
@@ -17,7 +20,10 @@ from zoneinfo import ZoneInfo
 
 from services.triage.config import load_config
 from services.triage.rules import classify
+from shared.nlu.dates import time_candidates
 from shared.nlu.extract import extract_slots
+from shared.nlu.fuzzy import pack_vocabulary
+from shared.nlu.normalize import normalize
 from shared.pack import load_pack
 from shared.settings import get_settings
 
@@ -26,14 +32,18 @@ def understand(text: str, now: datetime, pack_name: str) -> dict[str, Any]:
     pack = load_pack(pack_name)
     tz = ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
     result = classify(text, trial_stage=None, config=load_config(pack), pack=pack)
-    slots = extract_slots(text, now, tz)
+    class_times = pack.sections.get("trial", {}).get("times") or None
+    not_names = pack_vocabulary(pack).words
+    slots = extract_slots(text, now, tz, valid_times=class_times, not_names=not_names)
     return {
         "text": text,
         "now": now.isoformat(),
+        "corrected": pack_vocabulary(pack).correct(normalize(text)),
         "intents": result.intents,
         "confidences": result.confidences,
         "clarify": result.reason,
         "slots": slots.model_dump(mode="json"),
+        "time_candidates": [t.isoformat() for t in time_candidates(text)],
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
+from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
@@ -95,9 +96,9 @@ def classify(
     (multi-intent). Mid-booking, the booking flow also gets the message when part of it answers
     the flow, or when nothing else claims it. Otherwise a long message with no action word is
     left unplaced (N1 asks), small talk is ``general`` alone with its reply, and anything else
-    is unplaced.
+    is unplaced. Typos are corrected to the pack's vocabulary before scoring.
     """
-    normalized = normalize(text)
+    normalized = pack_vocabulary(pack).correct(normalize(text))
     confidences = {name: rules.score(normalized) for name, rules in config.intents.items()}
     intents: list[str] = [name for name, conf in confidences.items() if conf >= config.threshold]
     context_intent = config.active_context.intent

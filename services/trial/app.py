@@ -35,7 +35,13 @@ def build(rt: Runtime) -> None:
         turn: Turn, text: str, state: TrialState | None, journal: list[str]
     ) -> TrialExtraction:
         asked = state.asked if state else None
-        rules = extract_trial_fields(text, now=turn.now, tz=rt.tz, asked=asked)
+        rules = extract_trial_fields(
+            text,
+            now=turn.now,
+            tz=rt.tz,
+            asked=asked,
+            valid_times=config.times,
+        )
         if mode_setting == "rules" or (
             mode_setting == "hybrid" and not llm_worth_asking(text, rules, asked)
         ):

@@ -8,6 +8,7 @@ LLM instead and hand it to ``plan_turn``; either way only the validators decide 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -19,6 +20,8 @@ from shared.nlu.normalize import normalize
 
 # The trial slice fields an extraction may fill (``confirmed`` is an answer, not state).
 MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time")
+# Who writes when it is not the student; merged only into a slice that has these fields.
+WRITER_FIELDS = ("contact_name", "for_someone_else")
 
 # Priority when a message asks for several actions ("quero remarcar minha aula": reschedule).
 _ACTION_ORDER: tuple[Action, ...] = ("handoff", "cancel", "reschedule", "status")
@@ -39,10 +42,30 @@ def ensure_trial_defaults(state: TrialState | None) -> TrialState:
 
 
 def extract_trial_fields(
-    text: str, *, now: datetime, tz: ZoneInfo, asked: Asked | None
+    text: str,
+    *,
+    now: datetime,
+    tz: ZoneInfo,
+    asked: Asked | None,
+    valid_times: Collection[str] | None = None,
+    not_names: Collection[str] = (),
 ) -> TrialExtraction:
-    """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM."""
-    slots = extract_slots(text, now, tz, _EXPECTING.get(asked) if asked else None)
+    """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM.
+
+    Every field is read from every message, in any order; the field the bot just asked for
+    (``asked``) is the first reading of a short reply ("paulo", "vinte e nove", "nunca", "qui",
+    "as 8"). ``valid_times`` are the class times (``TrialConfig.times``): an hour said without
+    a period takes the reading that is a class ("as 8" → 20:00). ``not_names`` are the pack's
+    words, never read as a name.
+    """
+    slots = extract_slots(
+        text,
+        now,
+        tz,
+        _EXPECTING.get(asked) if asked else None,
+        valid_times=valid_times,
+        not_names=not_names,
+    )
     return TrialExtraction(
         nome=slots.nome,
         idade=slots.idade,
@@ -50,6 +73,8 @@ def extract_trial_fields(
         desired_date=slots.date.isoformat() if slots.date else None,
         desired_time=slots.time.strftime("%H:%M") if slots.time else None,
         confirmed=slots.yes_no,
+        contact_name=slots.contact_name,
+        for_someone_else=slots.for_someone_else,
     )
 
 
@@ -59,10 +84,11 @@ def merge_trial(state: TrialState, extraction: TrialExtraction) -> TrialState:
     Collected data is never erased; a new value replaces an old one (a person may correct the
     date or their name).
     """
+    fields = type(state).model_fields
     updates = {
         field: value
-        for field in MERGEABLE
-        if (value := getattr(extraction, field)) is not None and value != ""
+        for field in MERGEABLE + WRITER_FIELDS
+        if field in fields and (value := getattr(extraction, field)) is not None and value != ""
     }
     return state.model_copy(update=updates) if updates else state
 

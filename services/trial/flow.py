@@ -247,7 +247,9 @@ def plan_turn(
     """
     before = ensure_trial_defaults(state)
     if extraction is None:
-        extraction = extract_trial_fields(text, now=now, tz=tz, asked=before.asked)
+        extraction = extract_trial_fields(
+            text, now=now, tz=tz, asked=before.asked, valid_times=config.times
+        )
     turn = _Turn(
         text=text,
         now=now,

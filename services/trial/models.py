@@ -83,7 +83,8 @@ class TrialExtraction(BaseModel):
     desired_date: str | None = None
     desired_time: str | None = None
     confirmed: bool | None = None
-    # The writer's own name and whether the class is for someone else (None: not said).
+    # The writer books for someone else ("pra minha filha Sofia"): nome/idade are the student's
+    # and contact_name the writer's own name, when given.
     contact_name: str | None = None
     for_someone_else: bool | None = None
 

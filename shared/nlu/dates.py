@@ -20,6 +20,14 @@ date is more trustworthy than a relative one: "terça dia 10 de fevereiro" → t
    Thursday "terça que vem" and "terça" are both the coming Tuesday, while on a Monday
    "terça" is tomorrow and "terça que vem" the Tuesday after.
 
+Numbers in words are read with text2num first ("dia vinte e três" → "dia 23"). Weekday
+abbreviations ("ter", "qua", "qui", "sex", "seg", "dom") count after a word that introduces a
+day ("na qui"), before a time or "que vem" ("ter 19h") unless a verb wants an infinitive ("vai
+ter às 19h?"), or alone when the date was asked. "terça seguinte" is "terça que vem".
+
+Corrections: the latest mention wins. The text after the last correction marker ("não",
+"aliás", "melhor", "na verdade", "prefiro"...) is read first ("terça... aliás quarta" →
+Wednesday; "19h, não, 18h" → 18:00), then the whole message.
 A mention directly followed by "não" is skipped ("terça não, quarta" → Wednesday). Among several
 mentions of the same kind the first wins. Impossible dates ("31/02") are ignored. With
 ``expecting=True`` (the bot just asked for the date) a message that is only a day number
@@ -30,22 +38,26 @@ never give one. Markers: ``h``/``hrs``/``horas``, ``:mm``, a preposition (``às`
 ``pelas``, ``umas``, ``até as``, ``a partir das``), ``e meia``/``e 15``, a period (``da manhã``,
 ``da tarde``, ``da noite``, ``de madrugada``) or am/pm. An hour in words needs more than
 ``horas`` ("sete horas" can be a duration; "às sete", "sete e meia" are times). ``da tarde`` and
-``da noite`` move 1–11 to the afternoon/evening; "12 da noite" is midnight. Without a period an
-hour is taken literally ("às 7" → 07:00). An hour right after "dia", "daqui", "durante", "há",
-"faz", "cada", "por", "de" or "em" is a date or a duration, not a time ("aula de 1h", "daqui 2
-horas"). The first time mentioned wins ("das 18h às 20h" → 18:00). ``meio-dia``/``meia-noite``
-(with an optional "e meia") are understood. With ``expecting=True`` (the bot just asked for the
-time) a bare hour ("19", "sete") is read as that hour.
+``da noite`` move 1–11 to the afternoon/evening; "12 da noite" is midnight. "18.30" is 18:30
+when it cannot be a day and month ("10.02" is not a time). An hour 1–11 without a period has two
+readings (``time_candidates``: "às 8" → 08:00 and 20:00): ``resolve_time`` takes the one among
+``valid_times`` (the business's slots) when there is one, else the literal hour unless it is
+before 07:00 ("às 3" → 15:00, "às 7" → 07:00). An hour right after "dia", "daqui",
+"durante", "há", "faz", "cada", "por", "de" or "em" is a date or a duration, not a time ("aula
+de 1h", "daqui 2 horas"). Without a correction the first time wins ("das 18h às 20h" → 18:00).
+``meio-dia``/``meia-noite`` (with an optional "e meia") are understood. With ``expecting=True``
+(the bot just asked for the time) a bare hour ("19", "sete") is read as that hour.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from shared.nlu.normalize import normalize
-from shared.nlu.numbers import NUMBER_WORDS, number_value
+from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
 
 _RECENT_PAST = timedelta(days=30)
 
@@ -105,7 +117,51 @@ _WEEKDAY = re.compile(
     r"(?:(?P<week_before>semana que vem|proxima semana)\s+(?:na\s+|no\s+|de\s+)?)?"
     r"(?P<day>segunda(?!\s+(?:vez|aula|opcao|chance|mao))|terca|quarta|quinta|sexta|[2-6]a(?=[-\s]feira)|sabado|domingo)"
     r"(?:[-\s]feira)?"
-    r"(?P<next_after>\s+(?:que vem|da semana que vem|da proxima semana))?\b" + _NOT
+    r"(?P<next_after>\s+(?:que vem|seguinte|da semana que vem|da proxima semana))?\b" + _NOT
+)
+# Weekday abbreviations ("ter 19h", "na qui"); "ter" is also a verb ("vai ter aula?"), so an
+# abbreviation counts only after a word that introduces a day, or before a time or "que vem"
+# when no verb asks for an infinitive before it, or alone when the date was asked.
+_ABBREVIATIONS = {
+    "seg": "segunda",
+    "ter": "terca",
+    "qua": "quarta",
+    "qui": "quinta",
+    "sex": "sexta",
+    "dom": "domingo",
+}
+_DAY_INTRODUCERS = frozenset(
+    {"na", "no", "nessa", "nesta", "essa", "esta", "proxima", "proximo", "prox", "ate", "ser"}
+)
+_INFINITIVE_BEFORE = frozenset(
+    {
+        "vai",
+        "vou",
+        "vamos",
+        "vao",
+        "pode",
+        "podem",
+        "posso",
+        "tem",
+        "de",
+        "que",
+        "para",
+        "deve",
+        "precisa",
+        "preciso",
+        "quero",
+        "queria",
+        "gostaria",
+        "sem",
+        "ja",
+        "nao",
+    }
+)
+_TIME_AFTER = frozenset({"as", "pelas", "das", "a", "umas", "depois", "que", "seguinte"})
+# After one of these the person corrects what they said before ("terça... aliás quarta", "19h,
+# não, 18h"): the latest mention wins, so the text after the last one is read first.
+_CORRECTION = re.compile(
+    r"\b(?:nao|alias|melhor|na verdade|prefiro|pensando bem|mudei de ideia|troca|trocando)\b"
 )
 _BARE_DAY = re.compile(r"^(?:(?:no|o|para o)\s+)?(?:dia\s+)?(\d{1,2})o?$")
 
@@ -127,6 +183,9 @@ _NOON = re.compile(
     rf"(?:\s+e\s+(?P<and_min>meia|\d{{1,2}}|{NUMBER_WORDS})\b)?"
 )
 _BARE_HOUR = re.compile(rf"^(?:(?:as|a)\s+)?({_HOUR})$")
+_DOTTED = re.compile(r"(?<![\d.,/])(\d{1,2})\.(\d{2})(?![\d.,/])")
+# The earliest hour read literally when no period is said ("às 3" → 15:00, "às 7" → 07:00).
+EARLIEST_LITERAL_HOUR = 7
 _NOT_TIME_BEFORE = frozenset({"dia", "daqui", "durante", "ha", "faz", "cada", "por", "de", "em"})
 
 
@@ -205,16 +264,49 @@ def _relative(text: str, today: date) -> date | None:
     return today + timedelta(days=(weekday - today.weekday()) % 7)
 
 
+def _expand_abbreviations(normalized: str, expecting: bool) -> str:
+    words = normalized.split()
+    for at, word in enumerate(words):
+        if word not in _ABBREVIATIONS:
+            continue
+        before = words[at - 1] if at else ""
+        after = words[at + 1] if at + 1 < len(words) else ""
+        timed = after[:1].isdigit() or (
+            after in _TIME_AFTER and (after != "que" or words[at + 2 : at + 3] == ["vem"])
+        )
+        alone = expecting and len(words) == 1
+        if alone or before in _DAY_INTRODUCERS or (timed and before not in _INFINITIVE_BEFORE):
+            words[at] = _ABBREVIATIONS[word]
+    return " ".join(words)
+
+
+def mentions_date(text: str) -> bool:
+    """Whether a message names a day at all (any reference day gives the same answer)."""
+    normalized = _expand_abbreviations(with_digits(normalize(text)), expecting=False)
+    reference = date(2000, 1, 3)
+    return (_explicit(normalized, reference) or _relative(normalized, reference)) is not None
+
+
+def _latest_first(normalized: str) -> Iterator[str]:
+    """The text after each correction marker, latest first, then the whole text."""
+    for marker in reversed(list(_CORRECTION.finditer(normalized))):
+        yield normalized[marker.end() :]
+    yield normalized
+
+
 def resolve_date(text: str, now: datetime, tz: ZoneInfo, *, expecting: bool = False) -> date | None:
     """The date a message refers to, relative to ``now`` in ``tz`` (rules in the module doc)."""
     today = now.astimezone(tz).date()
-    normalized = normalize(text)
-    found = _explicit(normalized, today) or _relative(normalized, today)
-    if found is None and expecting:
+    normalized = _expand_abbreviations(with_digits(normalize(text)), expecting)
+    for part in _latest_first(normalized):
+        found = _explicit(part, today) or _relative(part, today)
+        if found is not None:
+            return found
+    if expecting:
         bare = _BARE_DAY.match(normalized)
         if bare:
-            found = _next_day_of_month(int(bare[1]), today)
-    return found
+            return _next_day_of_month(int(bare[1]), today)
+    return None
 
 
 def _minutes(word: str | None) -> int | None:
@@ -245,7 +337,8 @@ def _preceding_word(text: str, start: int) -> str:
     return before[-1] if before else ""
 
 
-def _time_from(match: re.Match[str], text: str) -> time | None:
+def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
+    """The time a match says and whether its hour could also be read twelve hours later."""
     digits = match["h"].isdecimal()
     minute_word = match["clock"] or match["after_h"] or match["and_min"]
     marked = match["pre"] or match["period"] or match["ampm"] or match["clock"] or match["and_min"]
@@ -260,28 +353,74 @@ def _time_from(match: re.Match[str], text: str) -> time | None:
     hour = number_value(match["h"])
     if hour is None:
         return None
-    return _clock(_with_period(hour, match["period"], match["ampm"]), _minutes(minute_word))
+    found = _clock(_with_period(hour, match["period"], match["ampm"]), _minutes(minute_word))
+    if found is None:
+        return None
+    undecided = not (match["period"] or match["ampm"] or match["h"].startswith("0"))
+    return found, undecided and 1 <= hour <= 11
 
 
-def resolve_time(text: str, *, expecting: bool = False) -> time | None:
-    """The time of day a message refers to (rules in the module doc)."""
-    normalized = normalize(text)
-    candidates: list[tuple[int, time]] = []
-    for match in _TIME.finditer(normalized):
-        found = _time_from(match, normalized)
-        if found is not None:
-            candidates.append((match.start(), found))
+def _first_mention(text: str) -> tuple[time, bool] | None:
+    """The first time mentioned that is not taken back ("19h não"), with its ambiguity."""
+    mentions: list[tuple[int, tuple[time, bool]]] = []
+    for match in _TIME.finditer(text):
+        found = _reading(match, text)
+        if found is not None and not text.startswith(" nao", match.end()):
+            mentions.append((match.start(), found))
             break
-    noon = _NOON.search(normalized)
+    noon = _NOON.search(text)
     if noon:
         hour = 12 if noon["which"].startswith("meio") else 0
-        found = _clock(hour, _minutes(noon["and_min"]))
-        if found is not None:
-            candidates.append((noon.start(), found))
-    if candidates:
-        return min(candidates, key=lambda candidate: candidate[0])[1]
-    if expecting:
+        found_noon = _clock(hour, _minutes(noon["and_min"]))
+        if found_noon is not None:
+            mentions.append((noon.start(), (found_noon, False)))
+    return min(mentions, key=lambda mention: mention[0])[1] if mentions else None
+
+
+def _dots_as_colons(text: str) -> str:
+    """ "18.30" → "18:30" when it cannot be a day and month ("10.02" stays a date)."""
+
+    def clock(match: re.Match[str]) -> str:
+        hour, minute = int(match[1]), int(match[2])
+        is_time = hour <= 23 and minute <= 59 and minute % 5 == 0 and (hour > 12 or minute > 12)
+        return f"{hour}:{match[2]}" if is_time else match[0]
+
+    return _DOTTED.sub(clock, text)
+
+
+def time_candidates(text: str, *, expecting: bool = False) -> list[time]:
+    """The readings of the time a message refers to: one, or two for an hour without a period
+    ("às 8" → 08:00 and 20:00), literal first. The latest correction wins; see the module doc."""
+    normalized = normalize(_dots_as_colons(text))
+    found = next(filter(None, map(_first_mention, _latest_first(normalized))), None)
+    if found is None and expecting:
         bare = _BARE_HOUR.match(normalized)
-        if bare:
-            return _clock(number_value(bare[1]), 0)
-    return None
+        hour = number_value(bare[1]) if bare else None
+        literal = _clock(hour, 0)
+        if literal is not None and hour is not None:
+            found = literal, 1 <= hour <= 11 and not bare[1].startswith("0")
+    if found is None:
+        return []
+    literal, ambiguous = found
+    return [literal, literal.replace(hour=literal.hour + 12)] if ambiguous else [literal]
+
+
+def resolve_time(
+    text: str, *, expecting: bool = False, valid_times: Collection[str] | None = None
+) -> time | None:
+    """The time of day a message refers to (rules in the module doc).
+
+    An hour without a period takes the reading among ``valid_times`` ("HH:MM", e.g. the pack's
+    class times) when one is; else the literal hour, unless that is before
+    ``EARLIEST_LITERAL_HOUR`` ("às 3" is 15:00: nobody books at three in the morning).
+    """
+    candidates = time_candidates(text, expecting=expecting)
+    if not candidates:
+        return None
+    if valid_times:
+        valid = next((c for c in candidates if c.strftime("%H:%M") in valid_times), None)
+        if valid is not None:
+            return valid
+    if len(candidates) == 2 and candidates[0].hour < EARLIEST_LITERAL_HOUR:
+        return candidates[1]
+    return candidates[0]

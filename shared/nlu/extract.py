@@ -6,25 +6,39 @@ service may call it on every turn whatever its stage and merge only the fields i
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from shared.nlu.dates import resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
-from shared.nlu.slots import extract_age, extract_level, extract_name
+from shared.nlu.slots import extract_age, extract_level, extract_people
 from shared.nlu.yesno import yes_no
 
 
 def extract_slots(
-    text: str, now: datetime, tz: ZoneInfo, expecting: Expecting | None = None
+    text: str,
+    now: datetime,
+    tz: ZoneInfo,
+    expecting: Expecting | None = None,
+    *,
+    valid_times: Collection[str] | None = None,
+    not_names: Collection[str] = (),
 ) -> Slots:
     """Slots in ``text``; ``now`` is ``Turn.now``, ``tz`` the business timezone, ``expecting``
-    the field the bot just asked for (it makes a bare "João", "27", "10" or "19" count)."""
+    the field the bot just asked for (it makes a bare "João", "27", "10" or "19" count).
+
+    ``valid_times`` ("HH:MM") picks the reading of an hour said without a period ("às 8" is
+    20:00 when only 20:00 is a class time); ``not_names`` are words never read as a name.
+    """
+    people = extract_people(text, expecting_name=expecting == "nome", not_names=not_names)
     return Slots(
-        nome=extract_name(text, expecting_name=expecting == "nome"),
+        nome=people.nome,
         idade=extract_age(text, expecting_age=expecting == "idade"),
-        nivel=extract_level(text),
+        nivel=extract_level(text, expecting_level=expecting == "nivel"),
         date=resolve_date(text, now, tz, expecting=expecting == "date"),
-        time=resolve_time(text, expecting=expecting == "time"),
+        time=resolve_time(text, expecting=expecting == "time", valid_times=valid_times),
         yes_no=yes_no(text),
+        contact_name=people.contact_name,
+        for_someone_else=people.for_someone_else,
     )

@@ -14,7 +14,11 @@ Expecting = Literal["nome", "idade", "nivel", "date", "time"]
 
 
 class Slots(BaseModel):
-    """Every slot a message filled; None means "not said", never "said empty"."""
+    """Every slot a message filled; None means "not said", never "said empty".
+
+    ``nome`` and ``idade`` are the student's; when the writer books for someone else
+    (``for_someone_else``), ``contact_name`` is the writer's own name if they gave it.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -24,3 +28,5 @@ class Slots(BaseModel):
     date: dt.date | None = None
     time: dt.time | None = None
     yes_no: bool | None = None
+    contact_name: str | None = None
+    for_someone_else: bool | None = None

@@ -1,7 +1,9 @@
 """Portuguese text normalization for matching (never for display).
 
 Lower case, no accents, repeated letters folded ("siiim" → "sim"), common WhatsApp spellings
-expanded ("vc" → "voce"), punctuation turned into spaces, whitespace collapsed.
+expanded ("vc" → "voce", "qro" → "quero"), idioms of wanting rewritten ("tô afim de" →
+"quero"), punctuation turned into spaces, whitespace collapsed. Typos are not fixed here: that
+needs a vocabulary (``shared.nlu.fuzzy``).
 """
 
 from __future__ import annotations
@@ -56,7 +58,25 @@ SLANG = {
     "hr": "hora",
     "hrs": "horas",
     "sab": "sabado",
+    "qro": "quero",
+    "qero": "quero",
+    "kero": "quero",
+    "qria": "queria",
+    "keria": "queria",
+    "qm": "quem",
+    "qt": "quanto",
+    "qnt": "quanto",
+    "qts": "quantos",
+    "msm": "mesmo",
+    "nd": "nada",
+    "fds": "fim de semana",
+    "afim": "a fim",
 }
+# Idioms that say what a person wants, rewritten to the word the pack's rules are written
+# against ("tô afim de jogar" is "quero jogar"); applied after the word spellings above.
+PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:(?:estou|esta|to|tou|tava|estava)\s+)?a fim(?:\s+de)?\b"), "quero"),
+)
 
 _REPEATS = re.compile(r"([a-z])\1{2,}")
 _NON_WORD = re.compile(r"[^\w:/@+-]+")
@@ -74,7 +94,10 @@ def normalize(text: str) -> str:
     lowered = strip_accents(text.casefold())
     folded = _REPEATS.sub(r"\1", lowered)
     words = _NON_WORD.sub(" ", folded).split()
-    return _SPACES.sub(" ", " ".join(SLANG.get(w, w) for w in words)).strip()
+    expanded = " ".join(SLANG.get(w, w) for w in words)
+    for pattern, replacement in PHRASES:
+        expanded = pattern.sub(replacement, expanded)
+    return _SPACES.sub(" ", expanded).strip()
 
 
 def tokens(text: str) -> list[str]:

@@ -2,9 +2,16 @@
 
 Works on normalized text (lower case, no accents). ``NUMBER_WORDS`` is a regex fragment other
 modules embed in their patterns; ``number_value`` turns what it matched into an int.
+``with_digits`` rewrites every number written in words as digits with text2num, which knows all
+of Portuguese number grammar ("trinta e cinco anos" → "35 anos", "dia vinte e três" → "dia 23")
+and leaves the ambiguous "um"/"uma"/"duas" and ordinals ("segunda") alone.
 """
 
 from __future__ import annotations
+
+import re
+
+from text_to_num import alpha2digit
 
 _UNITS = {
     "zero": 0,
@@ -70,3 +77,17 @@ def number_value(words: str) -> int | None:
             return None
         total += value
     return total
+
+
+# Ordinal words stay words: "quarta", "quinta" and "sexta" are weekdays, "segundo" a second.
+_ORDINAL = re.compile(
+    r"(\b(?:primeir|segund|terceir|quart|quint|sext|setim|oitav|non|decim)[oa]s?\b)"
+)
+
+
+def with_digits(normalized: str) -> str:
+    """Normalized text with numbers in words written as digits ("vinte e nove" → "29")."""
+    parts = _ORDINAL.split(normalized)
+    return "".join(
+        part if index % 2 else alpha2digit(part, "pt") for index, part in enumerate(parts)
+    )

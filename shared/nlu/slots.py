@@ -4,30 +4,41 @@ Each extractor returns None rather than guess: a wrong name or age written into 
 is worse than asking again. ``expecting_*`` says the bot's last question asked for that field,
 which is what makes a bare "João" a name and a bare "27" an age.
 
-Name rules:
-- a cue anywhere: "me chamo X", "meu nome é X", "nome: X", "sou o/a X", "aqui é (o/a) X",
-  "quem fala é X", "pode me chamar de X"; "sou X" only when X is capitalised or a name is expected
-  ("sou iniciante" is not a name);
-- "X aqui" opening the message ("Pedro aqui, tudo bem?");
-- the first clause of a comma list when another clause carries an age or a level
-  ("João, 27, iniciante");
-- with ``expecting_name``, a first clause made only of name-like words ("joão silva", "É Ana").
+Name rules (``extract_people``; ``extract_name`` is its student's name):
+- a cue anywhere: "me chamo X", "meu nome é X", "nome: X", "nome completo: X", "sou o/a X",
+  "aqui é (o/a) X", "quem fala é X", "(pode) me chama(r)/chamem de X" (the writer), "o nome
+  dele/dela é X", "ele se chama X" (someone else); "sou X" only when X is capitalised, a name is
+  expected, or the message also gives booking data ("sou carla 29 anos") — "sou iniciante" and
+  "sou nova aqui" are not names;
+- a relation ("pra minha filha Sofia", "meu filho Pedro de 9 anos", "minha esposa, Juliana"):
+  the booking is for someone else, the name after it is the student's and the writer's own cue
+  gives ``contact_name``;
+- a clause that is only a name ("Paulo", "Renata aqui") in a message that also gives an age, a
+  level, a date or a time, anywhere in it ("quero agendar. Paulo, 50 anos", "terça 19h, Lia");
+  "X aqui" opening a message counts alone;
+- with ``expecting_name``, a first clause made only of name-like words, after "não, é", "é o"
+  and the like ("paulo", "maria eduarda", "não, é Maria").
 A name is 1–5 words of letters (connectors "da/de/do/dos/das" allowed between them), at most 60
-characters, and stops at the first word that is not name-like — greetings, yes/no, weekdays,
-level words, common verbs and the vocabulary of instructions ("ignore", "instruções",
-"sistema"...) — so an injected sentence never comes out as a long "name". Names are title-cased
-with accents kept ("joão da silva" → "João da Silva").
+characters, and stops at the first word that is not name-like: ``lexicon.COMMON_WORDS``
+(function words, verbs, greetings, weekdays, levels, the vocabulary of instructions — so an
+injected sentence never comes out as a long "name"), relation words, and the pack words the
+caller passes. A stopword approach, not a list of names: any name a parent gives is accepted.
+Names are title-cased with accents kept ("joão da silva" → "João da Silva").
 
-Age rules: "tenho 27 anos", "27 anos", "27a", "vinte e sete anos", "idade: 27", "tenho 27" at the
-end of a clause, a bare number clause in a comma list with a name or level ("João, 27,
-iniciante"), and with ``expecting_age`` a message that is only a number ("27", "tenho 27").
-Durations are not ages ("jogo há 2 anos", "2 anos de experiência"). The raw number is returned
-(range checks belong to the trial service).
+Age rules: numbers in words are read with text2num ("trinta e cinco anos"). "tenho 27 anos",
+"27 anos", "27a", "idade: 27", "tenho 27" at the end of a clause, "meu filho de 9 anos", a bare
+number clause in a comma list with a name, a relation or a level ("João, 27, iniciante"), and
+with ``expecting_age`` a first clause that is only a number ("27", "28, quanto é o plano?").
+Durations are not ages ("jogo há 2 anos", "2 anos de experiência", "mais de 2 anos"), and a date
+or an hour never is ("dia 23", "18h"). The raw number is returned (range checks belong to the
+trial service).
 
 Level rules (the earliest mention wins; a mention right after "não"/"não sou" is skipped):
-- iniciante: "iniciante", "principiante", "básico", "novato", "começando", "nunca joguei/fiz/
-  pratiquei...", "primeira vez", "sem experiência", "já joguei (algumas vezes)", "nunca" alone;
-- intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo";
+- iniciante: "iniciante", "principiante", "básico", "novato", "começando", "comecei", "nunca
+  joguei/fiz/pratiquei...", "primeira vez", "sem/zero experiência", "já joguei (algumas vezes)",
+  "nunca" alone; with ``expecting_level`` also "nada", "nenhuma", "pouca";
+- intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo" (and, when
+  the level was asked, "médio"/"regular" alone);
 - avancado: "avançado", "experiente", "profissional", "jogo torneios", "competidor", "federado";
 - play time ("jogo há 2 anos", "faz 6 meses que jogo"): under a year → iniciante, 1–4 years →
   intermediario, 5 years or more → avancado.
@@ -35,11 +46,15 @@ Level rules (the earliest mention wins; a mention right after "não"/"não sou" 
 
 from __future__ import annotations
 
+import itertools
 import re
-from typing import Literal
+from collections.abc import Collection
+from typing import Literal, NamedTuple
 
+from shared.nlu.dates import mentions_date, time_candidates
+from shared.nlu.lexicon import COMMON_WORDS
 from shared.nlu.normalize import normalize
-from shared.nlu.numbers import NUMBER_WORDS, number_value
+from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
 
 Level = Literal["iniciante", "intermediario", "avancado"]
 
@@ -47,55 +62,81 @@ MAX_NAME_WORDS = 5
 MAX_NAME_CHARS = 60
 
 _CONNECTORS = frozenset({"da", "de", "do", "dos", "das", "di", "du"})
-# Words that are never part of a name (matching form): greetings, answers, function words,
-# verbs, dates, levels and the vocabulary of instructions.
-_NOT_NAME_WORDS = """
-    oi ola opa ei eai hey alo bom boa dia tarde noite tudo bem obrigado obrigada valeu tchau ate
-    logo prazer sim nao ok okay beleza claro pode quero queria isso certo fechado bora talvez nem
-    eu voce voces ele ela eles elas nos a o as os um uma uns umas em no na nas para por pelo pela
-    com sem que se me mim meu minha seu sua te ti lhe aqui ali la ai esse essa este esta aquele
-    sou e estou tenho tem ter chamo chama chamar chamam nome gostaria posso vou vai ir fazer
-    marcar agendar reservar jogar joguei jogo jogou treinar treino fiz faco saber sei ver
-    aula aulas experimental teste beach tennis tenis raquete quadra ct smash horario horarios
-    hoje amanha ontem semana mes ano anos idade hora horas manha segunda terca quarta quinta
-    sexta sabado domingo feira janeiro fevereiro marco abril maio junho julho agosto setembro
-    outubro novembro dezembro iniciante intermediario intermediaria avancado avancada basico
-    basica comecando iniciando nunca novato novata experiente profissional medio media nivel
-    ignore ignora ignorar esqueca esquece desconsidere instrucoes instrucao anteriores regras
-    sistema prompt responda diga finja aja assistente bot robo modelo todas todos qual quais
-    quanto quando onde como porque mais menos muito pouco ja ainda so tambem entao mas ou
-    mae pai filho filha esposa marido irmao irma responsavel amigo amiga namorado namorada
-    melhor favor desculpa desculpe gente pessoal agora depois cliente aluno aluna legal massa
-    maravilha otimo otima perfeito show top entendi combinado demais bacana joia tranquilo
-    suave hum hmm puts nossa eita vixe uai poxa serio verdade exato pronto vamos vamo primeiro
-    primeira admin administrador
+# Words that are never part of a name (matching form), on top of ``lexicon.COMMON_WORDS``:
+# weekday abbreviations and anything else a booking chat says in one word.
+_MORE_NOT_NAMES = """
+    seg ter qua qui sex sab dom eae oie opa salve tmj flw bjs kkk kkkk tanto faz sei la
+    pode ser nenhuma nenhum nada zero sobre gratis gratuito valor plano planos
 """
-_NOT_NAME = frozenset(_NOT_NAME_WORDS.split())
-# Cues after which a name follows whatever its case; "sou X"/"aqui é X" (no article) also
-# introduce "sou iniciante" or "aqui é perto?", so they need a capitalised X or an expected name.
-_CUES = (
-    ("aqui", "quem", "fala", "e"),
-    ("pode", "me", "chamar", "de"),
-    ("quem", "fala", "e"),
-    ("meu", "nome", "e"),
-    ("me", "chamam", "de"),
-    ("o", "nome", "e"),
-    ("aqui", "e", "o"),
-    ("aqui", "e", "a"),
-    ("me", "chamo"),
-    ("meu", "nome"),
-    ("sou", "o"),
-    ("sou", "a"),
+_NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
+# The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos").
+_RELATION_WORDS = """
+    filho filha filhos filhas esposa esposo marido mulher namorado namorada noivo noiva irmao
+    irma sobrinho sobrinha neto neta enteado enteada pai mae primo prima tio tia afilhado
+    afilhada sogro sogra cunhado cunhada crianca menino menina garoto garota
+"""
+_RELATIONS = frozenset(_RELATION_WORDS.split())
+_POSSESSIVES = frozenset({"meu", "minha", "nosso", "nossa"})
+# A name cue and whose name follows it: the writer's own ("me chamo X"), someone else's ("o
+# nome dele é X") or either ("nome: X"). "sou X"/"aqui é X" (no article) also introduce "sou
+# iniciante" or "aqui é perto?", so they need a capitalised X, an expected name, or an age or
+# level said in the same message.
+_SELF, _OTHER, _EITHER = "self", "other", "either"
+_CUE_TABLE: tuple[tuple[str, str], ...] = (
+    ("aqui quem fala e", _SELF),
+    ("pode me chamar de", _SELF),
+    ("quem fala e", _SELF),
+    ("meu nome e", _SELF),
+    ("meu nome completo e", _SELF),
+    ("me chamam de", _SELF),
+    ("me chamem de", _SELF),
+    ("me chama de", _SELF),
+    ("pode chamar de", _SELF),
+    ("aqui e o", _SELF),
+    ("aqui e a", _SELF),
+    ("me chamo", _SELF),
+    ("meu nome", _SELF),
+    ("sou o", _SELF),
+    ("sou a", _SELF),
+    ("o nome dele e", _OTHER),
+    ("o nome dela e", _OTHER),
+    ("nome dele e", _OTHER),
+    ("nome dela e", _OTHER),
+    ("nome dele", _OTHER),
+    ("nome dela", _OTHER),
+    ("nome do aluno", _OTHER),
+    ("nome da aluna", _OTHER),
+    ("ele se chama", _OTHER),
+    ("ela se chama", _OTHER),
+    ("se chama", _OTHER),
+    ("nome completo e", _EITHER),
+    ("nome completo", _EITHER),
+    ("o nome e", _EITHER),
 )
-_LEADING_CUES = (("nome",),)
-_LOOSE_CUES = (("aqui", "e"), ("sou",))
-_GREETINGS = frozenset({"oi", "ola", "opa", "ei", "eai", "hey", "alo"})
+_CUES = tuple(
+    sorted(((tuple(cue.split()), whose) for cue, whose in _CUE_TABLE), key=lambda c: -len(c[0]))
+)
+_LEADING_CUES = (((("nome",), _EITHER)),)
+_LOOSE_CUES = ((("aqui", "e"), _SELF), (("sou",), _SELF))
+_CUE_FIRST_WORDS = frozenset(cue[0] for cue, _ in _CUES + _LEADING_CUES + _LOOSE_CUES)
+_GREETINGS = frozenset({"oi", "oie", "ola", "opa", "ei", "eai", "hey", "alo", "salve"})
 _BEFORE_LOOSE_CUE = _GREETINGS | {"eu"}
 _GREETING_PARTS = frozenset({"bom", "boa", "dia", "tarde", "noite", "tudo", "bem"})
+# What may open a reply to "qual é o seu nome?" before the name ("não, é Maria", "é o João").
+_REPLY_OPENERS = frozenset({"nao", "sim", "e", "eh", "o", "a", "sou", "eu", "isso"})
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _BREAK = re.compile(r"[^\s:]")
-_CLAUSE_SPLIT = re.compile(r"[,;\n]+|\s[-–—]\s")
+_CLAUSE_SPLIT = re.compile(r"[,;\n!?]+|\.(?!\d)|\s[-–—]\s")
+
+
+class People(NamedTuple):
+    """Who a message is about: the student's name, the writer's own name when they book for
+    someone else, and whether they do (None: not said)."""
+
+    nome: str | None
+    contact_name: str | None
+    for_someone_else: bool | None
 
 
 class _Word:
@@ -111,19 +152,176 @@ class _Word:
 def _words(text: str) -> list[_Word]:
     """Letter words with their matching key and a clause number that changes at punctuation."""
     words: list[_Word] = []
+    keys: dict[str, str] = {}
     clause, last_end = 0, 0
     for match in _WORD.finditer(text):
         if _BREAK.search(text, last_end, match.start()):
             clause += 1
-        words.append(_Word(match[0], normalize(match[0]), clause, match.end()))
+        raw = match[0]
+        key = keys.get(raw)
+        if key is None:
+            key = keys[raw] = normalize(raw)
+        words.append(_Word(raw, key, clause, match.end()))
         last_end = match.end()
     return words
 
 
-def _name_like(word: _Word) -> bool:
-    key = word.key
-    letters = key.replace("-", "").replace(" ", "")
-    return letters.isalpha() and 2 <= len(letters) <= 20 and key not in _NOT_NAME
+class _Reader:
+    """One message's words and the word lists that rule names out."""
+
+    def __init__(self, text: str, expecting: bool, not_names: Collection[str]) -> None:
+        self.text = text
+        self.words = _words(text)
+        self.expecting = expecting
+        self.not_names = not_names
+
+    def name_like(self, word: _Word) -> bool:
+        key = word.key
+        letters = key.replace("-", "").replace(" ", "")
+        return (
+            letters.isalpha()
+            and 2 <= len(letters) <= 20
+            and key not in _NOT_NAME
+            and key not in _RELATIONS
+            and key not in self.not_names
+        )
+
+    def name_from(self, at: int) -> tuple[str | None, int]:
+        """The name starting at ``at`` and the index after it; (None, at) when none does."""
+        words = self.words
+        if at >= len(words) or not self.name_like(words[at]) or words[at].key in _CONNECTORS:
+            return None, at
+        taken: list[_Word] = []
+        count, end = 0, at
+        clause = words[at].clause
+        while end < len(words) and words[end].clause == clause and count < MAX_NAME_WORDS:
+            word = words[end]
+            if word.key in _CONNECTORS:
+                following = words[end + 1] if end + 1 < len(words) else None
+                if following is None or following.clause != clause:
+                    break
+                if not self.name_like(following):
+                    break
+            elif self.name_like(word):
+                count += 1
+            else:
+                break
+            taken.append(word)
+            end += 1
+        while sum(len(word.raw) + 1 for word in taken) - 1 > MAX_NAME_CHARS or (
+            taken[-1].key in _CONNECTORS
+        ):
+            taken.pop()
+            end -= 1
+        return " ".join(_title(word.raw) for word in taken), end
+
+    def opens_clause(self, at: int) -> bool:
+        words = self.words
+        return at == 0 or words[at - 1].clause != words[at].clause
+
+    def cue_at(self, at: int, context: bool) -> tuple[int, str] | None:
+        """(index after the cue, whose name follows) for a name cue starting at ``at``."""
+        found = _after_cue(self.words, _CUES + (_LEADING_CUES if at == 0 else ()), at)
+        if found is not None:
+            return found
+        loose = self.opens_clause(at) or self.words[at - 1].key in _BEFORE_LOOSE_CUE
+        found = _after_cue(self.words, _LOOSE_CUES, at) if loose else None
+        if found is None or found[0] >= len(self.words):
+            return None
+        capitalised = self.words[found[0]].raw[:1].isupper()
+        return found if self.expecting or capitalised or context else None
+
+    def cued_names(self, context: bool) -> list[tuple[str, str]]:
+        """Every (name, whose) a cue introduces, in order."""
+        names: list[tuple[str, str]] = []
+        for at in range(len(self.words)):
+            found = self.cue_at(at, context)
+            if found is None:
+                continue
+            end, whose = found
+            if end < len(self.words) and self.words[end].key in ("o", "a"):
+                end += 1
+            name, _ = self.name_from(end)
+            if name:
+                names.append((name, whose))
+        return names
+
+    def clause_name(self, at: int) -> str | None:
+        """A name that is the whole clause starting at ``at`` ("Paulo", "Renata aqui")."""
+        words = self.words
+        name, end = self.name_from(at)
+        if name is None:
+            return None
+        rest = list(itertools.takewhile(lambda w: w.clause == words[at].clause, words[end:]))
+        return name if [word.key for word in rest[:2]] in ([], ["aqui"]) else None
+
+    def clause_names(self) -> list[tuple[int, str]]:
+        """(index, name) of every clause that is only a name, after any greeting opening it."""
+        found: list[tuple[int, str]] = []
+        for at in range(len(self.words)):
+            if not self.opens_clause(at):
+                continue
+            start = at
+            clause = self.words[at].clause
+            while (
+                start < len(self.words)
+                and self.words[start].clause == clause
+                and (
+                    self.words[start].key in _GREETINGS or self.words[start].key in _GREETING_PARTS
+                )
+            ):
+                start += 1
+            if start < len(self.words) and self.words[start].clause == clause:
+                name = self.clause_name(start)
+                if name:
+                    found.append((start, name))
+        return found
+
+    def introduces(self, at: int) -> bool:
+        """Whether the name clause at ``at`` ends in "aqui" ("Pedro aqui, tudo bem?")."""
+        clause = self.words[at].clause
+        last = at
+        while last + 1 < len(self.words) and self.words[last + 1].clause == clause:
+            last += 1
+        return self.words[last].key == "aqui"
+
+    def reply_name(self) -> str | None:
+        """With a name expected: the first clause's name after "não, é", "é o"... ."""
+        words = self.words
+        at = 0
+        while at < len(words) and (
+            words[at].key in _REPLY_OPENERS
+            or words[at].key in _GREETINGS
+            or words[at].key in _GREETING_PARTS
+        ):
+            at += 1
+        if at >= len(words) or (at and words[at].clause > words[at - 1].clause + 1):
+            return None
+        name, end = self.name_from(at)
+        if name is None:
+            return None
+        rest = [word for word in words[end:] if word.clause == words[at].clause]
+        return name if not rest else None
+
+    def relation(self) -> tuple[int, int] | None:
+        """(index of the relation word, index after it) of "minha filha", "pro meu marido"."""
+        words = self.words
+        for at in range(len(words) - 1):
+            if words[at].key in _POSSESSIVES and words[at + 1].key in _RELATIONS:
+                before = words[at - 1].key if at else ""
+                if before not in ("com", "e"):
+                    return at + 1, at + 2
+        return None
+
+    def relation_name(self, after: int) -> str | None:
+        """The name right after the relation ("minha filha Sofia") or as the next clause."""
+        words = self.words
+        if after >= len(words):
+            return None
+        if words[after].clause == words[after - 1].clause:
+            name, _ = self.name_from(after)
+            return name
+        return self.clause_name(after) if self.opens_clause(after) else None
 
 
 def _title(word: str) -> str:
@@ -135,100 +333,69 @@ def _title(word: str) -> str:
     return word[:1].upper() + word[1:].casefold()
 
 
-def _name_from(words: list[_Word], at: int) -> tuple[str | None, int]:
-    """The name starting at ``at`` and the index after it; (None, at) when none starts there."""
-    if at >= len(words) or not _name_like(words[at]) or words[at].key in _CONNECTORS:
-        return None, at
-    taken: list[_Word] = []
-    count, end = 0, at
-    clause = words[at].clause
-    while end < len(words) and words[end].clause == clause and count < MAX_NAME_WORDS:
-        word = words[end]
-        if word.key in _CONNECTORS:
-            following = words[end + 1] if end + 1 < len(words) else None
-            if following is None or following.clause != clause or not _name_like(following):
-                break
-        elif _name_like(word):
-            count += 1
-        else:
-            break
-        taken.append(word)
-        end += 1
-    while sum(len(word.raw) + 1 for word in taken) - 1 > MAX_NAME_CHARS or (
-        taken[-1].key in _CONNECTORS
-    ):
-        taken.pop()
-        end -= 1
-    return " ".join(_title(word.raw) for word in taken), end
-
-
-def _after_cue(words: list[_Word], cues: tuple[tuple[str, ...], ...], at: int) -> int | None:
-    keys = tuple(word.key for word in words[at : at + 4])
-    for cue in cues:
+def _after_cue(
+    words: list[_Word], cues: tuple[tuple[tuple[str, ...], str], ...], at: int
+) -> tuple[int, str] | None:
+    if words[at].key not in _CUE_FIRST_WORDS:
+        return None
+    keys = tuple(word.key for word in words[at : at + 5])
+    for cue, whose in cues:
         end = at + len(cue)
         if keys[: len(cue)] == cue and words[end - 1].clause == words[at].clause:
-            return end
+            return end, whose
     return None
 
 
-def _cue_end(words: list[_Word], at: int, expecting: bool) -> int | None:
-    """Index of the word after a name cue starting at ``at``, or None."""
-    end = _after_cue(words, _CUES + (_LEADING_CUES if at == 0 else ()), at)
-    if end is not None:
-        return end
-    opens_clause = at == 0 or words[at - 1].clause != words[at].clause
-    opens_clause = opens_clause or words[at - 1].key in _BEFORE_LOOSE_CUE
-    end = _after_cue(words, _LOOSE_CUES, at) if opens_clause else None
-    if end is not None and end < len(words) and (expecting or words[end].raw[:1].isupper()):
-        return end
-    return None
+def _has_booking_data(text: str) -> bool:
+    """Whether a message also gives an age, a level, a date or a time (a name list context)."""
+    return bool(
+        extract_age(text) is not None
+        or extract_level(text)
+        or time_candidates(text)
+        or mentions_date(text)
+    )
 
 
-def _cued_name(words: list[_Word], expecting: bool) -> str | None:
-    for at in range(len(words)):
-        end = _cue_end(words, at, expecting)
-        if end is not None and end < len(words) and words[end].key in ("o", "a"):
-            end += 1
-        if end is not None:
-            name, _ = _name_from(words, end)
-            if name:
-                return name
-    return None
+def extract_people(
+    text: str, expecting_name: bool = False, *, not_names: Collection[str] = ()
+) -> People:
+    """The student's name, the writer's name and whether they book for someone else.
+
+    Names come, in this order of trust, from a cue ("me chamo X", "o nome dele é X"), a
+    relation ("pra minha filha Sofia"), a clause that is only a name in a message that also
+    gives booking data ("Paulo, 50 anos"), or, when the name was asked, a short reply. The
+    writer's own cues ("sou X") name the contact when the booking is for someone else.
+    ``not_names`` adds words (the pack's vocabulary) that are never names.
+    """
+    reader = _Reader(text, expecting_name, not_names)
+    if not reader.words:
+        return People(None, None, None)
+    context = _has_booking_data(text)
+    cued = reader.cued_names(context)
+    relation = reader.relation()
+    own = next((name for name, whose in cued if whose == _SELF), None)
+    other = next((name for name, whose in cued if whose != _SELF), None)
+    if relation is None:
+        clauses = reader.clause_names()
+        clause = next((name for _, name in clauses), None) if context else None
+        if clause is None:
+            clause = next((name for at, name in clauses if reader.introduces(at)), None)
+        reply = reader.reply_name() if expecting_name else None
+        return People(own or other or clause or reply, None, None)
+    _, after = relation
+    student = other or reader.relation_name(after)
+    if student is None:
+        student = next(
+            (name for at, name in reader.clause_names() if at >= after and name != own), None
+        )
+    return People(student, own, True)
 
 
-def _skip_greetings(words: list[_Word]) -> int:
-    at = 0
-    while at < len(words) and (words[at].key in _GREETINGS or words[at].key in _GREETING_PARTS):
-        at += 1
-    return at
-
-
-def _leading_name(words: list[_Word], text: str, expecting: bool) -> str | None:
-    """Name as the whole first clause: "Pedro aqui", "João, 27, iniciante", or bare if expected."""
-    start = _skip_greetings(words)
-    if expecting and start < len(words) and words[start].key == "e":
-        start += 1
-    name, end = _name_from(words, start)
-    if name is None:
-        return None
-    clause = words[start].clause
-    rest = [word for word in words[end:] if word.clause == clause]
-    if [word.key for word in rest] == ["aqui"]:
-        return name
-    if rest:
-        return None
-    if expecting:
-        return name
-    after = text[words[end - 1].end :]
-    return name if extract_age(after) is not None or extract_level(after) else None
-
-
-def extract_name(text: str, expecting_name: bool = False) -> str | None:
-    """The person's name in a message, title-cased, or None (rules in the module doc)."""
-    words = _words(text)
-    if not words:
-        return None
-    return _cued_name(words, expecting_name) or _leading_name(words, text, expecting_name)
+def extract_name(
+    text: str, expecting_name: bool = False, *, not_names: Collection[str] = ()
+) -> str | None:
+    """The student's name in a message, title-cased, or None (see ``extract_people``)."""
+    return extract_people(text, expecting_name, not_names=not_names).nome
 
 
 _NUMBER = rf"(\d{{1,3}}|{NUMBER_WORDS})"
@@ -245,9 +412,17 @@ _AGE_YEARS = re.compile(
 _AGE_CLAUSE = re.compile(r"^(\d{1,3})(?:\s?(?:anos?|a))?$")
 _AGE_EXPECTED = re.compile(rf"^(?:eu\s+)?(?:tenho\s+|idade\s+|sao\s+)?{_NUMBER}(?:\s?anos?)?$")
 _DURATION_BEFORE = frozenset(
-    {"ha", "faz", "por", "durante", "a", "uns", "umas", "de", "mais", "menos", "quase", "em"}
+    {"ha", "faz", "por", "durante", "a", "uns", "umas", "mais", "menos", "quase", "em"}
 )
+# "de" opens a span only after these ("mais de 2 anos"); "meu filho de 9 anos" is an age.
+_SPAN_BEFORE_DE = frozenset({"mais", "menos", "cerca", "perto", "acima", "alem", "uns", "umas"})
 _DURATION_AFTER = re.compile(r"\s*(?:de (?:experiencia|jogo|pratica|beach)|que|jogando|atras)\b")
+_FIRST_CLAUSE = re.compile(r"[,;!?\n]|\.(?!\d)")
+
+
+def _first_clause(text: str) -> str:
+    """What a reply says before its first punctuation ("28, quanto é o plano?" → "28")."""
+    return next((clause for clause in _FIRST_CLAUSE.split(text) if clause.strip()), "")
 
 
 def _number_in(match: re.Match[str]) -> int | None:
@@ -258,21 +433,26 @@ def _is_duration(text: str, match: re.Match[str], *, check_before: bool) -> bool
     """ "2 anos de experiência", "jogo há 2 anos": a span of time, not an age."""
     if _DURATION_AFTER.match(text, match.end()):
         return True
-    before = text[: match.start()].rsplit(None, 1)
-    return check_before and bool(before) and before[-1] in _DURATION_BEFORE
+    before = text[: match.start()].split()[-2:]
+    if not check_before or not before:
+        return False
+    if before[-1] == "de":
+        return len(before) == 2 and before[0] in _SPAN_BEFORE_DE
+    return before[-1] in _DURATION_BEFORE
 
 
 def _comma_list_age(text: str) -> int | None:
-    """A bare number clause in a list that also names the person or their level."""
-    clauses = [normalize(clause) for clause in _CLAUSE_SPLIT.split(text)]
+    """A bare number clause in a list that also names the person, their level or relation."""
+    clauses = _CLAUSE_SPLIT.split(text)
     if len(clauses) < 2:
         return None
-    first = _words(clauses[0])
-    name, end = _name_from(first, 0)
-    if not (name and end == len(first)) and not any(map(extract_level, clauses)):
+    reader = _Reader(text, False, ())
+    listed = bool(reader.clause_names()) or reader.relation() is not None
+    if not listed and not extract_level(text):
         return None
-    for clause in clauses:
-        match = _AGE_CLAUSE.match(clause)
+    for clause in map(normalize, clauses):
+        # An age clause is a few words at most; only those are worth reading number words in.
+        match = _AGE_CLAUSE.match(with_digits(clause) if len(clause) <= 30 else clause)
         if match:
             return int(match[1])
     return None
@@ -280,13 +460,13 @@ def _comma_list_age(text: str) -> int | None:
 
 def extract_age(text: str, expecting_age: bool = False) -> int | None:
     """The person's age in years, unvalidated, or None (rules in the module doc)."""
-    normalized = normalize(text)
+    normalized = with_digits(normalize(text))
     for pattern, check_before in ((_AGE_CUED, False), (_AGE_TENHO, False), (_AGE_YEARS, True)):
         for match in pattern.finditer(normalized):
             if not _is_duration(normalized, match, check_before=check_before):
                 return _number_in(match)
     if expecting_age:
-        match = _AGE_EXPECTED.match(normalized)
+        match = _AGE_EXPECTED.match(with_digits(normalize(_first_clause(text))))
         if match:
             return _number_in(match)
     return _comma_list_age(text)
@@ -310,7 +490,8 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
         "iniciante",
         re.compile(
             r"\b(?:iniciante|principiante|novat[oa]|leig[oa]|basic[oa]|comecando|iniciando"
-            r"|comecei agora|primeira vez|sem experiencia|nenhuma experiencia|pouca experiencia"
+            r"|comecei(?!\s+(?:a jogar\s+)?(?:ha|a|faz)\s)|primeira vez"
+            r"|(?:sem|nenhuma|zero|pouca|pouquissima) experiencia"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|nunca\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
             r"|experimentei))\b"
@@ -333,6 +514,14 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
     ),
 )
 _NEGATED = re.compile(r"\bnao(?: sou| e| estou)?\s*$")
+# One-word replies that only mean a level when the level was asked ("nada", "médio").
+_LEVEL_REPLIES: tuple[tuple[Level, re.Pattern[str]], ...] = (
+    (
+        "iniciante",
+        re.compile(r"^(?:nenhuma|nenhum|nada|zero|nunca|pouca|pouco|quase nada|quase nunca)$"),
+    ),
+    ("intermediario", re.compile(r"^(?:medio|media|mais ou menos|regular|razoavel)$")),
+)
 
 
 def _level_for_duration(match: re.Match[str]) -> Level:
@@ -345,9 +534,14 @@ def _level_for_duration(match: re.Match[str]) -> Level:
     return "intermediario" if amount < 5 else "avancado"
 
 
-def extract_level(text: str) -> Level | None:
+def extract_level(text: str, expecting_level: bool = False) -> Level | None:
     """The person's beach-tennis level in canonical form, or None (rules in the module doc)."""
-    normalized = normalize(text)
+    normalized = with_digits(normalize(text))
+    if expecting_level:
+        first = with_digits(normalize(_first_clause(text)))
+        for level, pattern in _LEVEL_REPLIES:
+            if pattern.match(first):
+                return level
     found: list[tuple[int, Level]] = []
     for level, pattern in _LEVEL_PATTERNS:
         for match in pattern.finditer(normalized):

@@ -17,7 +17,19 @@ def test_nlu_prints_intents_and_slots_resolved_on_the_given_clock(capsys) -> Non
     line = json.loads(capsys.readouterr().out)
     assert line["intents"] == ["trial"]
     assert line["slots"] == {"nome": "João", "idade": 27, "nivel": None,
-                             "date": "2026-02-10", "time": "19:00:00", "yes_no": None}  # fmt: skip
+                             "date": "2026-02-10", "time": "19:00:00", "yes_no": None,
+                             "contact_name": None, "for_someone_else": None}  # fmt: skip
+
+
+def test_nlu_shows_who_is_booked_and_reads_hours_against_the_class_times(capsys) -> None:
+    text = "sou a Ana, qro marcar pra minha filha Sofia, vinte e três, terca q vem as 8"
+    assert main(["nlu", "--now", "2026-02-05T10:00-03:00", text]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["intents"] == ["trial"]
+    assert line["slots"] == {"nome": "Sofia", "idade": 23, "nivel": None,
+                             "date": "2026-02-10", "time": "20:00:00", "yes_no": None,
+                             "contact_name": "Ana", "for_someone_else": True}  # fmt: skip
+    assert line["time_candidates"] == ["08:00:00", "20:00:00"]
 
 
 def test_nlu_reads_json_lines_and_refuses_a_clock_without_offset(monkeypatch, capsys) -> None:

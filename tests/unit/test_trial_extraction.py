@@ -148,3 +148,63 @@ def test_phrasing_is_used_only_when_it_keeps_the_facts(
     request = nlg_request("Confirma sua aula experimental na terça, 10/02 às 19:00? (sim/não)")
     chosen = fallback_or_nlg(candidate, request, CONFIG.nlg)
     assert chosen == (candidate if accepted else request.fallback)
+
+
+@pytest.mark.parametrize(
+    ("text", "asked", "expected"),
+    [
+        (
+            "quero agendar experimental. Paulo, 50 anos, iniciante",
+            None,
+            {"nome": "Paulo", "idade": 50, "nivel": "iniciante"},
+        ),
+        (
+            "terca q vem as 8 da noite",
+            "date",
+            {"desired_date": "2026-02-10", "desired_time": "20:00"},
+        ),
+        ("nao, prefiro as 18hrs", "confirmation", {"desired_time": "18:00", "confirmed": False}),
+        ("paulo", "nome", {"nome": "Paulo"}),
+        ("vinte e nove", "idade", {"idade": 29}),
+        ("28, quanto é o plano 2x?", "idade", {"idade": 28}),
+        ("nunca", "nivel", {"nivel": "iniciante"}),
+        ("qui", "date", {"desired_date": "2026-02-05"}),
+        ("as 8", "time", {"desired_time": "20:00"}),
+        ("às 7", "time", {"desired_time": "07:00"}),
+        (
+            "dia 17, 19h, me chamo Lia",
+            "date",
+            {"nome": "Lia", "desired_date": "2026-02-17", "desired_time": "19:00"},
+        ),
+        ("ele é iniciante. vcs emprestam raquete?", "nivel", {"nivel": "iniciante"}),
+    ],
+)
+def test_every_field_in_any_order_with_the_asked_field_first(
+    text: str, asked: str | None, expected: dict[str, object]
+) -> None:
+    ext = extract_trial_fields(text, now=NOW, tz=TZ, asked=asked, valid_times=CONFIG.times)
+    assert ext.model_dump(exclude_none=True) == expected
+
+
+def test_someone_else_booking_is_exposed() -> None:
+    ext = extract_trial_fields(
+        "sou a Ana, queria marcar pra minha filha Sofia, 6 anos, iniciante, terça 10/02 18h",
+        now=NOW,
+        tz=TZ,
+        asked=None,
+        valid_times=CONFIG.times,
+    )
+    who = (ext.nome, ext.idade, ext.contact_name, ext.for_someone_else)
+    assert who == ("Sofia", 6, "Ana", True)
+    assert (ext.desired_date, ext.desired_time) == ("2026-02-10", "18:00")
+
+
+def test_the_writer_fields_merge_only_into_a_slice_that_has_them() -> None:
+    class SliceWithWriter(TrialState):
+        contact_name: str | None = None
+        for_someone_else: bool | None = None
+
+    extraction = TrialExtraction(nome="Sofia", contact_name="Ana", for_someone_else=True)
+    merged = merge_trial(SliceWithWriter(), extraction)
+    assert (merged.nome, merged.contact_name, merged.for_someone_else) == ("Sofia", "Ana", True)
+    assert merge_trial(TrialState(), extraction).nome == "Sofia"

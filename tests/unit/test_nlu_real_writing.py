@@ -1,0 +1,297 @@
+"""Slots as customers really write them: names in any place, ages in words, levels described in
+a sentence, chat spelling, informal dates and clock forms, hours read in business context.
+
+Each group is a failure class seen in real conversations; the cases are shapes of the class,
+not a list the rules were tuned to one by one.
+"""
+
+from datetime import date, datetime, time
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from shared.nlu.dates import resolve_date, resolve_time, time_candidates
+from shared.nlu.extract import extract_slots
+from shared.nlu.slots import extract_age, extract_level, extract_name
+
+TZ = ZoneInfo("America/Sao_Paulo")
+THURSDAY = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)
+MONDAY = datetime(2026, 2, 9, 10, 0, tzinfo=TZ)
+TRIAL_TIMES = ["07:00", "18:00", "19:00", "20:00"]
+
+
+@pytest.mark.parametrize(
+    ("text", "nome", "idade", "nivel"),
+    [
+        ("quero agendar experimental. Paulo, 50 anos, iniciante", "Paulo", 50, "iniciante"),
+        ("sou carla 29 anos intermediaria", "Carla", 29, "intermediario"),
+        ("Renata aqui, 41, intermediária", "Renata", 41, "intermediario"),
+        ("oi! quero marcar a aula. Beatriz, 33, nunca joguei", "Beatriz", 33, "iniciante"),
+        ("bom dia, sou fernanda, tenho 38 anos e jogo faz 2 anos", "Fernanda", 38, "intermediario"),
+        ("terça às 19h, Paulo, 30 anos", "Paulo", 30, None),
+        ("pode ser terça 10/02 às 18h. meu nome é Bruno", "Bruno", None, None),
+        ("queria a aula de terça 19h. sou o rafael, tenho 25", "Rafael", 25, None),
+    ],
+)
+def test_a_name_anywhere_in_a_booking_message(
+    text: str, nome: str, idade: int | None, nivel: str | None
+) -> None:
+    slots = extract_slots(text, THURSDAY, TZ)
+    assert (slots.nome, slots.idade, slots.nivel) == (nome, idade, nivel)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Nome completo: Carlos Alberto", "Carlos Alberto"),
+        ("nome completo é Ana Lúcia Ramos", "Ana Lúcia Ramos"),
+        ("me chama de Duda", "Duda"),
+        ("pode chamar de Gabi", "Gabi"),
+        ("me chamem de Lelê", "Lelê"),
+        ("o nome dele é Theo", "Theo"),
+    ],
+)
+def test_name_cues(text: str, expected: str) -> None:
+    assert extract_name(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("paulo", "Paulo"),
+        ("maria eduarda", "Maria Eduarda"),
+        ("não, é Maria", "Maria"),
+        ("nao é maria", "Maria"),
+        ("é o joão", "João"),
+        ("Ju", "Ju"),
+        ("sou a bia", "Bia"),
+        ("paulo, e vcs emprestam raquete?", "Paulo"),
+    ],
+)
+def test_a_short_reply_is_a_name_when_the_name_was_asked(text: str, expected: str) -> None:
+    assert extract_name(text, expecting_name=True) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sim",
+        "pode ser",
+        "não sei",
+        "tanto faz",
+        "boa noite",
+        "quanto custa?",
+        "qua",
+        "terça",
+        "iniciante",
+        "nunca joguei",
+        "ok obrigado",
+        "vcs emprestam raquete?",
+        "onde fica?",
+        "blz",
+    ],
+)
+def test_common_words_are_not_names_even_when_asked(text: str) -> None:
+    assert extract_name(text, expecting_name=True) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sou nova aqui, tenho 30 anos",
+        "sou de são paulo, 30 anos",
+        "Sou iniciante, 30 anos",
+        "quero marcar terça, 19h",
+        "tô afim de experimentar o beach tennis",
+        "qro agenda uma aulinha",
+        "estacionamento, 30 anos",
+    ],
+)
+def test_no_name_in_messages_without_one(text: str) -> None:
+    assert extract_name(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "nome", "idade", "contact"),
+    [
+        ("pra minha filha Sofia, 6 anos, iniciante, terça 10/02 18h", "Sofia", 6, None),
+        ("Oi! Sou a Ana e queria marcar pro meu filho Pedro de 9 anos", "Pedro", 9, "Ana"),
+        ("quero marcar para o meu marido", None, None, None),
+        ("meu filho tem 10 anos", None, 10, None),
+        ("é pra minha esposa, Juliana, 35", "Juliana", 35, None),
+        ("sou o Marcos, a aula é pro meu sobrinho Davi, 12 anos", "Davi", 12, "Marcos"),
+    ],
+)
+def test_booking_for_someone_else(
+    text: str, nome: str | None, idade: int | None, contact: str | None
+) -> None:
+    slots = extract_slots(text, THURSDAY, TZ)
+    assert slots.for_someone_else is True
+    assert (slots.nome, slots.idade, slots.contact_name) == (nome, idade, contact)
+
+
+def test_the_writer_booking_for_themself() -> None:
+    slots = extract_slots("sou carla 29 anos intermediaria", THURSDAY, TZ)
+    assert slots.for_someone_else is None
+    assert slots.contact_name is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("vinte e nove", 29),
+        ("trinta e cinco anos", 35),
+        ("tenho quarenta e dois", 42),
+        ("28,", 28),
+        ("28, quanto é o plano 2x?", 28),
+        ("tenho 31. vcs tem vestiario?", 31),
+        ("dezessete", 17),
+    ],
+)
+def test_age_replies(text: str, expected: int) -> None:
+    assert extract_age(text, expecting_age=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tenho vinte e nove anos", 29),
+        ("Paulo, cinquenta e cinco anos", 55),
+        ("minha filha tem 6 anos", 6),
+        ("carla, trinta e um, iniciante", 31),
+    ],
+)
+def test_ages_in_words_and_digits(text: str, expected: int) -> None:
+    assert extract_age(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["terça 18h", "dia 23", "10/02", "as 8", "dia vinte e três", "19:30", "18.30", "ter 19h"],
+)
+def test_dates_and_hours_are_not_ages_even_when_asked(text: str) -> None:
+    assert extract_age(text, expecting_age=True) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("nunca joguei", "iniciante"),
+        ("jogo faz 2 anos", "intermediario"),
+        ("ja joguei tenis mas beach nunca", "iniciante"),
+        ("ele é iniciante", "iniciante"),
+        ("tô começando", "iniciante"),
+        ("comecei mês passado", "iniciante"),
+        ("jogo há uns 3 meses", "iniciante"),
+        ("jogo há 6 anos", "avancado"),
+        ("nunca peguei numa raquete", "iniciante"),
+        ("nunca fiz aula", "iniciante"),
+        ("zero experiência", "iniciante"),
+        ("sei o básico", "iniciante"),
+        ("não sou iniciante, jogo há 3 anos", "intermediario"),
+        ("ela nunca jogou", "iniciante"),
+        ("já jogo um pouco", "intermediario"),
+        ("jogo a um ano", "intermediario"),
+        ("nunca pratiquei nenhum esporte de raquete", "iniciante"),
+    ],
+)
+def test_levels_described_in_a_sentence(text: str, expected: str) -> None:
+    assert extract_level(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("nenhuma", "iniciante"),
+        ("nada", "iniciante"),
+        ("nunca", "iniciante"),
+        ("medio", "intermediario"),
+    ],
+)
+def test_level_replies_when_the_level_was_asked(text: str, expected: str) -> None:
+    assert extract_level(text, expecting_level=True) == expected
+
+
+def test_level_words_need_the_question_to_count() -> None:
+    assert extract_level("nada") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"),
+    [
+        ("ter 19h", THURSDAY, date(2026, 2, 10)),
+        ("pode ser qui as 18h", THURSDAY, date(2026, 2, 5)),
+        ("terca q vem", THURSDAY, date(2026, 2, 10)),
+        ("terca q vem", MONDAY, date(2026, 2, 17)),
+        ("na terça seguinte", MONDAY, date(2026, 2, 17)),
+        ("dia vinte e três", THURSDAY, date(2026, 2, 23)),
+        ("10/02", THURSDAY, date(2026, 2, 10)),
+        ("vinte e três de fevereiro", THURSDAY, date(2026, 2, 23)),
+        ("amanha n posso, sexta", THURSDAY, date(2026, 2, 6)),
+        ("terça não, melhor quarta", THURSDAY, date(2026, 2, 11)),
+        ("terça... alias quarta", THURSDAY, date(2026, 2, 11)),
+    ],
+)
+def test_informal_dates(text: str, now: datetime, expected: date) -> None:
+    assert resolve_date(text, now, TZ) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("qui", date(2026, 2, 5)), ("sex", date(2026, 2, 6))]
+)
+def test_a_bare_weekday_abbreviation_when_the_date_was_asked(text: str, expected: date) -> None:
+    assert resolve_date(text, THURSDAY, TZ, expecting=True) == expected
+
+
+@pytest.mark.parametrize("text", ["vai ter aula?", "quero ter uma aula", "seg"])
+def test_weekday_abbreviations_need_context(text: str) -> None:
+    assert resolve_date(text, THURSDAY, TZ) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("18.30", time(18, 30)),
+        ("18h30", time(18, 30)),
+        ("7 e meia da noite", time(19, 30)),
+        ("18hrs", time(18, 0)),
+        ("as 8 da noite", time(20, 0)),
+        ("nao, prefiro as 18hrs", time(18, 0)),
+        ("terça às 19h, não, 18h", time(18, 0)),
+        ("19h ou melhor 20h", time(20, 0)),
+        ("das 18h às 20h", time(18, 0)),
+        ("às 3", time(15, 0)),
+        ("as oito e meia da noite", time(20, 30)),
+        ("ter 19h", time(19, 0)),
+    ],
+)
+def test_clock_forms_and_corrections(text: str, expected: time) -> None:
+    assert resolve_time(text) == expected
+
+
+def test_day_dot_month_is_not_a_time() -> None:
+    assert resolve_time("10.02") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("as 8", time(20, 0)),
+        ("às 7", time(7, 0)),
+        ("as 10 da manhã", time(10, 0)),
+        ("lá pelas 6 e pouco", time(18, 0)),
+        ("19h", time(19, 0)),
+    ],
+)
+def test_an_ambiguous_hour_takes_the_valid_slot(text: str, expected: time) -> None:
+    assert resolve_time(text, valid_times=TRIAL_TIMES) == expected
+
+
+def test_an_ambiguous_hour_has_both_readings() -> None:
+    assert time_candidates("as 8") == [time(8, 0), time(20, 0)]
+    assert time_candidates("as 8 da noite") == [time(20, 0)]
+    assert time_candidates("sem hora") == []
+
+
+def test_an_ambiguous_hour_alone_is_literal_inside_business_hours() -> None:
+    assert resolve_time("as 8") == time(8, 0)
