@@ -83,7 +83,9 @@ _EVERYDAY = """
     combinado perfeito otimo otima show top legal massa joia tranquilo suave entendi pronto
     bacana demais maravilha melhor pior reservar reserva vamo bora
     exato serio verdade nossa eita vixe uai poxa puts hum hmm kk kkk rs haha desculpa desculpe
-    favor gente pessoal galera amigo amiga moca moco senhor senhora
+    favor gente pessoal galera amigo amiga moca moco senhor senhora mano mana parceiro
+    prezado prezada prezados prezadas caro cara caros senhores atenciosamente att cordialmente
+    grato grata abraco abracos abs bjs beijo beijos saudacoes
     aula aulas aulinha experimental teste beach tennis tenis raquete raquetes bolinha quadra
     quadras ct smash horario horarios hora horas minuto minutos vaga vagas turma turmas
     professor professora aluno aluna alunos plano planos preco precos valor valores

@@ -123,7 +123,7 @@ _GREETINGS = frozenset({"oi", "oie", "ola", "opa", "ei", "eai", "hey", "alo", "s
 _BEFORE_LOOSE_CUE = _GREETINGS | {"eu"}
 _GREETING_PARTS = frozenset({"bom", "boa", "dia", "tarde", "noite", "tudo", "bem"})
 # What may open a reply to "qual é o seu nome?" before the name ("não, é Maria", "é o João").
-_REPLY_OPENERS = frozenset({"nao", "sim", "e", "eh", "o", "a", "sou", "eu", "isso"})
+_REPLY_OPENERS = frozenset({"nao", "sim", "e", "eh", "o", "a", "sou", "eu", "isso", "pode", "ser"})
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _BREAK = re.compile(r"[^\s:]")
@@ -410,7 +410,9 @@ _AGE_YEARS = re.compile(
     rf"(?<![\w/:-])(?:(\d{{1,3}})(?:\s?{_YEARS}|a)|({NUMBER_WORDS})\s{_YEARS})\b"
 )
 _AGE_CLAUSE = re.compile(r"^(\d{1,3})(?:\s?(?:anos?|a))?$")
-_AGE_EXPECTED = re.compile(rf"^(?:eu\s+)?(?:tenho\s+|idade\s+|sao\s+)?{_NUMBER}(?:\s?anos?)?$")
+_AGE_EXPECTED = re.compile(
+    rf"^(?:(?:eu|ele|ela)\s+)?(?:tenho\s+|tem\s+|fez\s+|idade\s+|sao\s+)?{_NUMBER}(?:\s?anos?)?$"
+)
 _DURATION_BEFORE = frozenset(
     {"ha", "faz", "por", "durante", "a", "uns", "umas", "mais", "menos", "quase", "em"}
 )
@@ -492,6 +494,8 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"\b(?:iniciante|principiante|novat[oa]|leig[oa]|basic[oa]|comecando|iniciando"
             r"|comecei(?!\s+(?:a jogar\s+)?(?:ha|a|faz)\s)|primeira vez"
             r"|(?:sem|nenhuma|zero|pouca|pouquissima) experiencia"
+            r"|(?:sou|to|estou|e|ta)\s+(?:bem\s+|muito\s+|meio\s+)?(?:ruim|frac[oa]|crua|cru)"
+            r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|nunca\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
             r"|experimentei))\b"

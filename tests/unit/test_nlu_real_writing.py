@@ -31,6 +31,13 @@ TRIAL_TIMES = ["07:00", "18:00", "19:00", "20:00"]
         ("terça às 19h, Paulo, 30 anos", "Paulo", 30, None),
         ("pode ser terça 10/02 às 18h. meu nome é Bruno", "Bruno", None, None),
         ("queria a aula de terça 19h. sou o rafael, tenho 25", "Rafael", 25, None),
+        (
+            "Prezados, gostaria de agendar para terça às 19h. Atenciosamente, Márcia",
+            "Márcia",
+            None,
+            None,
+        ),
+        ("eae mano, bora marcar um treino? sou o lucas 17 anos", "Lucas", 17, None),
     ],
 )
 def test_a_name_anywhere_in_a_booking_message(
@@ -66,6 +73,7 @@ def test_name_cues(text: str, expected: str) -> None:
         ("Ju", "Ju"),
         ("sou a bia", "Bia"),
         ("paulo, e vcs emprestam raquete?", "Paulo"),
+        ("pode ser Bia", "Bia"),
     ],
 )
 def test_a_short_reply_is_a_name_when_the_name_was_asked(text: str, expected: str) -> None:
@@ -146,6 +154,8 @@ def test_the_writer_booking_for_themself() -> None:
         ("28, quanto é o plano 2x?", 28),
         ("tenho 31. vcs tem vestiario?", 31),
         ("dezessete", 17),
+        ("ele tem 9", 9),
+        ("ela fez 12 anos", 12),
     ],
 )
 def test_age_replies(text: str, expected: int) -> None:
@@ -193,6 +203,8 @@ def test_dates_and_hours_are_not_ages_even_when_asked(text: str) -> None:
         ("já jogo um pouco", "intermediario"),
         ("jogo a um ano", "intermediario"),
         ("nunca pratiquei nenhum esporte de raquete", "iniciante"),
+        ("sou bem ruim kkk", "iniciante"),
+        ("já fiz umas aulas", "iniciante"),
     ],
 )
 def test_levels_described_in_a_sentence(text: str, expected: str) -> None:
