@@ -25,6 +25,10 @@ abbreviations ("ter", "qua", "qui", "sex", "seg", "dom") count after a word that
 day ("na qui"), before a time or "que vem" ("ter 19h") unless a verb wants an infinitive ("vai
 ter às 19h?"), or alone when the date was asked. "terça seguinte" is "terça que vem".
 
+A weekday followed by a number is that day of the month when the number cannot be an hour or a
+time follows it ("terça 24", "terca 10 então, às 20h"). "terça seguinte" after a day named in
+the same message is the one after that day ("dia 24 não posso, pode ser na terça seguinte?").
+
 Corrections: the latest mention wins. The text after the last correction marker ("não",
 "aliás", "melhor", "na verdade", "prefiro"...) is read first ("terça... aliás quarta" →
 Wednesday; "19h, não, 18h" → 18:00), then the whole message.
@@ -163,6 +167,11 @@ _TIME_AFTER = frozenset({"as", "pelas", "das", "a", "umas", "depois", "que", "se
 _CORRECTION = re.compile(
     r"\b(?:nao|alias|melhor|na verdade|prefiro|pensando bem|mudei de ideia|troca|trocando)\b"
 )
+_WEEKDAY_DAY = re.compile(
+    r"\b(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)(?:[-\s]feira)?\s+(\d{1,2})"
+    r"(?![\d/:-])(?!\s*(?:h|hs|hr|hrs|horas?)\b)(?!h)" + _NOT
+)
+_ANCHOR = re.compile(r"(?<![\d/:-])(\d{1,2})[/-](\d{1,2})(?![\d/:-])|\bdia\s+(\d{1,2})\b")
 _BARE_DAY = re.compile(r"^(?:(?:no|o|para o)\s+)?(?:dia\s+)?(\d{1,2})o?$")
 
 _HOUR = rf"\d{{1,2}}|{NUMBER_WORDS}"
@@ -245,11 +254,37 @@ def _next_day_of_month(day: int, today: date) -> date | None:
     return None
 
 
-def _relative(text: str, today: date) -> date | None:
+def _weekday_and_day(text: str, today: date) -> date | None:
+    """ "terça 24", "terca 10 então, às 20h": the number is the day of the month when it cannot
+    be an hour (over 23) or a time is said after it."""
+    for match in _WEEKDAY_DAY.finditer(text):
+        day = int(match[1])
+        if day > 23 or _first_mention(text[match.end() :]) is not None:
+            found = _next_day_of_month(day, today)
+            if found is not None:
+                return found
+    return None
+
+
+def _anchor(text: str, today: date) -> date | None:
+    """The first day named in ``text``, even one taken back ("dia 24 não posso")."""
+    match = _ANCHOR.search(text)
+    if match is None:
+        return None
+    if match[3]:
+        return _next_day_of_month(int(match[3]), today)
+    return _day_month_near(int(match[1]), int(match[2]), today)
+
+
+def _relative(text: str, today: date, before: str = "") -> date | None:
+    """Rules 3–5 on ``text``; ``before`` is what the message said ahead of it (anchors)."""
     for match in _DAY_OF_MONTH.finditer(text):
         found = _next_day_of_month(int(match[1]), today)
         if found is not None:
             return found
+    found = _weekday_and_day(text, today)
+    if found is not None:
+        return found
     match = _RELATIVE.search(text)
     if match:
         offset = {"hoje": 0, "amanha": 1}.get(match[1], 2)
@@ -258,6 +293,10 @@ def _relative(text: str, today: date) -> date | None:
     if match is None:
         return None
     weekday = _WEEKDAYS[match["day"]]
+    anchor = _anchor(before + " " + text[: match.start()], today)
+    if match["next_after"] and "seguinte" in match["next_after"] and anchor is not None:
+        # "dia 24 não posso, pode ser na terça seguinte?": the one after the day named before.
+        return anchor + timedelta(days=(weekday - anchor.weekday()) % 7 or 7)
     if match["next_before"] or match["week_before"] or match["next_after"]:
         next_monday = today + timedelta(days=7 - today.weekday())
         return next_monday + timedelta(days=weekday)
@@ -299,7 +338,8 @@ def resolve_date(text: str, now: datetime, tz: ZoneInfo, *, expecting: bool = Fa
     today = now.astimezone(tz).date()
     normalized = _expand_abbreviations(with_digits(normalize(text)), expecting)
     for part in _latest_first(normalized):
-        found = _explicit(part, today) or _relative(part, today)
+        before = normalized[: len(normalized) - len(part)]
+        found = _explicit(part, today) or _relative(part, today, before)
         if found is not None:
             return found
     if expecting:

@@ -83,6 +83,8 @@ _EVERYDAY = """
     combinado perfeito otimo otima show top legal massa joia tranquilo suave entendi pronto
     bacana demais maravilha melhor pior reservar reserva vamo bora
     exato serio verdade nossa eita vixe uai poxa puts hum hmm kk kkk rs haha desculpa desculpe
+    ops opa ah ahh oh ih aff afe ue xi vish hein enfim esqueci lembrei compreendo entendo
+    surgiu imprevisto gentileza fzr
     favor gente pessoal galera amigo amiga moca moco senhor senhora mano mana parceiro
     prezado prezada prezados prezadas caro cara caros senhores atenciosamente att cordialmente
     grato grata abraco abracos abs bjs beijo beijos saudacoes

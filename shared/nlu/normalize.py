@@ -71,6 +71,7 @@ SLANG = {
     "nd": "nada",
     "fds": "fim de semana",
     "afim": "a fim",
+    "fzr": "fazer",
 }
 # Idioms that say what a person wants, rewritten to the word the pack's rules are written
 # against ("tô afim de jogar" is "quero jogar"); applied after the word spellings above.

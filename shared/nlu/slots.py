@@ -52,6 +52,7 @@ from collections.abc import Collection
 from typing import Literal, NamedTuple
 
 from shared.nlu.dates import mentions_date, time_candidates
+from shared.nlu.fuzzy import Vocabulary
 from shared.nlu.lexicon import COMMON_WORDS
 from shared.nlu.normalize import normalize
 from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
@@ -77,6 +78,10 @@ _RELATION_WORDS = """
 """
 _RELATIONS = frozenset(_RELATION_WORDS.split())
 _POSSESSIVES = frozenset({"meu", "minha", "nosso", "nossa"})
+# Titles before a name ("sou o Dr. Fernando"): skipped, never the name itself.
+_TITLES = frozenset(
+    {"dr", "dra", "sr", "sra", "srta", "prof", "profa", "doutor", "doutora", "dona", "seu"}
+)
 # A name cue and whose name follows it: the writer's own ("me chamo X"), someone else's ("o
 # nome dele é X") or either ("nome: X"). "sou X"/"aqui é X" (no article) also introduce "sou
 # iniciante" or "aqui é perto?", so they need a capitalised X, an expected name, or an age or
@@ -109,6 +114,8 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("ele se chama", _OTHER),
     ("ela se chama", _OTHER),
     ("se chama", _OTHER),
+    ("ele chama", _OTHER),
+    ("ela chama", _OTHER),
     ("nome completo e", _EITHER),
     ("nome completo", _EITHER),
     ("o nome e", _EITHER),
@@ -126,7 +133,7 @@ _GREETING_PARTS = frozenset({"bom", "boa", "dia", "tarde", "noite", "tudo", "bem
 _REPLY_OPENERS = frozenset({"nao", "sim", "e", "eh", "o", "a", "sou", "eu", "isso", "pode", "ser"})
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-_BREAK = re.compile(r"[^\s:]")
+_BREAK = re.compile(r"\S")
 _CLAUSE_SPLIT = re.compile(r"[,;\n!?]+|\.(?!\d)|\s[-–—]\s")
 
 
@@ -178,12 +185,14 @@ class _Reader:
     def name_like(self, word: _Word) -> bool:
         key = word.key
         letters = key.replace("-", "").replace(" ", "")
+        parts = key.split("-")
         return (
             letters.isalpha()
             and 2 <= len(letters) <= 20
-            and key not in _NOT_NAME
-            and key not in _RELATIONS
+            and not any(part in _NOT_NAME or part in _RELATIONS for part in parts)
             and key not in self.not_names
+            and key not in _TITLES
+            and _LEVEL_VOCABULARY.correct_token(key) == key
         )
 
     def name_from(self, at: int) -> tuple[str | None, int]:
@@ -221,7 +230,8 @@ class _Reader:
 
     def cue_at(self, at: int, context: bool) -> tuple[int, str] | None:
         """(index after the cue, whose name follows) for a name cue starting at ``at``."""
-        found = _after_cue(self.words, _CUES + (_LEADING_CUES if at == 0 else ()), at)
+        opening = _LEADING_CUES if self.opens_clause(at) else ()
+        found = _after_cue(self.words, _CUES + opening, at)
         if found is not None:
             return found
         loose = self.opens_clause(at) or self.words[at - 1].key in _BEFORE_LOOSE_CUE
@@ -240,6 +250,8 @@ class _Reader:
                 continue
             end, whose = found
             if end < len(self.words) and self.words[end].key in ("o", "a"):
+                end += 1
+            while end < len(self.words) and self.words[end].key in _TITLES:
                 end += 1
             name, _ = self.name_from(end)
             if name:
@@ -304,13 +316,21 @@ class _Reader:
         return name if not rest else None
 
     def relation(self) -> tuple[int, int] | None:
-        """(index of the relation word, index after it) of "minha filha", "pro meu marido"."""
+        """(index of the relation word, index after it) of "minha filha", "pro meu marido",
+        or of "mãe da Helena" (then the index after it is the name's)."""
         words = self.words
         for at in range(len(words) - 1):
             if words[at].key in _POSSESSIVES and words[at + 1].key in _RELATIONS:
                 before = words[at - 1].key if at else ""
                 if before not in ("com", "e"):
                     return at + 1, at + 2
+            if (
+                words[at].key in _RELATIONS
+                and words[at + 1].key in _CONNECTORS
+                and words[at + 1].clause == words[at].clause
+                and self.name_from(at + 2)[0]
+            ):
+                return at, at + 2
         return None
 
     def relation_name(self, after: int) -> str | None:
@@ -450,6 +470,7 @@ def _comma_list_age(text: str) -> int | None:
         return None
     reader = _Reader(text, False, ())
     listed = bool(reader.clause_names()) or reader.relation() is not None
+    listed = listed or bool(reader.cued_names(context=False))
     if not listed and not extract_level(text):
         return None
     for clause in map(normalize, clauses):
@@ -517,6 +538,9 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
         ),
     ),
 )
+_LEVEL_VOCABULARY = Vocabulary.from_phrases(
+    ["iniciante", "principiante", "intermediario", "intermediaria", "avancado", "avancada"]
+)
 _NEGATED = re.compile(r"\bnao(?: sou| e| estou)?\s*$")
 # One-word replies that only mean a level when the level was asked ("nada", "médio").
 _LEVEL_REPLIES: tuple[tuple[Level, re.Pattern[str]], ...] = (
@@ -539,8 +563,10 @@ def _level_for_duration(match: re.Match[str]) -> Level:
 
 
 def extract_level(text: str, expecting_level: bool = False) -> Level | None:
-    """The person's beach-tennis level in canonical form, or None (rules in the module doc)."""
-    normalized = with_digits(normalize(text))
+    """The person's beach-tennis level in canonical form, or None (rules in the module doc).
+
+    Level words are read through typo correction ("iniciant", "intermediaro")."""
+    normalized = _LEVEL_VOCABULARY.correct(with_digits(normalize(text)))
     if expecting_level:
         first = with_digits(normalize(_first_clause(text)))
         for level, pattern in _LEVEL_REPLIES:

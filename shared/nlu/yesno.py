@@ -166,6 +166,9 @@ _FILLERS = frozenset(
         "obrigada",
         "valeu",
         "ai",
+        "compreendo",
+        "entendo",
+        "entendi",
     }
 )
 _FILLER_PHRASES = (

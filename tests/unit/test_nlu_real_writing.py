@@ -307,3 +307,66 @@ def test_an_ambiguous_hour_has_both_readings() -> None:
 
 def test_an_ambiguous_hour_alone_is_literal_inside_business_hours() -> None:
     assert resolve_time("as 8") == time(8, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "nome", "idade"),
+    [
+        ("entao quero marcar: Caio, 30, iniciante, terça 31 as 19h", "Caio", 30),
+        ("quero marcar terca 16/06 as 19h. Nome: Vanessa, 29 anos, iniciante", "Vanessa", 29),
+        ("ok, me inscreve na experimental: Priscila, 33", "Priscila", 33),
+        ("Terça-feira, dia 24 de março, às 18h, por favor.", None, None),
+        ("ops, na verdade dia 24 nao posso, pode ser na terca seguinte?", None, None),
+        ("ah esqueci, terca tenho medico de tarde... tem de manha?", None, None),
+        ("Bom dia, sou o Dr. Fernando, 67 anos.", "Fernando", 67),
+        ("ok, sou a Tati, 34", "Tati", 34),
+    ],
+)
+def test_names_after_a_colon_a_title_and_not_interjections(
+    text: str, nome: str | None, idade: int | None
+) -> None:
+    slots = extract_slots(text, THURSDAY, TZ)
+    assert (slots.nome, slots.idade) == (nome, idade)
+
+
+@pytest.mark.parametrize(
+    ("text", "nome", "contact"),
+    [
+        ("oi, sou a Patricia, mae da Helena. Ela tem 12 anos", "Helena", "Patricia"),
+        ("Sou o pai do Enzo, ele tem 11 anos", "Enzo", None),
+    ],
+)
+def test_the_writer_named_by_relation_to_the_student(
+    text: str, nome: str, contact: str | None
+) -> None:
+    slots = extract_slots(text, THURSDAY, TZ)
+    assert (slots.nome, slots.contact_name, slots.for_someone_else) == (nome, contact, True)
+
+
+def test_a_misspelt_level_is_a_level_not_a_name() -> None:
+    slots = extract_slots("iniciant", THURSDAY, TZ, "nivel")
+    assert (slots.nome, slots.nivel) == (None, "iniciante")
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"),
+    [
+        ("terca 24, 7h", datetime(2026, 2, 11, 10, 0, tzinfo=TZ), date(2026, 2, 24)),
+        ("terca 10 entao, as 20h", datetime(2026, 3, 2, 10, 0, tzinfo=TZ), date(2026, 3, 10)),
+        ("terca 14 as 20", datetime(2026, 4, 9, 17, 0, tzinfo=TZ), date(2026, 4, 14)),
+        (
+            "ops, na verdade dia 24 nao posso, pode ser na terca seguinte?",
+            datetime(2026, 2, 19, 9, 0, tzinfo=TZ),
+            date(2026, 3, 3),
+        ),
+    ],
+)
+def test_weekday_with_a_day_and_the_tuesday_after_a_named_day(
+    text: str, now: datetime, expected: date
+) -> None:
+    assert resolve_date(text, now, TZ) == expected
+
+
+def test_a_weekday_and_an_hour_stay_a_weekday_and_an_hour() -> None:
+    assert resolve_date("terça 19h", THURSDAY, TZ) == date(2026, 2, 10)
+    assert resolve_date("terça 19", THURSDAY, TZ) == date(2026, 2, 10)
