@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from services.trial.config import Action, TrialConfig
 from services.trial.models import Asked, TrialExtraction, TrialState
+from shared.nlu.dates import parse_iso_date
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
@@ -49,6 +50,7 @@ def extract_trial_fields(
     asked: Asked | None,
     valid_times: Collection[str] | None = None,
     not_names: Collection[str] = (),
+    reference_date: str | None = None,
 ) -> TrialExtraction:
     """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM.
 
@@ -56,7 +58,8 @@ def extract_trial_fields(
     (``asked``) is the first reading of a short reply ("paulo", "vinte e nove", "nunca", "qui",
     "as 8"). ``valid_times`` are the class times (``TrialConfig.times``): an hour said without
     a period takes the reading that is a class ("as 8" → 20:00). ``not_names`` are the pack's
-    words, never read as a name.
+    words, never read as a name. ``reference_date`` is the slice's ``desired_date`` (YYYY-MM-DD):
+    "remarcar pra terça seguinte" is the Tuesday after it.
     """
     slots = extract_slots(
         text,
@@ -65,6 +68,7 @@ def extract_trial_fields(
         _EXPECTING.get(asked) if asked else None,
         valid_times=valid_times,
         not_names=not_names,
+        reference_date=parse_iso_date(reference_date),
     )
     return TrialExtraction(
         nome=slots.nome,

@@ -248,7 +248,12 @@ def plan_turn(
     before = ensure_trial_defaults(state)
     if extraction is None:
         extraction = extract_trial_fields(
-            text, now=now, tz=tz, asked=before.asked, valid_times=config.times
+            text,
+            now=now,
+            tz=tz,
+            asked=before.asked,
+            valid_times=config.times,
+            reference_date=before.desired_date,
         )
     turn = _Turn(
         text=text,

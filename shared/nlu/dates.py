@@ -276,8 +276,11 @@ def _anchor(text: str, today: date) -> date | None:
     return _day_month_near(int(match[1]), int(match[2]), today)
 
 
-def _relative(text: str, today: date, before: str = "") -> date | None:
-    """Rules 3–5 on ``text``; ``before`` is what the message said ahead of it (anchors)."""
+def _relative(
+    text: str, today: date, before: str = "", reference: date | None = None
+) -> date | None:
+    """Rules 3–5 on ``text``; ``before`` is what the message said ahead of it and ``reference``
+    the date the conversation is about (anchors for "terça seguinte")."""
     for match in _DAY_OF_MONTH.finditer(text):
         found = _next_day_of_month(int(match[1]), today)
         if found is not None:
@@ -293,7 +296,7 @@ def _relative(text: str, today: date, before: str = "") -> date | None:
     if match is None:
         return None
     weekday = _WEEKDAYS[match["day"]]
-    anchor = _anchor(before + " " + text[: match.start()], today)
+    anchor = _anchor(before + " " + text[: match.start()], today) or reference
     if match["next_after"] and "seguinte" in match["next_after"] and anchor is not None:
         # "dia 24 não posso, pode ser na terça seguinte?": the one after the day named before.
         return anchor + timedelta(days=(weekday - anchor.weekday()) % 7 or 7)
@@ -333,13 +336,29 @@ def _latest_first(normalized: str) -> Iterator[str]:
     yield normalized
 
 
-def resolve_date(text: str, now: datetime, tz: ZoneInfo, *, expecting: bool = False) -> date | None:
-    """The date a message refers to, relative to ``now`` in ``tz`` (rules in the module doc)."""
+def parse_iso_date(value: str | None) -> date | None:
+    """A stored ``YYYY-MM-DD`` as a date, or None when it is absent or not a real day."""
+    match = _ISO.fullmatch(value or "")
+    return _safe_date(int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def resolve_date(
+    text: str,
+    now: datetime,
+    tz: ZoneInfo,
+    *,
+    expecting: bool = False,
+    reference: date | None = None,
+) -> date | None:
+    """The date a message refers to, relative to ``now`` in ``tz`` (rules in the module doc).
+
+    ``reference`` is the date the conversation already has (a booking being moved): "terça
+    seguinte" with no day named before it in the message is the Tuesday after it."""
     today = now.astimezone(tz).date()
     normalized = _expand_abbreviations(with_digits(normalize(text)), expecting)
     for part in _latest_first(normalized):
         before = normalized[: len(normalized) - len(part)]
-        found = _explicit(part, today) or _relative(part, today, before)
+        found = _explicit(part, today) or _relative(part, today, before, reference)
         if found is not None:
             return found
     if expecting:

@@ -7,7 +7,7 @@ service may call it on every turn whatever its stage and merge only the fields i
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import datetime
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from shared.nlu.dates import resolve_date, resolve_time
@@ -24,19 +24,21 @@ def extract_slots(
     *,
     valid_times: Collection[str] | None = None,
     not_names: Collection[str] = (),
+    reference_date: date | None = None,
 ) -> Slots:
     """Slots in ``text``; ``now`` is ``Turn.now``, ``tz`` the business timezone, ``expecting``
     the field the bot just asked for (it makes a bare "João", "27", "10" or "19" count).
 
     ``valid_times`` ("HH:MM") picks the reading of an hour said without a period ("às 8" is
-    20:00 when only 20:00 is a class time); ``not_names`` are words never read as a name.
+    20:00 when only 20:00 is a class time); ``not_names`` are words never read as a name;
+    ``reference_date`` the date already agreed ("terça seguinte" is the Tuesday after it).
     """
     people = extract_people(text, expecting_name=expecting == "nome", not_names=not_names)
     return Slots(
         nome=people.nome,
         idade=extract_age(text, expecting_age=expecting == "idade"),
         nivel=extract_level(text, expecting_level=expecting == "nivel"),
-        date=resolve_date(text, now, tz, expecting=expecting == "date"),
+        date=resolve_date(text, now, tz, expecting=expecting == "date", reference=reference_date),
         time=resolve_time(text, expecting=expecting == "time", valid_times=valid_times),
         yes_no=yes_no(text),
         contact_name=people.contact_name,

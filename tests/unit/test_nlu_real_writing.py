@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.nlu.dates import resolve_date, resolve_time, time_candidates
+from shared.nlu.dates import parse_iso_date, resolve_date, resolve_time, time_candidates
 from shared.nlu.extract import extract_slots
 from shared.nlu.slots import extract_age, extract_level, extract_name
 
@@ -370,3 +370,21 @@ def test_weekday_with_a_day_and_the_tuesday_after_a_named_day(
 def test_a_weekday_and_an_hour_stay_a_weekday_and_an_hour() -> None:
     assert resolve_date("terça 19h", THURSDAY, TZ) == date(2026, 2, 10)
     assert resolve_date("terça 19", THURSDAY, TZ) == date(2026, 2, 10)
+
+
+def test_the_tuesday_after_the_date_already_agreed() -> None:
+    now = datetime(2026, 4, 30, 11, 0, tzinfo=TZ)
+    text = "surgiu um imprevisto, da pra remarcar pra terca seguinte no mesmo horario?"
+    assert resolve_date(text, now, TZ, reference=date(2026, 5, 5)) == date(2026, 5, 12)
+    assert resolve_date(text, now, TZ) == date(2026, 5, 5)
+    assert resolve_date("terça", now, TZ, reference=date(2026, 5, 5)) == date(2026, 5, 5)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("2026-05-05", date(2026, 5, 5)), ("2026-02-30", None), ("amanhã", None), (None, None)],
+)
+def test_a_stored_date_is_read_only_when_it_is_a_real_day(
+    value: str | None, expected: date | None
+) -> None:
+    assert parse_iso_date(value) == expected

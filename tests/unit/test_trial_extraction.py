@@ -208,3 +208,14 @@ def test_the_writer_fields_merge_only_into_a_slice_that_has_them() -> None:
     merged = merge_trial(SliceWithWriter(), extraction)
     assert (merged.nome, merged.contact_name, merged.for_someone_else) == ("Sofia", "Ana", True)
     assert merge_trial(TrialState(), extraction).nome == "Sofia"
+
+
+def test_the_following_tuesday_is_after_the_slice_date() -> None:
+    ext = extract_trial_fields(
+        "da pra remarcar pra terca seguinte no mesmo horario?",
+        now=NOW,
+        tz=TZ,
+        asked=None,
+        reference_date="2026-02-10",
+    )
+    assert (ext.desired_date, ext.desired_time) == ("2026-02-17", None)
