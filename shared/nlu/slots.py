@@ -395,6 +395,9 @@ def extract_people(
     relation = reader.relation()
     own = next((name for name, whose in cued if whose == _SELF), None)
     other = next((name for name, whose in cued if whose != _SELF), None)
+    if relation is None and any(whose == _OTHER for _, whose in cued):
+        # "o nome dela é Valentina", "ele se chama Enzo": the student is someone else.
+        return People(other, own, True)
     if relation is None:
         clauses = reader.clause_names()
         clause = next((name for _, name in clauses), None) if context else None

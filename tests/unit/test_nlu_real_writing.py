@@ -334,6 +334,8 @@ def test_names_after_a_colon_a_title_and_not_interjections(
     [
         ("oi, sou a Patricia, mae da Helena. Ela tem 12 anos", "Helena", "Patricia"),
         ("Sou o pai do Enzo, ele tem 11 anos", "Enzo", None),
+        ("o nome dela é Valentina", "Valentina", None),
+        ("sou a Carla, ele se chama Enzo", "Enzo", "Carla"),
     ],
 )
 def test_the_writer_named_by_relation_to_the_student(
