@@ -33,8 +33,7 @@ def understand(text: str, now: datetime, pack_name: str) -> dict[str, Any]:
     tz = ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
     result = classify(text, trial_stage=None, config=load_config(pack), pack=pack)
     class_times = pack.sections.get("trial", {}).get("times") or None
-    not_names = pack_vocabulary(pack).words
-    slots = extract_slots(text, now, tz, valid_times=class_times, not_names=not_names)
+    slots = extract_slots(text, now, tz, valid_times=class_times)
     return {
         "text": text,
         "now": now.isoformat(),

@@ -57,8 +57,8 @@ def extract_trial_fields(
     Every field is read from every message, in any order; the field the bot just asked for
     (``asked``) is the first reading of a short reply ("paulo", "vinte e nove", "nunca", "qui",
     "as 8"). ``valid_times`` are the class times (``TrialConfig.times``): an hour said without
-    a period takes the reading that is a class ("as 8" → 20:00). ``not_names`` are the pack's
-    words, never read as a name. ``reference_date`` is the slice's ``desired_date`` (YYYY-MM-DD):
+    a period takes the reading that is a class ("as 8" → 20:00). ``not_names`` are
+    words never read as a name. ``reference_date`` is the slice's ``desired_date`` (YYYY-MM-DD):
     "remarcar pra terça seguinte" is the Tuesday after it.
     """
     slots = extract_slots(

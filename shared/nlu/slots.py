@@ -385,7 +385,8 @@ def extract_people(
     relation ("pra minha filha Sofia"), a clause that is only a name in a message that also
     gives booking data ("Paulo, 50 anos"), or, when the name was asked, a short reply. The
     writer's own cues ("sou X") name the contact when the booking is for someone else.
-    ``not_names`` adds words (the pack's vocabulary) that are never names.
+    ``not_names`` adds words a caller knows are never names (a business's jargon); not a pack's
+    whole vocabulary, whose FAQ questions name places ("São Paulo" would rule out Paulo).
     """
     reader = _Reader(text, expecting_name, not_names)
     if not reader.words:

@@ -30,6 +30,10 @@ def test_nlu_shows_who_is_booked_and_reads_hours_against_the_class_times(capsys)
                              "date": "2026-02-10", "time": "20:00:00", "yes_no": None,
                              "contact_name": "Ana", "for_someone_else": True}  # fmt: skip
     assert line["time_candidates"] == ["08:00:00", "20:00:00"]
+    text = "quero agendar experimental. Paulo, 50 anos, iniciante"
+    assert main(["nlu", "--now", "2026-02-05T10:00-03:00", text]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert (line["slots"]["nome"], line["slots"]["idade"]) == ("Paulo", 50)
 
 
 def test_nlu_reads_json_lines_and_refuses_a_clock_without_offset(monkeypatch, capsys) -> None:
