@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Spellings people type on WhatsApp, mapped to the word rules are written against.
 SLANG = {
@@ -90,8 +91,11 @@ def strip_accents(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+@lru_cache(maxsize=512)
 def normalize(text: str) -> str:
-    """Matching form of a message: lower, unaccented, slang expanded, one space."""
+    """Matching form of a message: lower, unaccented, slang expanded, one space.
+
+    Cached: every extractor reads the same message, and a pure function of a string may."""
     lowered = strip_accents(text.casefold())
     folded = _REPEATS.sub(r"\1", lowered)
     words = _NON_WORD.sub(" ", folded).split()

@@ -10,6 +10,7 @@ and leaves the ambiguous "um"/"uma"/"duas" and ordinals ("segunda") alone.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from text_to_num import alpha2digit
 
@@ -85,6 +86,7 @@ _ORDINAL = re.compile(
 )
 
 
+@lru_cache(maxsize=512)
 def with_digits(normalized: str) -> str:
     """Normalized text with numbers in words written as digits ("vinte e nove" → "29")."""
     parts = _ORDINAL.split(normalized)

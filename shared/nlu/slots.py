@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from shared.nlu.dates import mentions_date, time_candidates
@@ -156,7 +157,8 @@ class _Word:
         self.end = end
 
 
-def _words(text: str) -> list[_Word]:
+@lru_cache(maxsize=64)
+def _words(text: str) -> tuple[_Word, ...]:
     """Letter words with their matching key and a clause number that changes at punctuation."""
     words: list[_Word] = []
     keys: dict[str, str] = {}
@@ -170,7 +172,7 @@ def _words(text: str) -> list[_Word]:
             key = keys[raw] = normalize(raw)
         words.append(_Word(raw, key, clause, match.end()))
         last_end = match.end()
-    return words
+    return tuple(words)
 
 
 class _Reader:
@@ -181,19 +183,24 @@ class _Reader:
         self.words = _words(text)
         self.expecting = expecting
         self.not_names = not_names
+        self._name_like: dict[str, bool] = {}
+        self._clause_names: list[tuple[int, str]] | None = None
 
     def name_like(self, word: _Word) -> bool:
         key = word.key
-        letters = key.replace("-", "").replace(" ", "")
-        parts = key.split("-")
-        return (
-            letters.isalpha()
-            and 2 <= len(letters) <= 20
-            and not any(part in _NOT_NAME or part in _RELATIONS for part in parts)
-            and key not in self.not_names
-            and key not in _TITLES
-            and _LEVEL_VOCABULARY.correct_token(key) == key
-        )
+        known = self._name_like.get(key)
+        if known is None:
+            letters = key.replace("-", "").replace(" ", "")
+            parts = key.split("-")
+            known = self._name_like[key] = (
+                letters.isalpha()
+                and 2 <= len(letters) <= 20
+                and not any(part in _NOT_NAME or part in _RELATIONS for part in parts)
+                and key not in self.not_names
+                and key not in _TITLES
+                and _LEVEL_VOCABULARY.correct_token(key) == key
+            )
+        return known
 
     def name_from(self, at: int) -> tuple[str | None, int]:
         """The name starting at ``at`` and the index after it; (None, at) when none does."""
@@ -269,6 +276,11 @@ class _Reader:
 
     def clause_names(self) -> list[tuple[int, str]]:
         """(index, name) of every clause that is only a name, after any greeting opening it."""
+        if self._clause_names is None:
+            self._clause_names = self._find_clause_names()
+        return self._clause_names
+
+    def _find_clause_names(self) -> list[tuple[int, str]]:
         found: list[tuple[int, str]] = []
         for at in range(len(self.words)):
             if not self.opens_clause(at):
@@ -354,7 +366,7 @@ def _title(word: str) -> str:
 
 
 def _after_cue(
-    words: list[_Word], cues: tuple[tuple[tuple[str, ...], str], ...], at: int
+    words: Sequence[_Word], cues: tuple[tuple[tuple[str, ...], str], ...], at: int
 ) -> tuple[int, str] | None:
     if words[at].key not in _CUE_FIRST_WORDS:
         return None
