@@ -2,17 +2,27 @@
 
 Counts what is actually received (a missing or false Content-Length does not get past it).
 The WhatsApp webhook has its own, larger limit in its route.
+
+An overrun is raised from ``receive`` as an ``HTTPException``: FastAPI turns any other error
+met while it reads a body into a 400, but re-raises HTTP exceptions, so the app's exception
+handling answers 413 whether a route parses a model or reads the raw body.
 """
 
 from __future__ import annotations
 
 import json
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
-class BodyTooLarge(Exception):
-    pass
+def _detail(max_bytes: int) -> str:
+    return f"request body over {max_bytes} bytes"
+
+
+class BodyTooLarge(HTTPException):
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(status_code=413, detail=_detail(max_bytes))
 
 
 class BodyLimit:
@@ -38,7 +48,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
-                    raise BodyTooLarge
+                    raise BodyTooLarge(self.max_bytes)
             return message
 
         async def tracked(message: Message) -> None:
@@ -53,7 +63,7 @@ class BodyLimit:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body over {self.max_bytes} bytes"}).encode()
+        body = json.dumps({"detail": _detail(self.max_bytes)}).encode()
         await send(
             {
                 "type": "http.response.start",
