@@ -6,14 +6,58 @@ the schema version of the message; bump it when a field changes meaning.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
+
+# Conversation ids become part of Redis key names (inside a ``{...}`` hash tag) and of URL
+# paths, so one rule holds everywhere an id enters: no braces, slashes, blanks or controls,
+# and not "." or ".." (a URL path cannot carry them: clients resolve them as dot segments).
+CONVERSATION_ID_PATTERN = r"^[A-Za-z0-9:_.@+-]{1,128}$"
+DOT_SEGMENTS = (".", "..")
+_CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
+
+
+def _not_a_dot_segment(value: str) -> str:
+    if value in DOT_SEGMENTS:
+        raise ValueError("a conversation id cannot be . or ..")
+    return value
+
+
+ConversationId = Annotated[
+    str,
+    Field(
+        pattern=CONVERSATION_ID_PATTERN,
+        description="1 to 128 of A-Z a-z 0-9 and : _ . @ + - (not . or ..)",
+    ),
+    AfterValidator(_not_a_dot_segment),
+]
+
+# Message times before this are refused: no real message is that old, and the turn machinery
+# stores epoch milliseconds as unsigned numbers.
+EARLIEST_SENT_AT = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def is_conversation_id(value: str) -> bool:
+    return _CONVERSATION_ID.fullmatch(value) is not None and value not in DOT_SEGMENTS
+
+
+def sent_at_problem(sent_at: datetime, now: datetime, max_future_days: int) -> str | None:
+    """Why an (aware) message time cannot be used, or None when it can. The business clock of
+    a turn is its latest message's time, and date arithmetic on it (the 24-hour window, slot
+    dates) must not overflow: times before ``EARLIEST_SENT_AT`` or more than
+    ``max_future_days`` ahead of ``now`` are refused where a message enters."""
+    if sent_at < EARLIEST_SENT_AT:
+        return f"sent_at must not be before {EARLIEST_SENT_AT.date().isoformat()}"
+    if sent_at - now > timedelta(days=max_future_days):
+        return f"sent_at must not be more than {max_future_days} days ahead"
+    return None
 
 
 def new_id() -> str:
@@ -40,7 +84,7 @@ class InboundMessage(Contract):
     """One message from a person, as a channel adapter understood it."""
 
     channel: str
-    conversation_id: str
+    conversation_id: ConversationId
     message_id: str
     text: str
     kind: str = "text"

@@ -2,6 +2,10 @@
 
 Scripts are registered once per client (``register(redis)``) and called through
 ``redis-py``'s ``Script`` objects, which use EVALSHA and reload on NOSCRIPT.
+
+Every script checks its arguments (``ARG_CHECKS``) before its first write and fails with
+``ERR bad argument: ...`` naming the argument: a script that failed halfway would leave its
+keys half-changed (a lease taken, an inbox moved) with nobody to finish the job.
 """
 
 from __future__ import annotations
@@ -13,6 +17,34 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 
+from shared.contracts import EARLIEST_SENT_AT
+
+EARLIEST_MS = int(EARLIEST_SENT_AT.timestamp() * 1000)
+
+# Argument checks shared by every script: each raises a clear error reply (nothing written).
+ARG_CHECKS = """
+local function bad_arg(message) error({err = 'ERR bad argument: ' .. message}) end
+local function need_keys(n)
+  if #KEYS ~= n then bad_arg('expected ' .. n .. ' keys, got ' .. #KEYS) end
+end
+local function int_arg(i, name, least)
+  local n = tonumber(ARGV[i])
+  if n == nil or n ~= math.floor(n) or n == math.huge or n == -math.huge or n < least then
+    bad_arg(name .. ' must be an integer >= ' .. least .. ', got ' .. tostring(ARGV[i]))
+  end
+  return n
+end
+local function str_arg(i, name)
+  if ARGV[i] == nil or ARGV[i] == '' then bad_arg(name .. ' is required') end
+  return ARGV[i]
+end
+local function table_arg(i, name)
+  local ok, value = pcall(cjson.decode, ARGV[i] or '')
+  if not ok or type(value) ~= 'table' then bad_arg(name .. ' must be a JSON object') end
+  return value
+end
+"""
+
 # Message ingestion: dedupe claim, append to the inbox, update the meta slice, add the message
 # to the conversation's history. While a human owns the conversation the message is recorded
 # (meta, history) but not queued for the bot. A queued message sets the burst hold for hold_ms
@@ -22,7 +54,23 @@ from redis.commands.core import AsyncScript
 #       hold_ms.
 # meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
 # Returns 0 duplicate | 1 queued | 2 held for the human owner.
-INGEST = """
+INGEST = (
+    ARG_CHECKS
+    + """
+need_keys(5)
+local entry = str_arg(1, 'entry')
+int_arg(2, 'dedupe_ttl_s', 1)
+local patch = table_arg(3, 'meta_patch_json')
+for _, part in ipairs({'always', 'latest', 'first'}) do
+  if type(patch[part]) ~= 'table' then bad_arg('meta_patch_json.' .. part .. ' not an object') end
+end
+local ts = int_arg(4, 'ts_ms', 0)
+int_arg(5, 'state_ttl_s', 1)
+str_arg(6, 'history_json')
+int_arg(7, 'history_kept', 1)
+if ARGV[8] == nil then bad_arg('hold_ms is required') end
+if ARGV[8] ~= '' then int_arg(8, 'hold_ms', 0) end
+if string.match(entry, '^(%d+)|') ~= ARGV[4] then bad_arg('entry must start with ts_ms and |') end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return 0 end
 local raw = redis.call('HGET', KEYS[3], 'meta')
 local meta = {}
@@ -41,8 +89,6 @@ else
     end
   end
 end
-local patch = cjson.decode(ARGV[3])
-local ts = tonumber(ARGV[4])
 if meta.first_message_ms == nil then
   meta.first_message_ms = ts
   for k, v in pairs(patch.first) do meta[k] = v end
@@ -59,47 +105,61 @@ redis.call('XADD', KEYS[4], 'MAXLEN', ARGV[7], '*', 'm', ARGV[6])
 redis.call('EXPIRE', KEYS[4], ARGV[5])
 return queued
 """
+)
 
 # The gateway changes fields of the meta slice it owns (e.g. the handoff owner).
 # KEYS: state. ARGV: patch_json, only_if_field, only_if_value ('' = unconditional).
 # Returns the new meta JSON, or false when the condition did not hold.
-META_PATCH = """
+META_PATCH = (
+    ARG_CHECKS
+    + """
+need_keys(1)
+local patch = table_arg(1, 'patch_json')
+if ARGV[2] == nil or ARGV[3] == nil then bad_arg('only_if_field and only_if_value are required') end
 local raw = redis.call('HGET', KEYS[1], 'meta')
 local meta = {}
 if raw then meta = cjson.decode(raw) end
 if ARGV[2] ~= '' and tostring(meta[ARGV[2]] or '') ~= ARGV[3] then return false end
-for k, v in pairs(cjson.decode(ARGV[1])) do meta[k] = v end
+for k, v in pairs(patch) do meta[k] = v end
 meta._v = (meta._v or 0) + 1
 local encoded = cjson.encode(meta)
 redis.call('HSET', KEYS[1], 'meta', encoded)
 return encoded
 """
+)
 
 # Starting a turn: take the lease, move waiting messages to the in-flight list, bump the turn
 # sequence. Messages left in flight by a turn whose lease expired are taken again (recovery).
+# Everything is read and computed before the first write. Entries are "<epoch ms>|<json>"; only
+# a stamp from EARLIEST_MS to max_ts moves the turn clock (``last_turn_ms``). A malformed entry
+# (only a writer that bypassed INGEST leaves one) is handed out with the rest: the gateway
+# dead-letters it, so it cannot stop its conversation.
 # Returns {'busy'} | {'empty'} | {'started', seq, previous_turn_ms, entry...}.
-_START_TURN = """
-local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s)
+_START_TURN = (
+    ARG_CHECKS
+    + """
+local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, max_ts)
   if redis.call('EXISTS', lease) == 1 then return {'busy'} end
   local fresh = redis.call('LRANGE', inbox, 0, -1)
-  for i = 1, #fresh, 1000 do
-    redis.call('RPUSH', inflight, unpack(fresh, i, math.min(i + 999, #fresh)))
-  end
-  redis.call('DEL', inbox)
   local msgs = redis.call('LRANGE', inflight, 0, -1)
-  if #msgs == 0 then return {'empty'} end
-  redis.call('SET', lease, turn_id, 'PX', ttl)
-  redis.call('EXPIRE', inflight, keep_s)
+  if #fresh + #msgs == 0 then return {'empty'} end
   local raw = redis.call('HGET', state, 'meta')
   local meta = {}
   if raw then meta = cjson.decode(raw) end
+  for _, m in ipairs(fresh) do msgs[#msgs + 1] = m end
   local prev = meta.last_turn_ms
   local latest = 0
   for _, m in ipairs(msgs) do
     local t = tonumber(string.match(m, '^(%d+)|'))
-    if t > latest then latest = t end
+    if t and t >= EARLIEST_MS and t <= max_ts and t > latest then latest = t end
   end
-  if prev == nil or latest > prev then meta.last_turn_ms = latest end
+  for i = 1, #fresh, 1000 do
+    redis.call('RPUSH', inflight, unpack(fresh, i, math.min(i + 999, #fresh)))
+  end
+  redis.call('DEL', inbox)
+  redis.call('SET', lease, turn_id, 'PX', ttl)
+  redis.call('EXPIRE', inflight, keep_s)
+  if latest > 0 and (prev == nil or latest > prev) then meta.last_turn_ms = latest end
   meta.turn_seq = (meta.turn_seq or 0) + 1
   meta.turn_id = turn_id
   meta._v = (meta._v or 0) + 1
@@ -108,13 +168,19 @@ local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s)
   for _, m in ipairs(msgs) do out[#out + 1] = m end
   return out
 end
-"""
+""".replace("EARLIEST_MS", str(EARLIEST_MS))
+)
 
-# KEYS: inbox, inflight, lease, state. ARGV: turn_id, lease_ttl_ms, keep_s.
+# KEYS: inbox, inflight, lease, state. ARGV: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
 TRY_START = (
     _START_TURN
     + """
-return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
+need_keys(4)
+str_arg(1, 'turn_id')
+int_arg(2, 'lease_ttl_ms', 1)
+int_arg(3, 'keep_s', 1)
+local max_ts = int_arg(4, 'max_ts_ms', 0)
+return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], max_ts)
 """
 )
 
@@ -122,16 +188,22 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
 # when messages waited, unless the latest of them is a fragment still within its quiet window
 # (the burst hold): the gateway's timer or sweeper starts that turn when the window ends.
 # KEYS: inbox, inflight, lease, state, burst_hold.
-# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s.
+# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms.
 RELEASE = (
     _START_TURN
     + """
+need_keys(5)
+str_arg(1, 'turn_id')
+str_arg(2, 'next_turn_id')
+int_arg(3, 'lease_ttl_ms', 1)
+int_arg(4, 'keep_s', 1)
+local max_ts = int_arg(5, 'max_ts_ms', 0)
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
 redis.call('DEL', KEYS[3], KEYS[2])
 if redis.call('EXISTS', KEYS[5]) == 1 and redis.call('LLEN', KEYS[1]) > 0 then
   return {'held'}
 end
-return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4])
+return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4], max_ts)
 """
 )
 
@@ -141,9 +213,22 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4])
 # ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
 #       journal_max, state_ttl_s, then journal entries.
 # Returns {1} committed | {-1} already committed | {0, field} version conflict.
-COMMIT = """
+COMMIT = (
+    ARG_CHECKS
+    + """
+need_keys(3)
+local n = int_arg(1, 'n_writes', 0)
+if #ARGV < 5 + n * 3 then bad_arg('expected at least ' .. (5 + n * 3) .. ' arguments') end
+for i = 0, n - 1 do
+  str_arg(2 + i * 3, 'field')
+  int_arg(3 + i * 3, 'expected_v', 0)
+  table_arg(4 + i * 3, 'slice json')
+end
+str_arg(2 + n * 3, 'outbox_json')
+int_arg(3 + n * 3, 'outbox_ttl_s', 1)
+int_arg(4 + n * 3, 'journal_max', 1)
+int_arg(5 + n * 3, 'state_ttl_s', 1)
 if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
-local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
   local field = ARGV[2 + i * 3]
   local expected = tonumber(ARGV[3 + i * 3])
@@ -166,12 +251,15 @@ if #ARGV >= base + 4 then
 end
 return {1}
 """
+)
 
 # Merger scripts share these helpers. A completed turn whose reply was not marked published
 # within `republish_after_ms` is handed out again ('republish'): its publisher presumably died
 # between completing and publishing. Within that grace period nobody republishes, so the normal
 # path publishes exactly once even with several replicas.
-_MERGE_COMMON = """
+_MERGE_COMMON = (
+    ARG_CHECKS
+    + """
 local function everything(status)
   local out = {status}
   for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do out[#out + 1] = v end
@@ -189,6 +277,7 @@ local function settled(stamp, grace)
   return everything('republish')
 end
 """
+)
 
 # Merger: record one input of a turn; report completion exactly once across replicas.
 # KEYS: merge hash. ARGV: field, json, ttl_s, now_ms, republish_after_ms.
@@ -196,6 +285,12 @@ end
 MERGE_ADD = (
     _MERGE_COMMON
     + """
+need_keys(1)
+str_arg(1, 'field')
+str_arg(2, 'json')
+int_arg(3, 'ttl_s', 1)
+int_arg(4, 'now_ms', 0)
+int_arg(5, 'republish_after_ms', 0)
 local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 if redis.call('HEXISTS', KEYS[1], '_done') == 1 then return settled(ARGV[4], ARGV[5]) end
@@ -215,6 +310,9 @@ return finish('complete', ARGV[4])
 MERGE_EXPIRE = (
     _MERGE_COMMON
     + """
+need_keys(1)
+int_arg(1, 'now_ms', 0)
+int_arg(2, 'republish_after_ms', 0)
 if redis.call('HEXISTS', KEYS[1], '_done') == 1 then return settled(ARGV[1], ARGV[2]) end
 if redis.call('HEXISTS', KEYS[1], 'turn') == 0 then return {'done'} end
 return finish('expired', ARGV[1])
@@ -227,19 +325,35 @@ return finish('expired', ARGV[1])
 # Returns the stream id, or false when already delivered.
 # A reply written into the conversation's history once, however often it is delivered.
 # KEYS: history claim, history stream. ARGV: entry_json, claim_ttl_s, history_ttl_s, maxlen.
-HISTORY_ONCE = """
+HISTORY_ONCE = (
+    ARG_CHECKS
+    + """
+need_keys(2)
+str_arg(1, 'entry_json')
+int_arg(2, 'claim_ttl_s', 1)
+int_arg(3, 'history_ttl_s', 1)
+int_arg(4, 'maxlen', 1)
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'm', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return id
 """
+)
 
-DELIVER_ONCE = """
+DELIVER_ONCE = (
+    ARG_CHECKS
+    + """
+need_keys(2)
+str_arg(1, 'payload_json')
+int_arg(2, 'sent_ttl_s', 1)
+int_arg(3, 'stream_ttl_s', 1)
+int_arg(4, 'maxlen', 1)
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'reply', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return id
 """
+)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         default=64 * 1024, description="Largest /v1 request body; larger ones get 413."
     )
+    sent_at_max_future_days: int = Field(
+        default=3650,
+        description="A message's sent_at further ahead of the wall clock than this is refused.",
+    )
     max_long_polls: int = Field(
         default=2000, description="Concurrent reply long-polls per gateway; beyond it 503."
     )

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field, field_validator
@@ -17,20 +17,27 @@ from services.gateway import auth
 from services.gateway.channels.http import MAX_WAIT_S
 from services.gateway.history import MAX_PAGE
 from services.gateway.inbox import Refusal
-from shared.contracts import InboundMessage, new_id, utcnow
+from services.gateway.turns import MessageRefused
+from services.gateway.validation import field_error
+from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMessage, new_id, utcnow
 from shared.keys import SERVICES, SLICES
 from shared.metrics import INBOUND, LIVE_SERVICES
 
-CONVERSATION_ID = r"^[^\s{}\x00-\x1f]{1,128}$"
 MAX_TEXT = 4096
+# The same rule as the body's id: an id a POST cannot use is refused by the GET routes too.
+ConversationPath = Annotated[str, Path(pattern=CONVERSATION_ID_PATTERN)]
+# A Redis stream id (reply and history cursors): each part fits Redis' 64-bit counters.
+STREAM_ID = r"^\d{1,19}-\d{1,19}$"
 
 
 class MessageIn(BaseModel):
-    conversation_id: str = Field(pattern=CONVERSATION_ID, description="Any id without spaces.")
+    conversation_id: ConversationId
     text: str = Field(min_length=1, max_length=MAX_TEXT)
     message_id: str | None = Field(default=None, min_length=1, max_length=256)
     sent_at: datetime | None = Field(
-        default=None, description="ISO-8601; without an offset it is read in business time."
+        default=None,
+        description="ISO-8601; without an offset it is read in business time. From 2000-01-01 "
+        "to ORQ_SENT_AT_MAX_FUTURE_DAYS ahead of the wall clock.",
     )
     origin: str | None = Field(default=None, max_length=64, description="inbound, campaign:<id>")
     campaign_mode: str | None = Field(default=None, max_length=32)
@@ -151,7 +158,10 @@ async def post_message(body: MessageIn, request: Request) -> Accepted:
         origin=body.origin or "inbound",
         campaign_mode=body.campaign_mode,
     )
-    fresh = await state.turns.ingest(message)
+    try:
+        fresh = await state.turns.ingest(message)
+    except MessageRefused as refused:
+        raise field_error(refused.field, refused.reason) from None
     INBOUND.labels("http", "accepted" if fresh else "duplicate").inc()
     return Accepted(accepted=True, duplicate=not fresh)
 
@@ -162,9 +172,9 @@ async def post_message(body: MessageIn, request: Request) -> Accepted:
     dependencies=[Depends(auth.require_channel)],
 )
 async def get_replies(
-    conversation_id: str,
+    conversation_id: ConversationPath,
     request: Request,
-    after: Annotated[str, Query(pattern=r"^\d+-\d+$")] = "0-0",
+    after: Annotated[str, Query(pattern=STREAM_ID)] = "0-0",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> Replies:
     try:
@@ -198,7 +208,7 @@ async def list_conversations(
     responses={404: {"description": "unknown conversation"}, 409: {"description": "refused"}},
 )
 async def post_agent_message(
-    conversation_id: str, body: AgentMessageIn, request: Request
+    conversation_id: ConversationPath, body: AgentMessageIn, request: Request
 ) -> AgentMessageOut | JSONResponse:
     """Send a message as staff through the conversation's channel (exactly once); the
     conversation becomes human-owned by that agent."""
@@ -219,10 +229,10 @@ async def post_agent_message(
     responses={404: {"description": "unknown conversation"}},
 )
 async def get_messages(
-    conversation_id: str,
+    conversation_id: ConversationPath,
     request: Request,
-    before: Annotated[str | None, Query(pattern=r"^\d+-\d+$")] = None,
-    after: Annotated[str | None, Query(pattern=r"^\d+-\d+$")] = None,
+    before: Annotated[str | None, Query(pattern=STREAM_ID)] = None,
+    after: Annotated[str | None, Query(pattern=STREAM_ID)] = None,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
 ) -> HistoryPage:
@@ -249,13 +259,15 @@ async def get_messages(
 
 
 @admin.get("/v1/conversations/{conversation_id}")
-async def get_conversation(conversation_id: str, request: Request) -> dict[str, Any]:
+async def get_conversation(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
     snapshot = await request.app.state.store.load(conversation_id)
     return {"conversation_id": conversation_id, **{s: snapshot.get(s) for s in SLICES}}
 
 
 @admin.post("/v1/conversations/{conversation_id}/handoff")
-async def post_handoff(conversation_id: str, body: HandoffIn, request: Request) -> dict[str, Any]:
+async def post_handoff(
+    conversation_id: ConversationPath, body: HandoffIn, request: Request
+) -> dict[str, Any]:
     """Hand the conversation to a person (the bot goes silent) or back to the bot."""
     meta = await request.app.state.handoff.assign(
         conversation_id, body.owner, by=body.agent, reason=body.reason
@@ -264,7 +276,7 @@ async def post_handoff(conversation_id: str, body: HandoffIn, request: Request) 
 
 
 @admin.get("/v1/conversations/{conversation_id}/journal")
-async def get_journal(conversation_id: str, request: Request) -> dict[str, Any]:
+async def get_journal(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
     return {"entries": await request.app.state.store.journal(conversation_id)}
 
 

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from prometheus_client import REGISTRY
 
 from services.gateway import auth
@@ -27,6 +28,7 @@ from services.gateway.inbox import Inbox
 from services.gateway.janitor import janitor
 from services.gateway.limits import BodyLimit
 from services.gateway.turns import TurnKeeper
+from services.gateway.validation import validation_error
 from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
@@ -144,6 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(BodyLimit, max_bytes=(settings or get_settings()).max_body_bytes)
+    app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(router)
     app.include_router(admin)
     app.include_router(whatsapp_router)

@@ -16,6 +16,11 @@ sweeper visits due entries, which recovers bursts whose timer died with another 
 and turns whose lease expired (every consumer of the turn died): the messages still in flight
 are taken again. Entries are removed only when a start found nothing to do and the score is
 unchanged (a message that arrived meanwhile re-scored it).
+
+Bad input cannot stop a conversation: ``ingest`` refuses a message whose time is out of bounds
+(``MessageRefused``), and a start screens what it took (``screen_entries``): an entry that is
+not a usable message (only a writer that bypassed ``ingest`` leaves one) goes to the
+dead-letter stream with its reason and is journaled, and the rest of the turn goes on.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from structlog.typing import FilteringBoundLogger
@@ -34,7 +39,16 @@ from structlog.typing import FilteringBoundLogger
 from services.gateway.burst import Quiet, quiet_after
 from services.gateway.history import history_entry
 from shared import lua
-from shared.contracts import InboundMessage, Reply, Turn, new_id, now_ms
+from shared.contracts import (
+    DeadLetter,
+    InboundMessage,
+    Reply,
+    Turn,
+    new_id,
+    now_ms,
+    sent_at_problem,
+    utcnow,
+)
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.merge import queue_open
@@ -62,18 +76,62 @@ WINDOW_24H = timedelta(hours=24)
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
 
 # Single-key script on the pending set: remove a member only if its score is still `expected`.
-ZREM_IF_SCORE = """
+ZREM_IF_SCORE = (
+    lua.ARG_CHECKS
+    + """
+need_keys(1)
+str_arg(1, 'member')
+int_arg(2, 'expected_score', 0)
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
 """
+)
+
+
+class MessageRefused(Exception):
+    """A message ``ingest`` does not take: its ``field`` breaks a bound (nothing was stored)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def screen_entries(
+    entries: list[str], conversation_id: str, now: datetime, max_future_days: int
+) -> tuple[list[InboundMessage], list[tuple[str, str]]]:
+    """The in-flight entries a turn can use, as messages, and (entry, reason) for the others:
+    not ``<epoch ms>|<message JSON>``, another conversation's message, or a time out of
+    bounds (``sent_at_problem``). Pure."""
+    messages: list[InboundMessage] = []
+    rejected: list[tuple[str, str]] = []
+    for entry in entries:
+        stamp, bar, body = entry.partition("|")
+        if not bar or not (stamp.isascii() and stamp.isdigit()):
+            rejected.append((entry, "not an inbox entry (<epoch ms>|<message JSON>)"))
+            continue
+        try:
+            message = InboundMessage.model_validate_json(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "message"
+            rejected.append((entry, f"not a valid message: {where}: {first['msg']}"))
+            continue
+        problem = sent_at_problem(message.sent_at, now, max_future_days)
+        if message.conversation_id != conversation_id:
+            problem = "a message of another conversation"
+        if problem:
+            rejected.append((entry, problem))
+            continue
+        messages.append(message)
+    return messages, rejected
 
 
 def build_turn(
-    turn_id: str, conversation_id: str, seq: int, prev_ms: str, entries: list[str]
+    turn_id: str, conversation_id: str, seq: int, prev_ms: str, messages: list[InboundMessage]
 ) -> Turn:
     """The Turn for the drained messages: texts in order, ``now`` = the latest message's time."""
-    messages = [InboundMessage.model_validate_json(e.split("|", 1)[1]) for e in entries]
     latest = max(messages, key=lambda m: m.sent_at)
     previous = datetime.fromtimestamp(int(prev_ms) / 1000, UTC) if prev_ms else None
     return Turn(
@@ -86,6 +144,16 @@ def build_turn(
         now=latest.sent_at,
         previous_message_at=previous,
     )
+
+
+def _message_id(entry: str) -> str:
+    """The message id of an inbox entry, if it has one that can be read."""
+    try:
+        raw = json.loads(entry.partition("|")[2])
+    except ValueError:
+        return ""
+    found = raw.get("message_id") if isinstance(raw, dict) else None
+    return found if isinstance(found, str) else ""
 
 
 class TurnKeeper:
@@ -122,7 +190,11 @@ class TurnKeeper:
     # Ingress -----------------------------------------------------------------------------
 
     async def ingest(self, message: InboundMessage) -> bool:
-        """Store one inbound message; False when it is a duplicate delivery."""
+        """Store one inbound message; False when it is a duplicate delivery. Raises
+        ``MessageRefused`` (nothing stored) when its time is out of bounds."""
+        problem = sent_at_problem(message.sent_at, utcnow(), self.settings.sent_at_max_future_days)
+        if problem:
+            raise MessageRefused("sent_at", problem)
         conv = message.conversation_id
         ts = int(message.sent_at.timestamp() * 1000)
         patch = {
@@ -258,7 +330,7 @@ class TurnKeeper:
         turn_id = new_id()
         result = await self.scripts.try_start(
             keys=self._turn_keys(conversation_id),
-            args=[turn_id, self.settings.lease_ttl_ms, self._keep_s],
+            args=[turn_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms],
         )
         await self._after_start(conversation_id, turn_id, result, score)
 
@@ -276,7 +348,7 @@ class TurnKeeper:
                 pipe,
                 self.scripts.release,
                 keys=[*self._turn_keys(conversation_id), self.keys.burst_hold(conversation_id)],
-                args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s],
+                args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms],
             )
             score, *_, result = await pipe.execute()
         if result[0] == "not_owner":
@@ -297,7 +369,17 @@ class TurnKeeper:
         if status != "started":
             return
         seq, prev_ms, entries = int(result[1]), result[2], result[3:]
-        turn = build_turn(turn_id, conversation_id, seq, prev_ms, entries)
+        messages, rejected = screen_entries(
+            entries, conversation_id, utcnow(), self.settings.sent_at_max_future_days
+        )
+        if rejected:
+            await self._dead_letter(conversation_id, turn_id, rejected)
+        if not messages:
+            # Nothing usable was in flight: give the lease back (the next turn starts at once
+            # if messages waited meanwhile).
+            await self.release(conversation_id, turn_id)
+            return
+        turn = build_turn(turn_id, conversation_id, seq, prev_ms, messages)
         # The wait the latest message called for: the one its arrival scheduled.
         quiet = self.quiet_after(turn.messages[-1].text)
         journal = [
@@ -337,6 +419,45 @@ class TurnKeeper:
             await pipe.execute()
         TURNS_STARTED.inc()
 
+    async def _dead_letter(
+        self, conversation_id: str, turn_id: str, rejected: list[tuple[str, str]]
+    ) -> None:
+        """Take unusable entries out of the turn in flight, into the dead-letter stream (for an
+        operator) and the conversation's journal, in one round trip."""
+        inflight = self.keys.inflight(conversation_id)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for entry, reason in rejected:
+                pipe.lrem(inflight, 0, entry)
+                letter = DeadLetter(
+                    stream=self.keys.inbox(conversation_id),
+                    group="gateway",
+                    message_id=_message_id(entry),
+                    attempts=1,
+                    error=reason,
+                    payload=entry,
+                )
+                await self.publish(self.keys.dlq, letter, pipeline=pipe)
+                self.log.error(
+                    "inbox entry moved to dead-letter stream",
+                    conversation_id=conversation_id,
+                    reason=reason,
+                )
+            self.store.queue_journal(
+                pipe,
+                conversation_id,
+                *(
+                    journal_entry(
+                        "gateway",
+                        turn_id,
+                        "message.dead_lettered",
+                        message_id=_message_id(entry),
+                        reason=reason,
+                    )
+                    for entry, reason in rejected
+                ),
+            )
+            await pipe.execute()
+
     def _turn_keys(self, conversation_id: str) -> list[str]:
         k = self.keys
         return [
@@ -349,6 +470,11 @@ class TurnKeeper:
     @property
     def _keep_s(self) -> int:
         return self.settings.state_ttl_days * 86400
+
+    @property
+    def _max_ts_ms(self) -> int:
+        """The latest message time that may move a turn's clock (epoch ms)."""
+        return now_ms() + self.settings.sent_at_max_future_days * 86_400_000
 
     # Recovery ----------------------------------------------------------------------------
 

@@ -166,7 +166,7 @@ INBOUND: dict[str, Inbound] = {
     "cloud_contacts.json": Inbound(notice=("contacts",)),
     "cloud_document.json": Inbound(texts=("caption",)),
     "cloud_field_account_update.json": Inbound(ignored=("field:account_update",)),
-    "cloud_field_smb_message_echoes.json": Inbound(echoes=1, sender="<WHATSAPP_USER_PHONE_NUMBER>"),
+    "cloud_field_smb_message_echoes.json": Inbound(echoes=1, sender="WHATSAPP_USER_PHONE_NUMBER"),
     "cloud_field_template_status_update.json": Inbound(
         ignored=("field:message_template_status_update",)
     ),
@@ -308,7 +308,8 @@ def test_every_corpus_file_has_an_expected_outcome() -> None:
 
 def isolate(payload: Any, tag: str) -> Any:
     """Give a corpus payload its own business number and status ids: files that reuse the
-    same wamid and sender stay independent (each file's outcome is its own)."""
+    same wamid and sender stay independent (each file's outcome is its own). Placeholders such
+    as ``<BUSINESS_PHONE_NUMBER_ID>`` lose their brackets: a conversation id must not have them."""
     if not isinstance(payload, dict):
         return payload
     for entry in payload.get("entry", []):
@@ -316,10 +317,16 @@ def isolate(payload: Any, tag: str) -> Any:
             value = change.get("value", {})
             metadata = value.get("metadata")
             if isinstance(metadata, dict) and "phone_number_id" in metadata:
-                metadata["phone_number_id"] = f"{metadata['phone_number_id']}-{tag}"
+                metadata["phone_number_id"] = f"{unbracket(metadata['phone_number_id'])}-{tag}"
+            for echo in value.get("message_echoes", []):
+                echo["to"] = unbracket(echo["to"])
             for status in value.get("statuses", []):
                 status["id"] = f"{status['id']}-{tag}"
     return payload
+
+
+def unbracket(value: str) -> str:
+    return value.strip("<>")
 
 
 def number_of(payload: Any) -> str | None:

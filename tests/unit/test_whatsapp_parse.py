@@ -302,9 +302,12 @@ def test_damaged_payloads_never_raise(path: Path, damage: list[tuple[str, object
 
 
 def test_an_echo_from_the_business_app_is_a_staff_message_to_that_person() -> None:
-    result = parse("cloud_field_smb_message_echoes.json")
+    payload = json.loads((CORPUS / "cloud_field_smb_message_echoes.json").read_text())
+    # The corpus' placeholder ("<WHATSAPP_USER_PHONE_NUMBER>") breaks the conversation-id rule.
+    payload["entry"][0]["changes"][0]["value"]["message_echoes"][0]["to"] = "972987654321"
+    result = parse_webhook(payload, received_at=RECEIVED, tz=TZ)
     assert not result.messages and not result.ignored
     (echo,) = result.echoes
-    assert echo.conversation_id == "wa:1122334455667:<WHATSAPP_USER_PHONE_NUMBER>"
+    assert echo.conversation_id == USER
     assert echo.message_id == "<WHATSAPP_MESSAGE_ID>" and echo.text == "Test message"
     assert echo.at.timestamp() == 1697043223

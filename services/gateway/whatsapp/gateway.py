@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from fastapi import BackgroundTasks
 
-from services.gateway.turns import TurnKeeper
+from services.gateway.turns import MessageRefused, TurnKeeper
 from services.gateway.whatsapp.channel import WhatsAppChannel
 from services.gateway.whatsapp.errors import REENGAGEMENT_CODE
 from services.gateway.whatsapp.graph import GraphClient
@@ -101,7 +101,20 @@ class WhatsApp:
             webhook = Webhook(ignored=[Ignored(reason="not_json", detail={"bytes": len(raw)})])
         counts = {"messages": 0, "duplicates": 0, "statuses": 0, "echoes": 0, "ignored": 0}
         for message in webhook.messages:
-            fresh = await turns.ingest(message)
+            try:
+                fresh = await turns.ingest(message)
+            except MessageRefused as refused:
+                # Meta still gets its 200 (a retry would carry the same time): journaled only.
+                self.rt.log.warning("whatsapp message refused", reason=str(refused))
+                refusal = Ignored(
+                    reason="refused",
+                    conversation_id=message.conversation_id,
+                    message_id=message.message_id,
+                    detail={"field": refused.field, "reason": refused.reason, "kind": message.kind},
+                )
+                await self._ignored(refusal)
+                counts["ignored"] += 1
+                continue
             INBOUND.labels(CHANNEL, "accepted" if fresh else "duplicate").inc()
             EVENTS.labels(f"message:{message.kind}").inc()
             counts["messages" if fresh else "duplicates"] += 1

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from shared.contracts import InboundMessage
+from shared.contracts import InboundMessage, is_conversation_id
 
 CHANNEL = "whatsapp"
 OBJECT = "whatsapp_business_account"
@@ -40,7 +40,8 @@ IGNORED_KINDS = ("system",)
 UNSUPPORTED_KINDS = ("unsupported", "unknown")
 EDIT_KIND = "edit"
 
-# An id becomes part of Redis key names (inside a hash tag): no braces, blanks or controls.
+# A message id becomes part of Redis key names (inside a hash tag): no braces, blanks or
+# controls. A conversation id made of the numbers follows the shared rule.
 _SAFE_ID = re.compile(r"^[^\s{}\x00-\x1f]{1,128}$")
 
 
@@ -118,7 +119,7 @@ def error_list(raw: Any) -> list[dict[str, Any]]:
 def parse_webhook(payload: Any, *, received_at: datetime, tz: tzinfo) -> Webhook:
     """Read one webhook body (already JSON-decoded). Never raises."""
     out = Webhook()
-    body = _dict(payload)
+    body = _dict(_readable(payload))
     if body.get("object") != OBJECT:
         keys = sorted(str(k) for k in body)[:10]
         out.ignored.append(Ignored(reason="foreign_payload", detail={"keys": keys}))
@@ -144,7 +145,7 @@ def _read_echoes(value: dict[str, Any], received_at: datetime, tz: tzinfo, out: 
         echo = _dict(raw)
         wamid = _str(echo.get("id"))
         person = _str(echo.get("to")) or _str(echo.get("to_user_id"))
-        if not (number and person and wamid and _safe(number, person, wamid)):
+        if not (number and person and wamid and _addressable(number, person, wamid)):
             out.ignored.append(Ignored(reason="malformed_echo", detail=_summary(echo)))
             continue
         kind = _str(echo.get("type")) or "unknown"
@@ -192,7 +193,7 @@ def _read_messages_value(
                 at=_time(status.get("timestamp"), tz),
                 recipient_id=recipient,
                 phone_number_id=number,
-                conversation_id=conv if conv and _safe(number, recipient) else None,
+                conversation_id=conv if conv and is_conversation_id(conv) else None,
                 errors=error_list(status.get("errors")),
             )
         )
@@ -216,7 +217,7 @@ def _read_message(
         or _str(contact.get("user_id"))
         or _str(contact.get("wa_id"))
     )
-    if not number or not sender or not wamid or not _safe(number, sender, wamid):
+    if not number or not sender or not wamid or not _addressable(number, sender, wamid):
         detail = {"type": kind, "has_sender": bool(sender), "has_number": bool(number)}
         return Ignored(reason="unaddressable", message_id=wamid, detail=detail)
     conv = conversation_id(number, sender)
@@ -346,6 +347,21 @@ def _summary(value: dict[str, Any]) -> dict[str, Any]:
     return {k: value[k] for k in sorted(value)[:12] if _scalar(value[k])}
 
 
+def _readable(value: Any) -> Any:
+    """``value`` with every lone surrogate (a ``\\ud800`` escape in the JSON: never text)
+    replaced by U+FFFD. A string holding one cannot be encoded, so it could be neither stored
+    nor journaled."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    if isinstance(value, dict):
+        return {_readable(k): _readable(v) for k, v in value.items()}
+    return value
+
+
 def _time(raw: Any, tz: tzinfo) -> datetime | None:
     seconds = _int(raw)
     if seconds is None or seconds <= 0:
@@ -356,8 +372,8 @@ def _time(raw: Any, tz: tzinfo) -> datetime | None:
         return None
 
 
-def _safe(*ids: str | None) -> bool:
-    return all(i is not None and _SAFE_ID.match(i) for i in ids)
+def _addressable(number: str, sender: str, wamid: str) -> bool:
+    return bool(_SAFE_ID.match(wamid)) and is_conversation_id(conversation_id(number, sender))
 
 
 def _scalar(value: Any) -> bool:

@@ -21,13 +21,21 @@ from services.gateway.whatsapp.errors import Category, GraphError
 from services.gateway.whatsapp.metrics import TOKEN_VALID
 from shared.contracts import utcnow
 from shared.keys import Keys
+from shared.lua import ARG_CHECKS
 
 # Later statuses win; "failed" wins over everything (it is final).
 STATUS_RANK = {"accepted": 0, "sent": 1, "delivered": 2, "read": 3, "played": 4, "failed": 5}
 
 # KEYS: record. ARGV: status, rank, at, ttl_s, errors_json, then (field, value) pairs set only
 # when absent. The status moves only forward; every status keeps its own "<status>_at".
-UPDATE_RECORD = """
+UPDATE_RECORD = (
+    ARG_CHECKS
+    + """
+need_keys(1)
+str_arg(1, 'status')
+int_arg(2, 'rank', -1)
+int_arg(4, 'ttl_s', 1)
+if ARGV[5] == nil or #ARGV % 2 ~= 1 then bad_arg('errors_json and whole (field, value) pairs') end
 local rank = tonumber(redis.call('HGET', KEYS[1], 'rank') or '-1')
 for i = 6, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HSETNX', KEYS[1], ARGV[1] .. '_at', ARGV[3])
@@ -38,15 +46,22 @@ end
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return redis.call('HGET', KEYS[1], 'status') or ARGV[1]
 """
+)
 
 # KEYS: pace key. ARGV: until_ms, ttl_ms. Extends a hold, never shortens it.
-HOLD = """
+HOLD = (
+    ARG_CHECKS
+    + """
+need_keys(1)
+int_arg(1, 'until_ms', 0)
+int_arg(2, 'ttl_ms', 1)
 local current = redis.call('GET', KEYS[1])
 if (not current) or tonumber(current) < tonumber(ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
 return 1
 """
+)
 
 
 class ChannelRecords:

@@ -1,0 +1,196 @@
+"""Bad arguments and bad inbox entries on a real Redis: scripts refuse before writing, and a
+conversation whose inbox holds something unusable dead-letters it and goes on."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from services.gateway.turns import ZREM_IF_SCORE, MessageRefused, TurnKeeper
+from services.gateway.whatsapp.records import HOLD, UPDATE_RECORD
+from shared import lua
+from shared.contracts import DeadLetter, InboundMessage, Turn, utcnow
+from shared.keys import Keys
+from shared.logs import get_logger
+from shared.settings import Settings
+from shared.state import StateStore
+
+NOW = utcnow().replace(microsecond=0)
+
+
+@pytest.fixture
+async def keeper(redis: Redis, unique_prefix: str):
+    # A long burst window: no timer fires during a test; the test starts turns itself.
+    settings = Settings(prefix=unique_prefix, burst_window_ms=600_000)
+    keys = Keys(unique_prefix)
+    scripts = lua.register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    published: list[tuple[str, str]] = []
+
+    async def publish(stream: str, payload: object, *, pipeline: object = None) -> None:
+        body = payload if isinstance(payload, str) else payload.model_dump_json()  # type: ignore[attr-defined]
+        published.append((stream, body))
+
+    turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
+    yield turns, published, store
+    turns.cancel_timers()
+
+
+def message(cid: str, mid: str, text: str, at: datetime) -> InboundMessage:
+    return InboundMessage(
+        channel="http",
+        conversation_id=cid,
+        message_id=mid,
+        text=text,
+        sent_at=at,
+        received_at=at,
+        contact=cid,
+    )
+
+
+def turns_of(turns: TurnKeeper, published: list[tuple[str, str]]) -> list[Turn]:
+    return [Turn.model_validate_json(body) for s, body in published if s == turns.keys.turns]
+
+
+def letters_of(turns: TurnKeeper, published: list[tuple[str, str]]) -> list[DeadLetter]:
+    return [DeadLetter.model_validate_json(body) for s, body in published if s == turns.keys.dlq]
+
+
+async def keys_under(redis: Redis, prefix: str) -> list[str]:
+    return [k async for k in redis.scan_iter(match=f"{prefix}*")]
+
+
+PATCH = '{"always":{},"latest":{},"first":{}}'
+CASES = [
+    # The 1970 message that wedged its conversation: a negative stamp.
+    (lua.INGEST, 5, ["-5|{}", 60, PATCH, -5, 60, "{}", 10, ""], "ts_ms"),
+    (lua.INGEST, 5, ["6|{}", 60, PATCH, 5, 60, "{}", 10, ""], "entry"),
+    (lua.INGEST, 5, ["5|{}", 60, "not json", 5, 60, "{}", 10, ""], "meta_patch_json"),
+    (lua.INGEST, 5, ["5|{}", 60, '{"always":{},"latest":{}}', 5, 60, "{}", 10, ""], "first"),
+    (lua.INGEST, 5, ["5|{}", "abc", PATCH, 5, 60, "{}", 10, ""], "dedupe"),
+    (lua.INGEST, 5, ["5|{}", 60, PATCH, 5, 60, "{}"], "history_kept"),
+    (lua.INGEST, 5, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "soon"], "hold_ms"),
+    (lua.INGEST, 4, ["5|{}", 60, PATCH, 5, 60, "{}", 10, ""], "keys"),
+    (lua.META_PATCH, 1, ["[1", "", ""], "patch_json"),
+    (lua.TRY_START, 4, ["t1", "abc", 60, 10**13], "lease_ttl_ms"),
+    (lua.TRY_START, 4, ["t1", 1000, 60], "max_ts_ms"),
+    (lua.TRY_START, 4, ["", 1000, 60, 10**13], "turn_id"),
+    (lua.RELEASE, 5, ["t1", "", 1000, 60, 10**13], "next_turn_id"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 60], "max_ts_ms"),
+    (lua.COMMIT, 3, ["x"], "n_writes"),
+    (lua.COMMIT, 3, [1, "trial", "nan", "{}", "[]", 60, 50, 60], "expected_v"),
+    (lua.COMMIT, 3, [1, "trial", 0, "{bad", "[]", 60, 50, 60], "slice json"),
+    (lua.COMMIT, 3, [1, "trial", 0, "{}", "[]", 60], "arguments"),
+    (lua.MERGE_ADD, 1, ["part:x", "{}", 0, 5, 5], "ttl_s"),
+    (lua.MERGE_EXPIRE, 1, ["later", 5], "now_ms"),
+    (lua.DELIVER_ONCE, 2, ["{}", 60, 60, "1e400"], "maxlen"),
+    (lua.HISTORY_ONCE, 2, ["", 60, 60, 10], "entry_json"),
+    (ZREM_IF_SCORE, 1, ["c1", "abc"], "expected_score"),
+    (UPDATE_RECORD, 1, ["sent", "x", "now", 60, ""], "rank"),
+    (UPDATE_RECORD, 1, ["sent", 1, "now", 60, "", "turn_id"], "pairs"),
+    (HOLD, 1, [5, 0], "ttl_ms"),
+]
+
+
+@pytest.mark.parametrize(("script", "n_keys", "args", "named"), CASES)
+async def test_scripts_refuse_bad_arguments_before_any_write(
+    redis: Redis, unique_prefix: str, script: str, n_keys: int, args: list[object], named: str
+) -> None:
+    keys = [f"{unique_prefix}k{i}" for i in range(n_keys)]
+    with pytest.raises(ResponseError, match="bad argument") as refused:
+        await redis.eval(script, len(keys), *keys, *args)
+    assert named in str(refused.value)
+    assert await keys_under(redis, unique_prefix) == []
+
+
+async def test_a_start_with_bad_arguments_leaves_the_inbox_and_takes_no_lease(keeper) -> None:
+    turns, _, _ = keeper
+    await turns.ingest(message("c1", "m1", "quero agendar uma aula", NOW))
+    with pytest.raises(ResponseError, match="lease_ttl_ms"):
+        await turns.scripts.try_start(keys=turns._turn_keys("c1"), args=["t1", "soon", 60, 1])
+    assert await turns.redis.llen(turns.keys.inbox("c1")) == 1
+    assert await turns.redis.exists(turns.keys.lease("c1"), turns.keys.inflight("c1")) == 0
+
+
+async def test_bad_entries_are_dead_lettered_and_the_good_ones_make_the_turn(keeper) -> None:
+    turns, published, store = keeper
+    good = message("c2", "good", "quero agendar", NOW)
+    old = message("c2", "old", "oi", datetime(1960, 1, 1, tzinfo=UTC))
+    await turns.redis.rpush(
+        turns.keys.inbox("c2"),
+        "garbage",
+        f"-315619200000|{old.model_dump_json()}",
+        f"0|{old.model_copy(update={'message_id': 'old0'}).model_dump_json()}",
+    )
+    await turns.ingest(good)
+    await turns.try_start("c2", 0)
+    (turn,) = turns_of(turns, published)
+    assert [m.message_id for m in turn.messages] == ["good"] and turn.now == NOW
+    letters = letters_of(turns, published)
+    assert [(letter.message_id, letter.group) for letter in letters] == [
+        ("", "gateway"),
+        ("old", "gateway"),
+        ("old0", "gateway"),
+    ]
+    assert letters[0].payload == "garbage"
+    assert letters[1].error == "not an inbox entry (<epoch ms>|<message JSON>)"
+    assert letters[2].error == "sent_at must not be before 2000-01-01"
+    inflight = await turns.redis.lrange(turns.keys.inflight("c2"), 0, -1)
+    assert [json.loads(e.split("|", 1)[1])["message_id"] for e in inflight] == ["good"]
+    dead = [e for e in await store.journal("c2") if e["event"] == "message.dead_lettered"]
+    assert [e["reason"] for e in dead] == [letter.error for letter in letters]
+
+
+async def test_a_conversation_whose_inbox_held_only_bad_entries_goes_on(keeper) -> None:
+    """Before: the start script failed after taking the lease and moving the inbox, and every
+    later start of the conversation failed the same way."""
+    turns, published, _ = keeper
+    old = message("c3", "old", "oi", datetime(1960, 1, 1, tzinfo=UTC))
+    await turns.redis.rpush(turns.keys.inbox("c3"), f"-315619200000|{old.model_dump_json()}")
+    await turns.redis.zadd(turns.keys.pending_starts, {"c3": 0})
+    await turns.sweep_once()
+    assert turns_of(turns, published) == []
+    assert [letter.message_id for letter in letters_of(turns, published)] == ["old"]
+    assert await turns.redis.exists(turns.keys.lease("c3"), turns.keys.inflight("c3")) == 0
+    meta = json.loads(await turns.redis.hget(turns.keys.state("c3"), "meta"))
+    assert "last_turn_ms" not in meta  # a bad stamp does not move the turn clock
+
+    await turns.ingest(message("c3", "m2", "quero agendar", NOW))
+    await turns.try_start("c3", 0)
+    (turn,) = turns_of(turns, published)
+    assert [m.message_id for m in turn.messages] == ["m2"]
+    assert turn.previous_message_at is None
+
+
+async def test_a_bad_entry_arriving_while_a_turn_is_in_flight_is_dead_lettered_at_release(
+    keeper,
+) -> None:
+    turns, published, _ = keeper
+    await turns.ingest(message("c4", "m1", "quero agendar uma aula", NOW))
+    await turns.try_start("c4", 0)
+    (first,) = turns_of(turns, published)
+    await turns.redis.rpush(turns.keys.inbox("c4"), "99999999999999999999|{}")
+    await turns.release("c4", first.turn_id)
+    assert len(turns_of(turns, published)) == 1
+    assert [letter.payload for letter in letters_of(turns, published)] == [
+        "99999999999999999999|{}"
+    ]
+    assert await turns.redis.exists(turns.keys.lease("c4")) == 0
+    await turns.ingest(message("c4", "m2", "quero agendar", NOW + timedelta(seconds=5)))
+    await turns.try_start("c4", 0)
+    assert [t.messages[0].message_id for t in turns_of(turns, published)] == ["m1", "m2"]
+
+
+@pytest.mark.parametrize("sent_at", [datetime(1969, 7, 20, tzinfo=UTC), NOW + timedelta(days=3651)])
+async def test_ingest_refuses_a_time_out_of_bounds_and_stores_nothing(
+    keeper, unique_prefix: str, sent_at: datetime
+) -> None:
+    turns, _, _ = keeper
+    with pytest.raises(MessageRefused) as refused:
+        await turns.ingest(message("c5", "m1", "oi", sent_at))
+    assert refused.value.field == "sent_at"
+    assert await keys_under(turns.redis, unique_prefix) == []
