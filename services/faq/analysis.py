@@ -133,6 +133,10 @@ class Analyzer:
         such as "endereço e preço?", tried when one entry does not explain the whole clause."""
         return [p.strip() for p in _JOINERS.split(text)[::2] if p.strip()]
 
+    def question_shaped(self, text: str) -> bool:
+        """Whether a piece of text starts with a question word or ends with "?"."""
+        return text.rstrip().endswith("?") or self._starts_as_question(text)
+
     def _starts_as_question(self, text: str) -> bool:
         first = normalize(text).split()[:1]
         return bool(first) and first[0] in self.question_words

@@ -54,7 +54,11 @@ def build(rt: Runtime) -> None:
                 source="faq",
                 text=result.text,
                 asks_question=result.asks_question,
-                data={"entry_ids": result.entry_ids, "unanswered": result.unanswered},
+                data={
+                    "entry_ids": result.entry_ids,
+                    "unanswered": result.unanswered,
+                    "unknown_only": result.unknown_only,
+                },
             )
             decision.outbox.add(rt.keys.merge, part)
             for question in result.unanswered:

@@ -43,6 +43,8 @@ class Retrieval(BaseModel):
     entries: list[FaqEntry]
     unanswered: list[str]
     clauses: list[ClauseMatch]
+    # Whether some clause was shaped like a question (a "?" or a question word first).
+    asked: bool = True
 
     @property
     def entry_ids(self) -> list[str]:
@@ -66,6 +68,9 @@ class FaqResult(BaseModel):
     source: Literal["rules", "llm"]
     # Whether the trial-class pointer closes the text.
     oferta_pointer: bool
+    # Nothing answered and nothing shaped like a question: the "não sei" is about a statement
+    # ("quero agendar"), which the merger leaves out when another specialist answered.
+    unknown_only: bool = False
 
 
 def _judge(text: str, index: FaqIndex) -> ClauseMatch | None:
@@ -96,22 +101,43 @@ def _as_topic_list(whole: ClauseMatch, index: FaqIndex) -> list[ClauseMatch] | N
     return parts
 
 
+def _as_request_and_questions(whole: ClauseMatch, index: FaqIndex) -> list[ClauseMatch] | None:
+    """The clause read as statements joined to questions ("quero agendar a experimental e
+    onde fica?"), when it matched nothing as a whole: the question-shaped pieces, if every one
+    of them is answered. The statements are context, neither answered nor unanswered."""
+    if whole.answered:
+        return None
+    analyzer = index.analyzer
+    pieces = analyzer.pieces(whole.clause)
+    asked = [p for p in pieces if analyzer.question_shaped(p)]
+    if len(pieces) < 2 or not asked:
+        return None
+    matches = [_judge(p, index) for p in asked]
+    if not all(m is not None and m.answered for m in matches):
+        return None
+    return [m for m in matches if m is not None]
+
+
 def retrieve(text: str, *, index: FaqIndex) -> Retrieval:
     """Match every question clause of ``text``; entries deduplicated, first ask first.
 
-    In a message of several clauses, an unmatched clause that is not shaped like a question
-    ("meu nome é Ana") is context, not an unanswered question. A single clause is always a
-    question: triage sent the message here because it asks something.
+    In a message of several clauses, a clause that is not shaped like a question ("meu nome é
+    Ana", "ele é iniciante") is context, not a question, when another clause asks something:
+    neither answered nor unanswered. A single clause is always a question: triage sent the
+    message here because it asks something.
     """
     clauses = index.analyzer.clauses(text)
+    asking = any(c.question_shaped for c in clauses)
     matches: list[ClauseMatch] = []
     entries: dict[str, FaqEntry] = {}
     unanswered: list[str] = []
     for clause in clauses:
+        if asking and len(clauses) > 1 and not clause.question_shaped:
+            continue
         match = _judge(clause.text, index)
         if match is None:
             continue
-        found = _as_topic_list(match, index) or [match]
+        found = _as_topic_list(match, index) or _as_request_and_questions(match, index) or [match]
         matches.extend(found)
         for m in found:
             if m.answered:
@@ -120,7 +146,9 @@ def retrieve(text: str, *, index: FaqIndex) -> Retrieval:
                 unanswered.append(clause.text)
     if not entries and not unanswered and text.strip():
         unanswered.append(text.strip())
-    return Retrieval(entries=list(entries.values()), unanswered=unanswered, clauses=matches)
+    return Retrieval(
+        entries=list(entries.values()), unanswered=unanswered, clauses=matches, asked=asking
+    )
 
 
 def _wants_oferta_pointer(entries: list[FaqEntry], mode: str | None, config: FaqConfig) -> bool:
@@ -173,6 +201,7 @@ def compose(
         clauses=retrieval.clauses,
         source="llm" if used_llm else "rules",
         oferta_pointer=pointer,
+        unknown_only=not retrieval.entries and not retrieval.asked,
     )
 
 

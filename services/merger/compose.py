@@ -3,7 +3,10 @@
 Policy, in order:
 1. triage's inline parts (general reply, clarification) first;
 2. then each expected specialist in the pack's configured order — a specialist that did not
-   answer before the deadline is replaced by its fallback line;
+   answer before the deadline is replaced by its fallback line — answers before questions: a
+   part that asks (the booking's next step) comes after the parts that answer, so the reply
+   ends on the one thing the person has to do next; an "I don't know" about something that
+   was no question (``data.unknown_only``) is left out when another specialist answered;
 3. then mode_router's micro-confirmation, dropped when another part already asks a question
    (one question per message);
 4. a greeting repeated by a later part is removed (one "Olá!" per reply);
@@ -136,18 +139,29 @@ def compose(
         texts.append(fallback(TRIAGE))
     specialists = [s for s in config.order if s not in (TRIAGE, MODE_ROUTER)]
     specialists += [s for s in expected if s not in specialists and s != MODE_ROUTER]
+    answers: list[tuple[str, str]] = []
+    questions: list[tuple[str, str]] = []
+    arrived = [s for s in specialists if s in expected and s in parts]
     for source in specialists:
         if source not in expected:
             continue
         part = parts.get(source)
         if part is None:
             missing.append(source)
-            texts.append(fallback(source))
+            answers.append(("", fallback(source)))
             continue
-        if part.text:
-            texts.append(part.text)
+        if not part.text:
+            continue
+        others = [s for s in arrived if s != source and parts[s].text]
+        if part.data.get("unknown_only") and others:
+            dropped.append(source)
+            continue
+        (questions if part.asks_question else answers).append((source, part.text))
+        asks_question = asks_question or part.asks_question
+    for source, text in [*answers, *questions]:
+        texts.append(text)
+        if source:
             sources.append(source)
-            asks_question = asks_question or part.asks_question
 
     router = parts.get(MODE_ROUTER)
     if router is not None and router.text:

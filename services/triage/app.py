@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from services.triage.config import load_config
 from services.triage.core import asks_llm, triage_turn
+from services.triage.faq_evidence import faq_knows
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageResult, TriageState
 from services.triage.rules import classify, mode_awaits_answer, trial_context
@@ -19,12 +20,18 @@ from shared.state import Snapshot, journal_entry
 def build(rt: Runtime) -> None:
     config = load_config(rt.pack)
     mode = rt.settings.nlu_mode
+    knows = faq_knows(rt.pack, config)
 
     async def understand(
         turn: Turn, state: TriageState | None, trial_stage: str | None, journal: list[str]
     ) -> TriageResult:
         rules = classify(
-            turn.text, trial_stage=trial_stage, config=config, pack=rt.pack, seed=turn.turn_id
+            turn.text,
+            trial_stage=trial_stage,
+            config=config,
+            pack=rt.pack,
+            seed=turn.turn_id,
+            knows=knows,
         )
         if not asks_llm(mode, turn.text, rules, state, turn.now, config):
             return rules
@@ -52,13 +59,14 @@ def build(rt: Runtime) -> None:
                 seed=turn.turn_id,
                 llm_result=result if result.source == "llm" else None,
                 mode_pending=mode_awaits_answer(snapshot.get("mode"), turn.turn_id),
+                knows=knows,
             )
             for route in outcome.routes:
                 task = SpecialistTask(
                     turn=turn,
                     route=route,
                     intents=outcome.intents,
-                    text=outcome.text,
+                    text=outcome.route_texts.get(route, outcome.text),
                     forced_by_clarification=outcome.forced_by_clarification,
                 )
                 decision.outbox.add(rt.keys.tasks(route), task)

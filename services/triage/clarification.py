@@ -40,11 +40,14 @@ def confirm_text(
     return pack.text(key, seed=seed, subject=subject)
 
 
-def parse_choice(text: str, config: ClarificationConfig) -> ClarifyOption | None:
+def parse_choice(
+    text: str, config: ClarificationConfig, *, numbers_only: bool = False
+) -> ClarifyOption | None:
     """The option a short answer picks, by number, ordinal or word; None when unreadable.
 
     An answer naming two different options, or a number outside the menu, picks nothing: the
-    menu is shown again rather than guessing.
+    menu is shown again rather than guessing. ``numbers_only`` reads numbers and ordinals
+    alone: an explicit pick, which wins over any reading of the words.
     """
     normalized = normalize(text)
     words = normalized.split()
@@ -59,7 +62,8 @@ def parse_choice(text: str, config: ClarificationConfig) -> ClarifyOption | None
                 return None
             picked.add(number - 1)
     picked |= config.ordinal_choices(normalized)
-    picked |= {index for index, option in enumerate(options) if option.named_in(normalized)}
+    if not numbers_only:
+        picked |= {index for index, option in enumerate(options) if option.named_in(normalized)}
     if len(picked) != 1:
         return None
     return options[picked.pop()]

@@ -138,6 +138,11 @@ class ClarificationConfig(BaseModel):
     action_patterns: list[str] = Field(default_factory=list)
     # A pending clarification older than this (business time, Turn.now) is forgotten.
     expire_after_minutes: float = 30.0
+    # The menu is shown at most this many times for one clarification; another unclear answer
+    # hands the conversation to a person instead of showing it again.
+    max_menus: int = Field(default=2, ge=1)
+    # Where a clarification that stayed unclear goes (the handoff carries what was understood).
+    unclear_intent: SpecialistIntent = "handoff"
     # Longer answers are read as a new message, not as a menu choice.
     choice_max_words: int = 5
     # ordinals[i] are the words that pick option i + 1 ("primeira", "segundo"...).
@@ -161,6 +166,50 @@ class ClarificationConfig(BaseModel):
             for index, regexes in enumerate(self._ordinals)
             if index < len(self.options) and any(r.search(normalized) for r in regexes)
         }
+
+
+class QuestionRules(BaseModel):
+    """What makes a clause a question, and which questions are about the booking itself.
+
+    Word lists are matched on the normalized clause. ``joiner_words`` join clauses inside a
+    sentence ("quero agendar e onde fica?"); ``flow_patterns`` mark a question the booking flow
+    answers (a slot, why a field is asked); ``faq_min_coverage`` is how much of a question
+    clause the best FAQ entry must know for the knowledge base to count as evidence of faq.
+    """
+
+    start_words: list[str] = Field(default_factory=list)
+    asking_patterns: list[str] = Field(default_factory=list)
+    flow_patterns: list[str] = Field(default_factory=list)
+    joiner_words: list[str] = Field(default_factory=lambda: ["e", "ou", "tambem"])
+    faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
+    _starts: re.Pattern[str] = PrivateAttr()
+    _asking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _joiners: re.Pattern[str] = PrivateAttr()
+
+    def model_post_init(self, _context: object) -> None:
+        words = sorted({normalize(w) for w in self.start_words if normalize(w)}, key=len)
+        alternation = "|".join(re.escape(w) for w in reversed(words)) or r"(?!)"
+        self._starts = re.compile(rf"^(?:{alternation})(?!\w)")
+        self._asking = [re.compile(p) for p in self.asking_patterns]
+        self._flow = [re.compile(p) for p in self.flow_patterns]
+        joiners = "|".join(re.escape(w) for w in self.joiner_words) or r"(?!)"
+        self._joiners = re.compile(rf"(\s*,?\s+(?:{joiners})\s+)", re.IGNORECASE)
+
+    @property
+    def joiners(self) -> re.Pattern[str]:
+        """Splits raw text at a joiner word, keeping the joiner (capturing group)."""
+        return self._joiners
+
+    def starts_question(self, normalized: str) -> bool:
+        return bool(self._starts.match(normalized))
+
+    def asks(self, normalized: str) -> bool:
+        """A question word first, or a request for information anywhere."""
+        return self.starts_question(normalized) or any(r.search(normalized) for r in self._asking)
+
+    def about_flow(self, normalized: str) -> bool:
+        return any(regex.search(normalized) for regex in self._flow)
 
 
 class LLMPrompt(BaseModel):
@@ -198,6 +247,7 @@ class TriageConfig(BaseModel):
     fallback_text_key: str = "general_fallback"
     active_context: ActiveContext = Field(default_factory=ActiveContext)
     clarification: ClarificationConfig
+    questions: QuestionRules = Field(default_factory=QuestionRules)
     mode_confirmation: ModeConfirmation = Field(default_factory=ModeConfirmation)
     llm: LLMPrompt
 

@@ -26,6 +26,7 @@ from services.triage.models import (
     TriageResult,
     TriageState,
 )
+from services.triage.questions import FaqKnows, faq_text, is_direct_question, parts
 from services.triage.rules import active_stage, classify, needs_llm
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
@@ -43,6 +44,8 @@ class _Turn:
     seed: str
     journal: dict[str, Any]
     mode_pending: bool = False
+    active: bool = False
+    knows: FaqKnows | None = None
 
     def decide(
         self,
@@ -56,6 +59,12 @@ class _Turn:
     ) -> TriageDecision:
         routes = list(dict.fromkeys(self.config.routes[i] for i in intents if i != "general"))
         forced = forced_text is not None
+        route_texts: dict[str, str] = {}
+        faq_route = self.config.routes.get("faq")
+        if not forced and faq_route in routes and "faq" in intents:
+            asked = faq_text(self.text, self.config, active=self.active, knows=self.knows)
+            if asked != self.text:
+                route_texts[faq_route] = asked
         state = TriageState(
             last_intents=intents,
             last_source=self.result.source,
@@ -68,6 +77,7 @@ class _Turn:
             "routes": routes,
             "clarification": step,
             "forced_by_clarification": forced,
+            "route_texts": route_texts,
         }
         return TriageDecision(
             intents=intents,
@@ -76,9 +86,15 @@ class _Turn:
             forced_by_clarification=forced,
             inline_text=inline_text,
             asks_question=asks_question,
+            route_texts=route_texts,
             state=state,
             journal=journal,
         )
+
+    @property
+    def asks_something(self) -> bool:
+        """Whether some clause of the message is a direct question."""
+        return any(is_direct_question(clause, self.config) for clause in parts(self.text))
 
     @property
     def is_clear_request(self) -> bool:
@@ -95,14 +111,28 @@ class _Turn:
 
 
 def _answer_context(turn: _Turn, pending: PendingClarification) -> TriageDecision | None:
-    """N1: the person answers the menu (None: a clear new request, handled as usual)."""
+    """N1: the person answers the menu (None: a new request or question, handled as usual).
+
+    A number or ordinal picks its option. A question is taken as one ("tem aula pra criança?"
+    names no option even if it says "aula"); then a short answer naming an option picks it;
+    then anything that reads as a request is taken as one, so the menu never traps a person
+    who answers in their own words. A truly unclear answer gets the menu again (with an
+    example of what to write) up to ``max_menus`` times, then a person takes over.
+    """
     clarify = turn.config.clarification
-    option = parse_choice(turn.text, clarify)
+    option = parse_choice(turn.text, clarify, numbers_only=True)
+    if option is None and turn.is_clear_request and turn.asks_something:
+        return None
+    option = option or parse_choice(turn.text, clarify)
     if option is None and turn.is_clear_request:
         return None
+    if option is None and pending.menus_shown >= clarify.max_menus:
+        return turn.forced(clarify.unclear_intent, pending, "n1_handoff")
     if option is None:
         text = menu_text(clarify, turn.pack, turn.seed, invalid=True)
-        waiting = pending.model_copy(update={"asked_at": turn.now})
+        waiting = pending.model_copy(
+            update={"asked_at": turn.now, "menus_shown": pending.menus_shown + 1}
+        )
         return turn.decide(
             intents=[], pending=waiting, step="n1_invalid", inline_text=text, asks_question=True
         )
@@ -214,8 +244,12 @@ def triage_turn(
     seed: str,
     llm_result: TriageResult | None = None,
     mode_pending: bool = False,
+    knows: FaqKnows | None = None,
 ) -> TriageDecision:
     """Decide one turn.
+
+    ``knows`` tells whether the knowledge base answers a question clause (see
+    :mod:`services.triage.faq_evidence`); the FAQ route is given only the clauses that ask.
 
     ``mode_pending``: the mode router waits for a yes/no to its micro-confirmation, so a bare
     answer is read as that answer instead of opening the clarification menu.
@@ -226,7 +260,7 @@ def triage_turn(
     """
     state = state or TriageState()
     result = llm_result or classify(
-        text, trial_stage=trial_stage, config=config, pack=pack, seed=seed
+        text, trial_stage=trial_stage, config=config, pack=pack, seed=seed, knows=knows
     )
     journal: dict[str, Any] = {
         "source": result.source,
@@ -234,7 +268,8 @@ def triage_turn(
         "reason": result.reason,
         "active_context": active_stage(trial_stage, config),
     }
-    turn = _Turn(text, result, now, config, pack, seed, journal, mode_pending)
+    active = active_stage(trial_stage, config) is not None
+    turn = _Turn(text, result, now, config, pack, seed, journal, mode_pending, active, knows)
     pending = state.pending
     if pending is not None and expired(pending, now, config.clarification):
         journal["pending_expired"] = pending.stage

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel
 
 from services.triage.config import load_config
+from services.triage.faq_evidence import faq_knows
 from services.triage.rules import classify, needs_llm
 from shared.pack import Pack, load_pack
 
@@ -46,11 +47,14 @@ def evaluate(corpus_path: Path, pack: Pack) -> dict[str, Any]:
     """Rules-mode figures over the corpus, with every miss listed for reading."""
     config = load_config(pack)
     corpus = load_corpus(corpus_path)
+    knows = faq_knows(pack, config)
     exact = llm_calls = 0
     counts: dict[str, dict[str, int]] = {}
     misses: list[dict[str, Any]] = []
     for message in corpus:
-        result = classify(message.text, trial_stage=message.trial_stage, config=config, pack=pack)
+        result = classify(
+            message.text, trial_stage=message.trial_stage, config=config, pack=pack, knows=knows
+        )
         expected, predicted = _labels(message.expected), _labels(result.intents)
         llm_calls += needs_llm(result, config)
         if expected == predicted:

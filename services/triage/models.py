@@ -36,6 +36,8 @@ class PendingClarification(BaseModel):
     stage: Literal["awaiting_context", "awaiting_confirmation"]
     original_message: str
     chosen_option: str | None = None
+    # How many times the menu has been shown for this clarification.
+    menus_shown: int = 1
     # Business times (Turn.now): when the clarification started and when we last asked;
     # expiry counts from the last question so a slow but engaged person is not cut off.
     created_at: AwareDatetime
@@ -55,6 +57,8 @@ ClarificationStep = Literal[
     "n1_menu",
     "n1_invalid",
     "n1_cancelled",
+    "n1_new_request",
+    "n1_handoff",
     "n1_chosen",
     "n2_confirm",
     "n2_confirm_again",
@@ -79,5 +83,7 @@ class TriageDecision(BaseModel):
     forced_by_clarification: bool = False
     inline_text: str | None = None
     asks_question: bool = False
+    # What a route is given instead of ``text`` (the FAQ gets only the clauses that ask).
+    route_texts: dict[str, str] = Field(default_factory=dict)
     state: TriageState
     journal: dict[str, Any]

@@ -6,18 +6,15 @@ The rules decide alone in ``rules`` mode and go first in ``hybrid`` mode, where
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
+from services.triage.questions import FaqKnows, is_flow_question, is_question, parts
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
-
-# Clause boundaries: "Maria, 27. onde fica?" has an answer clause and a question clause.
-_CLAUSE_BREAK = re.compile(r"[,.;!?\n…]+|\s[-–—+]\s")
 
 
 def trial_context(trial: dict[str, Any] | None) -> str | None:
@@ -63,9 +60,11 @@ def _is_small_talk(normalized: str, config: TriageConfig) -> bool:
 def _answers_active_flow(text: str, config: TriageConfig) -> bool:
     """Whether some part of the message reads as an answer to the booking flow.
 
-    A leading yes/no counts ("sim, e onde fica?"), and so does any clause that is neither
-    about another intent nor small talk ("Pedro, 29. quanto custa?" — "Pedro" and "29" are
-    answers). A message that is only a question about something else has no such part, which
+    A leading yes/no counts ("sim, e onde fica?"), a question about the booking itself counts
+    ("pq precisa da idade?"), and so does any part that is not a question and not plainly
+    about another intent ("Pedro, 29. quanto custa?" — "Pedro" and "29" are answers; "ele é
+    iniciante. vcs emprestam raquete?" — the level is an answer even though the FAQ knows the
+    word). A message that is only a question about something else has no such part, which
     keeps "onde fica a CT?" a pure faq even mid-booking.
     """
     if yes_no(text) is not None:
@@ -73,13 +72,49 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
     others = [
         rules for name, rules in config.intents.items() if name != config.active_context.intent
     ]
-    for clause in _CLAUSE_BREAK.split(text):
-        normalized = normalize(clause)
+    for clause in parts(text):
+        normalized = clause.normalized
         if not normalized or _is_small_talk(normalized, config):
             continue
-        if not any(rules.hit(normalized) for rules in others):
+        if is_flow_question(clause, config):
+            return True
+        if is_question(clause, config):
+            continue
+        if not any(rules.score(normalized) >= config.threshold for rules in others):
             return True
     return False
+
+
+def _known_question(
+    text: str, config: TriageConfig, knows: FaqKnows | None, *, active: bool
+) -> bool:
+    """Whether a question clause of the message is one the knowledge base answers (mid-booking,
+    leaving out questions about the booking itself)."""
+    if knows is None:
+        return False
+    for clause in parts(text):
+        if not clause.normalized or not is_question(clause, config):
+            continue
+        if active and is_flow_question(clause, config):
+            continue
+        if knows(clause.text):
+            return True
+    return False
+
+
+def _without_flow_questions(text: str, config: TriageConfig) -> str:
+    """The normalized message without its questions about the booking itself, whose words
+    ("quais horarios tem na terça?") are no evidence of an FAQ question mid-booking."""
+    kept = [
+        clause.normalized
+        for clause in parts(text)
+        if not (is_question(clause, config) and is_flow_question(clause, config))
+    ]
+    return " ".join(kept)
+
+
+def _asks_something(text: str, config: TriageConfig) -> bool:
+    return any(is_question(clause, config) for clause in parts(text) if clause.normalized)
 
 
 def classify(
@@ -89,21 +124,32 @@ def classify(
     config: TriageConfig,
     pack: Pack,
     seed: str = "",
+    knows: FaqKnows | None = None,
 ) -> TriageResult:
     """Classify one message with the pack's rules.
 
     Specialist intents whose confidence reaches the threshold are detected together
-    (multi-intent). Mid-booking, the booking flow also gets the message when part of it answers
-    the flow, or when nothing else claims it. Otherwise a long message with no action word is
-    left unplaced (N1 asks), small talk is ``general`` alone with its reply, and anything else
-    is unplaced. Typos are corrected to the pack's vocabulary before scoring.
+    (multi-intent). ``knows`` lets the knowledge base vouch for a question the keywords miss
+    ("a partir de que idade pode?"): mid-booking always, otherwise when nothing else placed
+    the message. Mid-booking, the booking flow also gets the message when part of it answers
+    the flow, or when nothing else claims it. Otherwise a long message with no action word and
+    no question is left unplaced (N1 asks), small talk is ``general`` alone with its reply,
+    and anything else is unplaced. Typos are corrected to the pack's vocabulary before scoring.
     """
     normalized = pack_vocabulary(pack).correct(normalize(text))
+    active = active_stage(trial_stage, config) is not None
     confidences = {name: rules.score(normalized) for name, rules in config.intents.items()}
+    if active and "faq" in config.intents:
+        confidences["faq"] = config.intents["faq"].score(_without_flow_questions(text, config))
     intents: list[str] = [name for name, conf in confidences.items() if conf >= config.threshold]
     context_intent = config.active_context.intent
 
-    if active_stage(trial_stage, config):
+    unplaced = active or not intents
+    if "faq" not in intents and unplaced and _known_question(text, config, knows, active=active):
+        intents.append("faq")
+        confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
+
+    if active:
         if context_intent not in intents and (not intents or _answers_active_flow(text, config)):
             intents.insert(0, context_intent)
             confidences[context_intent] = 1.0
@@ -111,7 +157,12 @@ def classify(
 
     clarify = config.clarification
     too_long = len(text.strip()) > clarify.long_message_chars
-    if clarify.enabled and too_long and not clarify.has_action(normalized):
+    if (
+        clarify.enabled
+        and too_long
+        and not clarify.has_action(normalized)
+        and not _asks_something(text, config)
+    ):
         return TriageResult(intents=[], confidences=confidences, reason="long_without_action")
     if intents:
         return TriageResult(intents=intents, confidences=confidences)

@@ -181,3 +181,48 @@ def test_index_works_for_any_pack_section() -> None:
     index = FaqIndex(FaqConfig.model_validate(base))
     assert retrieve("vcs fazem delivery?", index=index).entry_ids == ["delivery"]
     assert retrieve("qual o cardapio", index=index).entry_ids == ["cardapio"]
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("quero agendar uma aula experimental e onde fica a CT?", ["endereco"]),
+        (
+            "quero agendar a experimental e saber o preço da mensalidade e se tem estacionamento",
+            ["planos", "estacionamento"],
+        ),
+        (
+            "tenho 45 anos, dor no joelho, nunca joguei. vcs abrem que horas? "
+            "tem que pagar pra experimentar?",
+            ["horarios", "aula_experimental"],
+        ),
+    ],
+)
+def test_every_question_next_to_a_request_is_answered(
+    text: str, ids: list[str], index: FaqIndex, pack: Pack
+) -> None:
+    result = ask(text, index, pack)
+    assert result.entry_ids == ids
+    assert result.unanswered == []
+    assert result.unknown_only is False
+
+
+def test_a_statement_next_to_a_question_is_context(index: FaqIndex, pack: Pack) -> None:
+    result = ask("ele é iniciante. vcs emprestam raquete?", index, pack)
+    assert result.entry_ids == ["o_que_levar"]
+    assert result.unanswered == []
+
+
+def test_an_unknown_question_next_to_a_request_is_still_unknown(
+    index: FaqIndex, pack: Pack
+) -> None:
+    result = ask("quero agendar e vcs vendem raquete?", index, pack)
+    assert result.entry_ids == []
+    assert result.unanswered
+    assert result.unknown_only is False
+
+
+def test_nothing_answered_and_nothing_asked_is_unknown_only(index: FaqIndex, pack: Pack) -> None:
+    result = ask("quero agendar uma aulinha", index, pack)
+    assert result.entry_ids == []
+    assert result.unknown_only is True

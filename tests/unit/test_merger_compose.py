@@ -23,7 +23,7 @@ def fallback(source: str) -> str:
 def test_inline_first_then_configured_order_then_router() -> None:
     parts = {
         "faq": part("faq", "Ficamos na Rua das Palmeiras, 250."),
-        "trial": part("trial", "Qual é o seu nome?", asks=True),
+        "trial": part("trial", "Anotei seu nome, Ana."),
         "mode_router": part("mode_router", None),
     }
     result = compose(
@@ -31,10 +31,60 @@ def test_inline_first_then_configured_order_then_router() -> None:
     )
     assert result.text.split("\n\n") == [
         "Oi!",
-        "Qual é o seu nome?",
+        "Anotei seu nome, Ana.",
         "Ficamos na Rua das Palmeiras, 250.",
     ]
     assert result.sources == ["triage", "trial", "faq"]
+
+
+def test_answers_come_before_the_next_step_question() -> None:
+    """The booking's re-ask closes the reply, after the answers to the person's questions."""
+    parts = {
+        "faq": part("faq", "Ficamos na Rua das Palmeiras, 250."),
+        "trial": part("trial", "Qual é o seu nome?", asks=True),
+        "mode_router": part("mode_router", "Quer ver os horários?", asks=True),
+    }
+    result = compose(
+        plan(["trial", "faq", "mode_router"], [part("triage", "Oi!")]), parts, CONFIG, fallback
+    )
+    assert result.text.split("\n\n") == [
+        "Oi!",
+        "Ficamos na Rua das Palmeiras, 250.",
+        "Qual é o seu nome?",
+    ]
+    assert result.sources == ["triage", "faq", "trial"]
+
+
+def unknown(text: str) -> Part:
+    return Part(
+        turn_id="t", conversation_id="c", source="faq", text=text, data={"unknown_only": True}
+    )
+
+
+def test_unknown_about_a_statement_is_left_out_next_to_an_answer() -> None:
+    parts = {
+        "trial": part("trial", "Bora marcar! Qual é o seu nome?", asks=True),
+        "faq": unknown("Essa eu não sei te responder."),
+    }
+    result = compose(plan(["trial", "faq"]), parts, CONFIG, fallback)
+    assert result.text == "Bora marcar! Qual é o seu nome?"
+    assert result.dropped == ["faq"]
+
+
+def test_unknown_alone_is_still_said() -> None:
+    parts = {"faq": unknown("Essa eu não sei te responder.")}
+    result = compose(plan(["faq"]), parts, CONFIG, fallback)
+    assert result.text == "Essa eu não sei te responder."
+    assert result.dropped == []
+
+
+def test_unknown_about_a_real_question_is_kept_next_to_an_answer() -> None:
+    parts = {
+        "trial": part("trial", "Qual é o seu nome?", asks=True),
+        "faq": part("faq", "Essa eu não sei te responder."),
+    }
+    result = compose(plan(["trial", "faq"]), parts, CONFIG, fallback)
+    assert result.text.split("\n\n") == ["Essa eu não sei te responder.", "Qual é o seu nome?"]
 
 
 def test_router_question_dropped_when_another_part_asks() -> None:

@@ -1,0 +1,34 @@
+"""The knowledge base as evidence for triage: does the FAQ know the answer to a question?
+
+Keywords cannot list every way of asking ("a partir de que idade pode?"); the FAQ index,
+built from the same pack, can say whether one of its entries answers a clause. Triage uses it
+only for clauses shaped like questions, and with a stricter coverage than the FAQ's own, so a
+question it vouches for is one the FAQ will answer.
+"""
+
+from __future__ import annotations
+
+from services.faq.config import FaqConfig
+from services.faq.index import FaqIndex
+from services.triage.config import TriageConfig
+from services.triage.questions import FaqKnows
+from shared.pack import Pack
+
+
+def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
+    """A predicate over question clauses, or None when the pack has no FAQ."""
+    if "faq" not in pack.sections:
+        return None
+    faq_config = pack.section("faq", FaqConfig)
+    index = FaqIndex(faq_config)
+    min_coverage = max(config.questions.faq_min_coverage, faq_config.min_coverage)
+
+    def knows(clause: str) -> bool:
+        match = index.best(clause)
+        return (
+            match is not None
+            and match.score >= faq_config.threshold
+            and match.coverage >= min_coverage
+        )
+
+    return knows

@@ -1,0 +1,130 @@
+"""Questions inside a message: where its clauses are, which ones ask something, and what the
+FAQ is given to answer.
+
+People put an answer, a request and a question in one message ("quero agendar a experimental
+e saber o preço"). Triage routes the whole message to every specialist it concerns, but the
+FAQ is handed only the clauses that ask something, so a booking request is never read as an
+unanswerable question ("não sei") and every question gets its own retrieval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from services.triage.config import TriageConfig
+from shared.nlu.normalize import normalize
+
+# Whether the knowledge base knows the answer to a question clause (built by the shell from the
+# FAQ index; None where no index is at hand, e.g. a config-only check).
+FaqKnows = Callable[[str], bool]
+
+# Sentence ends: "?" marks the clause before it as a question. A "." splits only before a
+# space or the end, so "18.30" or "R$ 2.50" stay whole.
+_SENTENCE = re.compile(r"(\?+|[!;\n…]+|\.(?=\s|$))")
+# Commas split the parts of an answer ("Maria, 27") for the active-flow check.
+_COMMA = re.compile(r",|\s[-–—+]\s")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A piece of a message as typed, and whether a "?" closed it."""
+
+    text: str
+    asked: bool
+
+    @property
+    def normalized(self) -> str:
+        return normalize(self.text)
+
+
+def sentences(text: str) -> list[Clause]:
+    """The sentences of ``text``, each with whether it ended with "?"."""
+    pieces = _SENTENCE.split(text)
+    out: list[Clause] = []
+    for body, end in zip(pieces[::2], [*pieces[1::2], ""], strict=True):
+        if body.strip():
+            out.append(Clause(body.strip(), asked=end.startswith("?")))
+    return out
+
+
+def parts(text: str) -> list[Clause]:
+    """Sentences cut further at commas: the smallest pieces an answer comes in."""
+    out: list[Clause] = []
+    for sentence in sentences(text):
+        pieces = [p.strip() for p in _COMMA.split(sentence.text) if p.strip()]
+        for position, piece in enumerate(pieces):
+            out.append(Clause(piece, asked=sentence.asked and position == len(pieces) - 1))
+    return out
+
+
+def is_question(clause: Clause, config: TriageConfig) -> bool:
+    """Whether a clause asks something: a "?", a question word first, or a request for
+    information ("quero saber o preço")."""
+    return clause.asked or config.questions.asks(clause.normalized)
+
+
+def is_direct_question(clause: Clause, config: TriageConfig) -> bool:
+    """A "?" or a question word first: a question, not a word naming a topic ("dúvida")."""
+    return clause.asked or config.questions.starts_question(clause.normalized)
+
+
+def clauses(text: str, config: TriageConfig) -> list[Clause]:
+    """Sentences cut at "e" / "e se" / "também" where a question starts after a complete
+    clause: "quero agendar e onde fica?" is a request and a question, while "raquete e
+    bolinha?" or "aula experimental e quanto custa?" (a topic, then its question) stay whole.
+    """
+    rules = config.questions
+    out: list[Clause] = []
+    for sentence in sentences(text):
+        pieces = rules.joiners.split(sentence.text)
+        current = pieces[0]
+        for joiner, piece in zip(pieces[1::2], pieces[2::2], strict=True):
+            left = Clause(current.strip(), asked=False)
+            complete = is_question(left, config) or config.clarification.has_action(left.normalized)
+            if complete and rules.asks(normalize(piece)):
+                out.append(left)
+                current = piece
+            else:
+                current = current + joiner + piece
+        if current.strip():
+            out.append(Clause(current.strip(), asked=sentence.asked))
+    return out
+
+
+def is_flow_question(clause: Clause, config: TriageConfig) -> bool:
+    """A question about the booking itself (a slot, why a field is asked): mid-booking it is
+    the booking flow's to answer, not the FAQ's."""
+    return config.questions.about_flow(clause.normalized)
+
+
+def faq_clauses(
+    text: str, config: TriageConfig, *, active: bool, knows: FaqKnows | None = None
+) -> list[Clause]:
+    """The clauses of ``text`` the FAQ should answer: those that ask something (mid-booking,
+    not about the booking itself) and those naming an FAQ topic outright ("valores")."""
+    faq_rules = config.intents.get("faq")
+    picked: list[Clause] = []
+    for clause in clauses(text, config):
+        normalized = clause.normalized
+        if not normalized:
+            continue
+        if active and is_flow_question(clause, config):
+            continue
+        topic = faq_rules is not None and faq_rules.score(normalized) >= config.threshold
+        known = knows is not None and is_question(clause, config) and knows(clause.text)
+        if topic or known or is_question(clause, config):
+            picked.append(clause)
+    return picked
+
+
+def faq_text(
+    text: str, config: TriageConfig, *, active: bool, knows: FaqKnows | None = None
+) -> str:
+    """What the FAQ is asked: the question clauses, one per line, or the whole message when
+    no clause stands out as a question (triage sent it there because it asks something)."""
+    picked = faq_clauses(text, config, active=active, knows=knows)
+    if not picked:
+        return text
+    return "\n".join(c.text + ("?" if c.asked else "") for c in picked)

@@ -1,0 +1,178 @@
+"""Every question is heard: clauses, what the FAQ is given, questions mid-booking and at the
+menu, and a menu that cannot trap anyone (triage's pure core with the CT Smash pack)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from services.triage.config import load_config
+from services.triage.core import triage_turn
+from services.triage.faq_evidence import faq_knows
+from services.triage.models import TriageDecision, TriageState
+from services.triage.questions import clauses, faq_text
+from services.triage.rules import classify
+from shared.pack import load_pack
+
+PACK = load_pack("ctsmash")
+CONFIG = load_config(PACK)
+KNOWS = faq_knows(PACK, CONFIG)
+T0 = datetime(2026, 2, 3, 15, 0, tzinfo=UTC)
+MID_BOOKING = "collect_client_info"
+
+
+def intents(text: str, stage: str | None = None) -> list[str]:
+    return classify(text, trial_stage=stage, config=CONFIG, pack=PACK, knows=KNOWS).intents
+
+
+def turn(
+    text: str, state: TriageState | None = None, *, stage: str | None = None, minutes: int = 0
+) -> TriageDecision:
+    return triage_turn(
+        text,
+        state=state,
+        trial_stage=stage,
+        now=T0 + timedelta(minutes=minutes),
+        config=CONFIG,
+        pack=PACK,
+        seed="turn",
+        knows=KNOWS,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "quero agendar uma aula experimental e onde fica a CT?",
+            ["quero agendar uma aula experimental", "onde fica a CT"],
+        ),
+        (
+            "quero agendar a experimental e saber o preço da mensalidade e se tem estacionamento",
+            [
+                "quero agendar a experimental",
+                "saber o preço da mensalidade",
+                "se tem estacionamento",
+            ],
+        ),
+        # A topic and its question, or a list inside one question, stay whole.
+        ("aula experimental e quanto custa?", ["aula experimental e quanto custa"]),
+        ("preciso levar raquete e bolinha?", ["preciso levar raquete e bolinha"]),
+        ("Pedro, 29. quanto custa?", ["Pedro, 29", "quanto custa"]),
+    ],
+)
+def test_a_message_is_cut_into_its_clauses(text: str, expected: list[str]) -> None:
+    assert [c.text for c in clauses(text, CONFIG)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "active", "asked"),
+    [
+        ("quero agendar uma aula experimental e onde fica a CT?", False, "onde fica a CT?"),
+        (
+            "quero agendar a experimental e saber o preço da mensalidade e se tem estacionamento",
+            False,
+            "saber o preço da mensalidade\nse tem estacionamento",
+        ),
+        ("ele é iniciante. vcs emprestam raquete?", True, "vcs emprestam raquete?"),
+        (
+            "tenho 45 anos, dor no joelho, nunca joguei. vcs abrem que horas? "
+            "tem que pagar pra experimentar?",
+            False,
+            "vcs abrem que horas?\ntem que pagar pra experimentar?",
+        ),
+        # Nothing stands out as a question: the FAQ gets the message as it is.
+        ("aula experimental, quanto custa?", False, "aula experimental, quanto custa?"),
+        ("valores", False, "valores"),
+    ],
+)
+def test_the_faq_is_given_the_clauses_that_ask(text: str, active: bool, asked: str) -> None:
+    assert faq_text(text, CONFIG, active=active, knows=KNOWS) == asked
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # An answer next to a question: both reach their specialist.
+        ("ele é iniciante. vcs emprestam raquete?", ["trial", "faq"]),
+        ("28, quanto é o plano 2x?", ["trial", "faq"]),
+        # A question no keyword names, which the knowledge base answers.
+        ("a partir de que idade pode?", ["faq"]),
+        # Questions about the booking itself stay with it.
+        ("pq precisa da idade?", ["trial"]),
+        ("quais horarios tem na terça?", ["trial"]),
+    ],
+)
+def test_mid_booking_every_question_and_every_answer_is_routed(
+    text: str, expected: list[str]
+) -> None:
+    assert intents(text, MID_BOOKING) == expected
+
+
+def test_without_the_knowledge_base_the_keywords_decide() -> None:
+    result = classify(
+        "a partir de que idade pode?", trial_stage=MID_BOOKING, config=CONFIG, pack=PACK
+    )
+    assert result.intents == ["trial"]
+
+
+def test_a_long_message_with_questions_is_routed_not_sent_to_the_menu() -> None:
+    text = (
+        "boa tarde, tenho 45 anos e faz tempo que nao faço exercicio, tenho uma dor no joelho "
+        "que vai e volta. vcs abrem que horas? tem que pagar pra experimentar?"
+    )
+    assert len(text) > CONFIG.clarification.long_message_chars
+    assert intents(text) == ["faq"]
+
+
+def test_an_unplaced_question_the_faq_knows_goes_to_the_faq() -> None:
+    assert intents("a partir de que idade pode?") == ["faq"]
+
+
+def test_a_wish_in_informal_words_is_a_booking() -> None:
+    assert intents("tô afim de experimentar o beach tennis") == ["trial"]
+
+
+def test_the_faq_route_gets_the_question_and_trial_the_whole_message() -> None:
+    text = "quero agendar uma aula experimental e onde fica a CT?"
+    decision = turn(text)
+    assert decision.routes == ["trial", "faq"]
+    assert decision.text == text
+    assert decision.route_texts == {"faq": "onde fica a CT?"}
+
+
+def menu() -> TriageDecision:
+    return turn("hmm sei la")
+
+
+def test_a_question_at_the_menu_is_answered_not_read_as_an_option() -> None:
+    opened = menu()
+    assert opened.journal["clarification"] == "n1_menu"
+    decision = turn("tem aula pra criança?", opened.state, minutes=1)
+    assert decision.routes == ["faq"] and decision.text == "tem aula pra criança?"
+    assert decision.state.pending is None
+    assert decision.journal["pending_superseded"] == "awaiting_context"
+
+
+def test_a_request_in_other_words_at_the_menu_is_taken() -> None:
+    decision = turn("tô afim de experimentar o beach tennis", menu().state, minutes=1)
+    assert decision.routes == ["trial"] and decision.state.pending is None
+
+
+def test_the_menu_is_shown_at_most_twice_then_a_person_takes_over() -> None:
+    opened = menu()
+    again = turn("hmm", opened.state, minutes=1)
+    assert again.journal["clarification"] == "n1_invalid"
+    assert again.state.pending is not None and again.state.pending.menus_shown == 2
+    third = turn("sei la", again.state, minutes=2)
+    assert third.journal["clarification"] == "n1_handoff"
+    assert third.intents == ["handoff"] and third.routes == [CONFIG.routes["handoff"]]
+    assert third.text == opened.state.pending.original_message
+    assert third.state.pending is None
+
+
+def test_the_second_menu_says_what_to_write() -> None:
+    again = turn("hmm", menu().state, minutes=1)
+    intro = again.inline_text.split("\n\n")[0]
+    assert "ex.:" in intro
