@@ -18,7 +18,7 @@ from services.triage.clarification import (
     menu_text,
     parse_choice,
 )
-from services.triage.config import TriageConfig
+from services.triage.config import ClarifyOption, TriageConfig
 from services.triage.models import (
     ClarificationStep,
     PendingClarification,
@@ -91,6 +91,20 @@ class _Turn:
             journal=journal,
         )
 
+    def leaning_option(self) -> ClarifyOption | None:
+        """The menu option of the one intent with some evidence (at least ``llm_floor``, below
+        the threshold), or None when no intent or several lean."""
+        floor = self.config.llm_floor
+        leaning = [
+            name
+            for name, conf in self.result.confidences.items()
+            if name != "general" and conf >= floor
+        ]
+        if len(leaning) != 1:
+            return None
+        options = self.config.clarification.options
+        return next((option for option in options if option.intent == leaning[0]), None)
+
     @property
     def asks_something(self) -> bool:
         """Whether some clause of the message is a direct question."""
@@ -116,8 +130,10 @@ def _answer_context(turn: _Turn, pending: PendingClarification) -> TriageDecisio
     A number or ordinal picks its option. A question is taken as one ("tem aula pra criança?"
     names no option even if it says "aula"); then a short answer naming an option picks it;
     then anything that reads as a request is taken as one, so the menu never traps a person
-    who answers in their own words. A truly unclear answer gets the menu again (with an
-    example of what to write) up to ``max_menus`` times, then a person takes over.
+    who answers in their own words; an answer that leans to one option without saying it
+    outright ("experimentar") picks that option, which asks its confirmation where it has one.
+    A truly unclear answer gets the menu again (with an example of what to write) up to
+    ``max_menus`` times, then a person takes over.
     """
     clarify = turn.config.clarification
     option = parse_choice(turn.text, clarify, numbers_only=True)
@@ -126,6 +142,7 @@ def _answer_context(turn: _Turn, pending: PendingClarification) -> TriageDecisio
     option = option or parse_choice(turn.text, clarify)
     if option is None and turn.is_clear_request:
         return None
+    option = option or turn.leaning_option()
     if option is None and pending.menus_shown >= clarify.max_menus:
         return turn.forced(clarify.unclear_intent, pending, "n1_handoff")
     if option is None:

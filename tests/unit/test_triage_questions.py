@@ -176,3 +176,14 @@ def test_the_second_menu_says_what_to_write() -> None:
     again = turn("hmm", menu().state, minutes=1)
     intro = again.inline_text.split("\n\n")[0]
     assert "ex.:" in intro
+
+
+def test_an_answer_leaning_to_one_option_picks_it_and_asks_its_confirmation() -> None:
+    decision = turn("experimentar", menu().state, minutes=1)
+    assert decision.journal["clarification"] == "n2_confirm"
+    pending = decision.state.pending
+    assert pending is not None and pending.chosen_option == "trial"
+
+
+def test_an_answer_leaning_nowhere_or_everywhere_gets_the_menu_again() -> None:
+    assert turn("sei la", menu().state, minutes=1).journal["clarification"] == "n1_invalid"
