@@ -222,14 +222,18 @@ def answers_pending(
     text: str, state: TriageState | None, now: datetime, config: TriageConfig
 ) -> bool:
     """Whether ``text`` settles the clarification waiting in ``state`` by itself: an option of
-    the N1 menu, or a yes to the N2 question. Such a turn is decided the same whatever an LLM
+    the N1 menu (a question that happens to name one, "tem aula pra criança?", is read as a
+    question), or a yes to the N2 question. Such a turn is decided the same whatever an LLM
     reads in it, so hybrid mode does not ask one."""
     pending = state.pending if state else None
     clarify = config.clarification
     if pending is None or expired(pending, now, clarify):
         return False
     if pending.stage == "awaiting_context":
-        return parse_choice(text, clarify) is not None
+        if parse_choice(text, clarify, numbers_only=True) is not None:
+            return True
+        asks = any(is_direct_question(clause, config) for clause in parts(text))
+        return not asks and parse_choice(text, clarify) is not None
     option = find_option(pending.chosen_option, clarify)
     return option is not None and option.intent is not None and yes_no(text) is True
 

@@ -278,6 +278,9 @@ def test_answers_pending_only_when_the_rules_settle_the_turn_alone() -> None:
     assert not answers_pending("2", menu, T0 + limit + timedelta(minutes=1), CONFIG)
     assert not answers_pending("vc é um robo?", menu, T0, CONFIG)
     assert not answers_pending("não", n2, T0, CONFIG)
+    # A word names an option, but the message is a question: not a menu choice.
+    assert answers_pending("aula", menu, T0, CONFIG)
+    assert not answers_pending("tem aula pra criança?", menu, T0, CONFIG)
 
 
 def test_asks_llm_by_mode() -> None:
