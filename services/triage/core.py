@@ -58,6 +58,11 @@ class _Turn:
         forced_text: str | None = None,
     ) -> TriageDecision:
         routes = list(dict.fromkeys(self.config.routes[i] for i in intents if i != "general"))
+        booking = self.config.routes[self.config.active_context.intent]
+        if self.active and routes and booking not in routes:
+            # Mid-booking, the booking hears every turn: after another specialist's answer it
+            # re-asks its pending step (task intents without its own tell it so).
+            routes.insert(0, booking)
         forced = forced_text is not None
         route_texts: dict[str, str] = {}
         faq_route = self.config.routes.get("faq")

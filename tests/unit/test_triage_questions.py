@@ -187,3 +187,15 @@ def test_an_answer_leaning_to_one_option_picks_it_and_asks_its_confirmation() ->
 
 def test_an_answer_leaning_nowhere_or_everywhere_gets_the_menu_again() -> None:
     assert turn("sei la", menu().state, minutes=1).journal["clarification"] == "n1_invalid"
+
+
+def test_mid_booking_a_pure_question_also_reaches_the_booking_to_re_ask_its_step() -> None:
+    decision = turn("a partir de que idade pode?", stage=MID_BOOKING)
+    # The message is a question (its intents say so), and the booking hears it too.
+    assert decision.intents == ["faq"]
+    assert decision.routes == ["trial", "faq"]
+
+
+def test_outside_a_booking_a_question_goes_to_the_faq_alone() -> None:
+    assert turn("a partir de que idade pode?").routes == ["faq"]
+    assert turn("onde fica?", stage="booked").routes == ["faq"]
