@@ -19,6 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from services.triage.config import load_config
+from services.triage.faq_evidence import faq_knows
 from services.triage.rules import classify
 from shared.nlu.dates import time_candidates
 from shared.nlu.extract import extract_slots
@@ -31,7 +32,10 @@ from shared.settings import get_settings
 def understand(text: str, now: datetime, pack_name: str) -> dict[str, Any]:
     pack = load_pack(pack_name)
     tz = ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
-    result = classify(text, trial_stage=None, config=load_config(pack), pack=pack)
+    config = load_config(pack)
+    result = classify(
+        text, trial_stage=None, config=config, pack=pack, knows=faq_knows(pack, config)
+    )
     class_times = pack.sections.get("trial", {}).get("times") or None
     slots = extract_slots(text, now, tz, valid_times=class_times)
     return {
