@@ -103,8 +103,11 @@ def faq_clauses(
     text: str, config: TriageConfig, *, active: bool, knows: FaqKnows | None = None
 ) -> list[Clause]:
     """The clauses of ``text`` the FAQ should answer: those that ask something (mid-booking,
-    not about the booking itself) and those naming an FAQ topic outright ("valores")."""
+    not about the booking itself) and those naming an FAQ topic outright ("valores"). A
+    question that is a booking request the FAQ does not know ("como faço pra agendar?") is the
+    booking's to answer."""
     faq_rules = config.intents.get("faq")
+    booking_rules = config.intents.get(config.active_context.intent)
     picked: list[Clause] = []
     for clause in clauses(text, config):
         normalized = clause.normalized
@@ -114,7 +117,8 @@ def faq_clauses(
             continue
         topic = faq_rules is not None and faq_rules.score(normalized) >= config.threshold
         known = knows is not None and is_question(clause, config) and knows(clause.text)
-        if topic or known or is_question(clause, config):
+        booking = booking_rules is not None and booking_rules.score(normalized) >= config.threshold
+        if topic or known or (is_question(clause, config) and not booking):
             picked.append(clause)
     return picked
 

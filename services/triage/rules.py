@@ -85,19 +85,20 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
     return False
 
 
-def _known_question(
-    text: str, config: TriageConfig, knows: FaqKnows | None, *, active: bool
-) -> bool:
-    """Whether a question clause of the message is one the knowledge base answers (mid-booking,
-    leaving out questions about the booking itself)."""
+def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, active: bool) -> bool:
+    """Whether a question clause of the message is the FAQ's: one the knowledge base answers,
+    or, mid-booking, any question marked with "?" that is not about the booking itself nor
+    small talk (the FAQ then says honestly what it does not know instead of the question
+    being taken for an answer)."""
     if knows is None:
         return False
     for clause in parts(text):
-        if not clause.normalized or not is_question(clause, config):
+        normalized = clause.normalized
+        if not normalized or not is_question(clause, config):
             continue
-        if active and is_flow_question(clause, config):
+        if active and (is_flow_question(clause, config) or _is_small_talk(normalized, config)):
             continue
-        if knows(clause.text):
+        if knows(clause.text) or (active and clause.asked):
             return True
     return False
 
@@ -145,7 +146,7 @@ def classify(
     context_intent = config.active_context.intent
 
     unplaced = active or not intents
-    if "faq" not in intents and unplaced and _known_question(text, config, knows, active=active):
+    if "faq" not in intents and unplaced and _faq_question(text, config, knows, active=active):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
 

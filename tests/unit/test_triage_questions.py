@@ -199,3 +199,17 @@ def test_mid_booking_a_pure_question_also_reaches_the_booking_to_re_ask_its_step
 def test_outside_a_booking_a_question_goes_to_the_faq_alone() -> None:
     assert turn("a partir de que idade pode?").routes == ["faq"]
     assert turn("onde fica?", stage="booked").routes == ["faq"]
+
+
+def test_a_booking_request_asked_as_a_question_is_not_given_to_the_faq() -> None:
+    text = "qual o valor da mensalidade e como faço pra agendar?"
+    assert intents(text) == ["trial", "faq"]
+    assert faq_text(text, CONFIG, active=False, knows=KNOWS) == "qual o valor da mensalidade"
+
+
+def test_mid_booking_a_question_the_faq_cannot_answer_still_reaches_it() -> None:
+    # The FAQ says honestly that it does not know, instead of the question being an answer.
+    assert intents("tenho 40. qual a idade maxima?", MID_BOOKING) == ["trial", "faq"]
+    # Small talk and proposals for the booking are not such questions.
+    assert intents("tudo bem?", MID_BOOKING) == ["trial"]
+    assert intents("pode ser no nome da minha filha? ela tem 14", MID_BOOKING) == ["trial"]
