@@ -104,7 +104,10 @@ class FaqIndex:
         per_entry = np.zeros(len(self._entry_terms))
         np.maximum.at(per_entry, self._owners, scores)
         position = int(np.argmax(per_entry))
-        weights = {t: self._idf.get(t, self._unknown_idf) for t in set(terms)}
+        # A number is a value the person gives ("meu filho de 7 anos"), not part of the topic.
+        weights = {t: self._idf.get(t, self._unknown_idf) for t in set(terms) if not t.isdigit()}
+        if not weights:
+            return Match(entry_id=self.config.entries[position].id, score=0.0, coverage=0.0)
         known = self._entry_terms[position]
         coverage = sum(w for t, w in weights.items() if t in known) / sum(weights.values())
         return Match(

@@ -58,13 +58,16 @@ class _Turn:
         forced_text: str | None = None,
     ) -> TriageDecision:
         routes = list(dict.fromkeys(self.config.routes[i] for i in intents if i != "general"))
+        route_texts: dict[str, str] = {}
         booking = self.config.routes[self.config.active_context.intent]
         if self.active and routes and booking not in routes:
             # Mid-booking, the booking hears every turn: after another specialist's answer it
-            # re-asks its pending step (task intents without its own tell it so).
+            # re-asks its pending step (task intents without its own tell it so). It is given
+            # no text: triage found nothing in the message for it, and a question read as an
+            # answer would become a name ("qnt custa").
             routes.insert(0, booking)
+            route_texts[booking] = ""
         forced = forced_text is not None
-        route_texts: dict[str, str] = {}
         faq_route = self.config.routes.get("faq")
         if not forced and faq_route in routes and "faq" in intents:
             asked = faq_text(self.text, self.config, active=self.active, knows=self.knows)

@@ -87,9 +87,9 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
 
 def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, active: bool) -> bool:
     """Whether a question clause of the message is the FAQ's: one the knowledge base answers,
-    or, mid-booking, any question marked with "?" that is not about the booking itself nor
-    small talk (the FAQ then says honestly what it does not know instead of the question
-    being taken for an answer)."""
+    or, mid-booking, any question of several words marked with "?" that is not about the
+    booking itself nor small talk (the FAQ then says honestly what it does not know instead
+    of the question being taken for an answer; a lone "Ana?" is still an answer)."""
     if knows is None:
         return False
     for clause in parts(text):
@@ -98,7 +98,7 @@ def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, ac
             continue
         if active and (is_flow_question(clause, config) or _is_small_talk(normalized, config)):
             continue
-        if knows(clause.text) or (active and clause.asked):
+        if knows(clause.text) or (active and clause.asked and len(normalized.split()) > 1):
             return True
     return False
 

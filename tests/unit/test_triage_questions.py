@@ -194,6 +194,8 @@ def test_mid_booking_a_pure_question_also_reaches_the_booking_to_re_ask_its_step
     # The message is a question (its intents say so), and the booking hears it too.
     assert decision.intents == ["faq"]
     assert decision.routes == ["trial", "faq"]
+    # Nothing in it is for the booking: it is given no text to read a name or a date from.
+    assert decision.route_texts["trial"] == ""
 
 
 def test_outside_a_booking_a_question_goes_to_the_faq_alone() -> None:
@@ -212,4 +214,15 @@ def test_mid_booking_a_question_the_faq_cannot_answer_still_reaches_it() -> None
     assert intents("tenho 40. qual a idade maxima?", MID_BOOKING) == ["trial", "faq"]
     # Small talk and proposals for the booking are not such questions.
     assert intents("tudo bem?", MID_BOOKING) == ["trial"]
+    assert intents("Ana?", MID_BOOKING) == ["trial"]
     assert intents("pode ser no nome da minha filha? ela tem 14", MID_BOOKING) == ["trial"]
+
+
+def test_a_booking_given_outright_is_a_booking_request() -> None:
+    assert intents("pra minha filha Sofia, 6 anos, iniciante, terça 10/02 18h") == ["trial"]
+
+
+def test_a_question_about_a_grandchild_is_one_the_faq_knows() -> None:
+    assert intents("Boa tarde. Gostaria de saber se minha neta de 5 anos pode fazer aulas") == [
+        "faq"
+    ]
