@@ -97,8 +97,10 @@ def robot_question(messages: Messages) -> LLMTriage:
     return LLMTriage(intents=["general"], general_response="Sou o assistente virtual da CT! 🤖")
 
 
-def client(fake: FakeOpenAI) -> LLMClient:
-    return LLMClient(LLMSettings(base_url=fake.base_url, model="m", timeout_s=0.5))
+def client(fake: FakeOpenAI, timeout_s: float = 10.0) -> LLMClient:
+    """A generous timeout, so a loaded machine never turns an answer into a failure; the
+    timeout case sets its own, shorter than the server's delay."""
+    return LLMClient(LLMSettings(base_url=fake.base_url, model="m", timeout_s=timeout_s))
 
 
 async def test_hybrid_asks_the_llm_only_when_rules_are_unsure(fake_openai: FakeOpenAI) -> None:
@@ -128,7 +130,7 @@ async def test_hybrid_falls_back_to_rules_on_any_llm_failure(
     fake_openai: FakeOpenAI, step: object
 ) -> None:
     fake_openai.script(step)  # type: ignore[arg-type]
-    async with client(fake_openai) as llm:
+    async with client(fake_openai, timeout_s=0.5) as llm:
         decision = await hybrid("vc é um robo?", llm)
         assert (llm.calls, llm.failures) == (1, 1)
     assert decision.journal["source"] == "rules"
