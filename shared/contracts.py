@@ -169,6 +169,12 @@ class Reply(Contract):
     agent: str | None = None
     # An agent message outside WhatsApp's 24-hour window goes out as the pack's template.
     template: bool = False
+    # A scheduled message (reminder, follow-up): a turn of its own that holds no lease.
+    scheduled: bool = False
+    # Its approved WhatsApp template (and body parameters), sent instead of the text when the
+    # 24-hour window is closed; None: the pack's re-engagement template.
+    template_name: str | None = None
+    template_params: list[str] = Field(default_factory=list)
 
 
 class DomainEvent(Contract):

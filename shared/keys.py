@@ -11,12 +11,19 @@ from dataclasses import dataclass
 
 SLICES = ("meta", "triage", "trial", "context", "mode")
 SPECIALISTS = ("trial", "faq")
-SERVICES = ("gateway", "triage", "trial", "faq", "mode_router", "merger")
+SERVICES = ("gateway", "triage", "trial", "faq", "mode_router", "merger", "scheduler")
 
 
 @dataclass(frozen=True)
 class Keys:
     prefix: str = "orq:"
+    # The business a deployment serves: empty for a single one, so no key name changes; with
+    # several tenants it goes inside the hash tags of the global keys below.
+    tenant: str = ""
+
+    @property
+    def _t(self) -> str:
+        return f"{self.tenant}:" if self.tenant else ""
 
     # Streams
     @property
@@ -72,6 +79,9 @@ class Keys:
             (self.outbound, "gateway"),
             (self.events, "mode_router"),
             (self.events, "gateway"),
+            (self.events, "scheduler"),
+            (self.turns, "funnel"),
+            (self.tasks("trial"), "funnel"),
         ]
 
     def retired_groups(self) -> list[tuple[str, str]]:
@@ -191,3 +201,45 @@ class Keys:
     def heartbeats(self) -> str:
         """Sorted set: ``service|consumer`` scored by the last heartbeat (epoch seconds)."""
         return f"{self.prefix}heartbeats"
+
+    @property
+    def clock_offset(self) -> str:
+        """Milliseconds the test clock runs ahead of the wall clock (``ORQ_TEST_CLOCK`` only)."""
+        return f"{self.prefix}clock:offset"
+
+    # Scheduler: due messages in one sorted set per hour bucket, each its own hash tag, so
+    # buckets spread over a cluster's nodes and a claim script touches one slot.
+    def sched_due(self, bucket: str) -> str:
+        """Sorted set: ``conversation_id|item_id`` of pending messages, scored by due epoch ms."""
+        return f"{self.prefix}sched:{{{self._t}b:{bucket}}}"
+
+    def sched_claimed(self, bucket: str) -> str:
+        """Sorted set: claimed members scored by when the claim expires (a dead claimer's work
+        is claimed again)."""
+        return f"{self.prefix}sched:{{{self._t}b:{bucket}}}:claimed"
+
+    @property
+    def sched_buckets(self) -> str:
+        """Sorted set: buckets that may hold work, scored by the bucket's start (epoch ms)."""
+        return f"{self.prefix}sched:{{{self._t}buckets}}"
+
+    @property
+    def sched_held(self) -> str:
+        """Sorted set: ``conversation_id|item_id`` held while a person owns the conversation."""
+        return f"{self.prefix}sched:{{{self._t}held}}"
+
+    def sched_item(self, conversation_id: str, item_id: str) -> str:
+        """Hash: one scheduled message (``item`` JSON, ``status``), in the conversation's slot."""
+        return self.conv(conversation_id, f"sched:{item_id}")
+
+    def sched_index(self, conversation_id: str) -> str:
+        """Sorted set: the conversation's scheduled message ids, scored by due epoch ms."""
+        return self.conv(conversation_id, "sched")
+
+    def funnel_seen(self, conversation_id: str) -> str:
+        """Hash: funnel steps already counted for the conversation (each counts once)."""
+        return self.conv(conversation_id, "funnel")
+
+    def funnel_day(self, day: str) -> str:
+        """Hash: the funnel's counters of one business day (``metric`` and ``metric|source``)."""
+        return f"{self.prefix}funnel:{{{self._t}d:{day}}}"

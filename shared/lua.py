@@ -355,6 +355,80 @@ return id
 """
 )
 
+# Scheduler: create one scheduled message, idempotently (a redelivered event changes nothing).
+# KEYS: item, conversation index, journal.
+# ARGV: item_json, status, due_ms, item_id, ttl_s, bucket, journal_entry, journal_max.
+# Returns {1, status} when created, {0, existing status} when it existed.
+SCHED_ADD = """
+local current = redis.call('HGET', KEYS[1], 'status')
+if current then return {0, current} end
+redis.call('HSET', KEYS[1], 'item', ARGV[1], 'status', ARGV[2], 'bucket', ARGV[6])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+redis.call('RPUSH', KEYS[3], ARGV[7])
+redis.call('LTRIM', KEYS[3], -tonumber(ARGV[8]), -1)
+redis.call('EXPIRE', KEYS[3], ARGV[5])
+return {1, ARGV[2]}
+"""
+
+# Scheduler: claim what is due in one bucket, so two replicas never take the same message.
+# Claims carry an expiry; a claim its replica did not finish (it died) is handed out again.
+# KEYS: due, claimed. ARGV: now_ms, claim_ms, limit.
+# Returns {remaining (due + claimed), member...}.
+SCHED_CLAIM = """
+local now = tonumber(ARGV[1])
+local until_ms = now + tonumber(ARGV[2])
+local out = {0}
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, ARGV[3])) do
+  redis.call('ZADD', KEYS[2], until_ms, m)
+  out[#out + 1] = m
+end
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[3])) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZADD', KEYS[2], until_ms, m)
+  out[#out + 1] = m
+end
+out[1] = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2])
+return out
+"""
+
+# Scheduler: take a claimed message for sending. While a person owns the conversation it is
+# held instead (journaled). A message left 'sending' by a replica that died is sent again: the
+# channel's delivery claim on its turn id makes the second send a no-op.
+# KEYS: item, state, journal. ARGV: held_entry, journal_max, ttl_s.
+# Returns {'send', item_json} | {'held'} | {status} | {'gone'}.
+SCHED_TAKE = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {'gone'} end
+if status == 'sending' then return {'send', redis.call('HGET', KEYS[1], 'item')} end
+if status ~= 'pending' then return {status} end
+local raw = redis.call('HGET', KEYS[2], 'meta')
+if raw and cjson.decode(raw).handoff == 'human' then
+  redis.call('HSET', KEYS[1], 'status', 'held')
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[2]), -1)
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
+  return {'held'}
+end
+redis.call('HSET', KEYS[1], 'status', 'sending')
+return {'send', redis.call('HGET', KEYS[1], 'item')}
+"""
+
+# Scheduler: move a message from one of the statuses in ARGV[1] (comma-separated) to ARGV[2],
+# journaling the change once. KEYS: item, journal. ARGV: from, to, entry, journal_max, ttl_s.
+# Returns 1 when it moved, 0 otherwise.
+SCHED_MOVE = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 0 end
+if not string.find(',' .. ARGV[1] .. ',', ',' .. status .. ',', 1, true) then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+return 1
+"""
+
 
 @dataclass(frozen=True)
 class Scripts:
@@ -367,6 +441,10 @@ class Scripts:
     merge_expire: AsyncScript
     deliver_once: AsyncScript
     history_once: AsyncScript
+    sched_add: AsyncScript
+    sched_claim: AsyncScript
+    sched_take: AsyncScript
+    sched_move: AsyncScript
 
 
 def register(redis: Redis) -> Scripts:
@@ -380,6 +458,10 @@ def register(redis: Redis) -> Scripts:
         merge_expire=redis.register_script(MERGE_EXPIRE),
         deliver_once=redis.register_script(DELIVER_ONCE),
         history_once=redis.register_script(HISTORY_ONCE),
+        sched_add=redis.register_script(SCHED_ADD),
+        sched_claim=redis.register_script(SCHED_CLAIM),
+        sched_take=redis.register_script(SCHED_TAKE),
+        sched_move=redis.register_script(SCHED_MOVE),
     )
 
 

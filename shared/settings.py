@@ -128,6 +128,17 @@ class Settings(BaseSettings):
         default=None,
         description="Testing only: GROUP:TEXT makes GROUP's handler fail on messages with TEXT.",
     )
+    test_clock: bool = Field(
+        default=False,
+        description="Testing only: POST /v1/admin/clock moves every process's clock.",
+    )
+    scheduler_tick_ms: int = Field(
+        default=500, description="How often a scheduler replica looks for due messages."
+    )
+    scheduler_claim_ms: int = Field(
+        default=15_000,
+        description="A claimed message not finished in this time is claimed by another replica.",
+    )
     host: str = Field(default="127.0.0.1")
     port: int = Field(default=8000)
     metrics_port: int = Field(default=0, description="Worker metrics port; 0 = off.")

@@ -27,12 +27,15 @@ from services.gateway.history import History
 from services.gateway.inbox import Inbox
 from services.gateway.janitor import janitor
 from services.gateway.limits import BodyLimit
+from services.gateway.schedule_api import router as schedule_router
 from services.gateway.turns import TurnKeeper
 from services.gateway.validation import validation_error
 from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
+from services.scheduler.store import ScheduleStore
+from shared.clock import Clock
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
 from shared.service import Runtime, make_runtime, start, stop
@@ -123,6 +126,14 @@ def build(rt: Runtime, app: FastAPI) -> None:
     app.state.whatsapp = whatsapp
     app.state.history = history
     app.state.inbox = inbox
+    app.state.clock = Clock(rt.redis, rt.keys, movable=settings.test_clock)
+    app.state.schedule = ScheduleStore(
+        rt.redis,
+        rt.scripts,
+        rt.keys,
+        journal_max=settings.journal_max,
+        ttl_s=settings.state_ttl_days * 86400,
+    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -149,6 +160,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(router)
     app.include_router(admin)
+    app.include_router(schedule_router)
     app.include_router(whatsapp_router)
     app.include_router(webchat_router)
     app.include_router(webchat_sessions)

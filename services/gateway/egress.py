@@ -40,7 +40,7 @@ class Egress:
             # A person took over while this turn was in flight: the bot stays silent.
             REPLIES.labels(reply.channel, "dropped_human").inc()
             dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner")
-            await self.turns.release(reply.conversation_id, reply.turn_id, dropped)
+            await self._done(reply, dropped)
             return
         delivery = await channel.deliver(reply)
         REPLIES.labels(reply.channel, delivery.status).inc()
@@ -64,11 +64,19 @@ class Egress:
             turn_id=reply.turn_id,
             status=delivery.status,
         )
-        await self.turns.release(reply.conversation_id, reply.turn_id, *journal)
+        await self._done(reply, *journal)
         # After the release, so the reply's journal entry is written as soon as possible; a
         # crash before this line redelivers the reply, and its claim writes it here once.
         if delivery.status != "failed":
             await self.history.add_reply(reply)
+
+    async def _done(self, reply: Reply, *journal: str) -> None:
+        """Release the turn's lease; a scheduled message answers no turn and holds none."""
+        if reply.scheduled:
+            if journal:
+                await self.turns.store.append_journal(reply.conversation_id, *journal)
+            return
+        await self.turns.release(reply.conversation_id, reply.turn_id, *journal)
 
     async def _agent_message(self, channel: Channel, reply: Reply) -> None:
         """A staff member's message: sent whoever owns the conversation, once per message id

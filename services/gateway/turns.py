@@ -213,6 +213,12 @@ class TurnKeeper:
             patch["always"]["contact"] = message.contact
         if message.campaign_mode:
             patch["first"]["campaign_mode"] = message.campaign_mode
+        referral = message.metadata.get("referral")
+        if referral:
+            # The click-to-WhatsApp ad that brought the person (ctwa_clid, source id,
+            # headline): the first one is the conversation's attribution, the latest is kept.
+            patch["first"]["referral"] = referral
+            patch["latest"]["last_referral"] = referral
         entry = f"{ts}|{message.model_dump_json()}"
         quiet = self.quiet_after(message.text)
         window = quiet.ms

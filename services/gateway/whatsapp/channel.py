@@ -140,8 +140,9 @@ class WhatsAppChannel:
             return Delivery("failed", detail)
         if reply.template:
             return await self._template_instead(target, reply.turn_id, "agent_template")
+        template = self._template_for(reply)
         if not await self.window_open(reply.conversation_id):
-            return await self._template_instead(target, reply.turn_id, "window_closed")
+            return await self._template_instead(target, reply.turn_id, "window_closed", template)
         wamids: list[str] = []
         for index, bubble in enumerate(reply.bubbles):
             payload = text_message(target.recipient, bubble)
@@ -154,7 +155,7 @@ class WhatsAppChannel:
                 return Delivery("duplicate", f"bubble {index} failed before")
             if outcome.error is not None:
                 if outcome.error.category == Category.REENGAGEMENT:
-                    return await self._template_instead(target, reply.turn_id, "131047")
+                    return await self._template_instead(target, reply.turn_id, "131047", template)
                 return Delivery("failed", f"bubble {index}: {outcome.error}")
             if outcome.reengage:
                 return await self._template_after_early_status(target, reply.turn_id)
@@ -229,8 +230,19 @@ class WhatsAppChannel:
             return "no business number or recipient for this conversation"
         return None
 
-    async def _template_instead(self, target: Target, turn_id: str, reason: str) -> Delivery:
-        template = self.template
+    def _template_for(self, reply: Reply) -> Template | None:
+        """The reply's own template (a scheduled reminder's), else the re-engagement one."""
+        if reply.template_name is None:
+            return self.template
+        language = self.template.language if self.template else Template(name="").language
+        return Template(
+            name=reply.template_name, language=language, parameters=reply.template_params
+        )
+
+    async def _template_instead(
+        self, target: Target, turn_id: str, reason: str, template: Template | None = None
+    ) -> Delivery:
+        template = template or self.template
         if template is None:
             return Delivery("failed", f"{reason}: outside the 24-hour window, no template in pack")
         payload = template_message(target.recipient, template)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 PRODUCT = "whatsapp"
 _PHONE = re.compile(r"^\+?\d{5,20}$")
@@ -21,6 +21,8 @@ class Template(BaseModel):
 
     name: str
     language: str = "pt_BR"
+    # Body parameters ({{1}}, {{2}}...), e.g. a reminder's name, date and time.
+    parameters: list[str] = Field(default_factory=list)
 
 
 def addressee(recipient: str) -> dict[str, str]:
@@ -45,7 +47,24 @@ def template_message(recipient: str, template: Template) -> dict[str, Any]:
         "recipient_type": "individual",
         **addressee(recipient),
         "type": "template",
-        "template": {"name": template.name, "language": {"code": template.language}},
+        "template": {
+            "name": template.name,
+            "language": {"code": template.language},
+            **(
+                {
+                    "components": [
+                        {
+                            "type": "body",
+                            "parameters": [
+                                {"type": "text", "text": value} for value in template.parameters
+                            ],
+                        }
+                    ]
+                }
+                if template.parameters
+                else {}
+            ),
+        },
     }
 
 

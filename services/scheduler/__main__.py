@@ -1,0 +1,7 @@
+"""``python -m services.scheduler``: one replica of the scheduler (any number may run)."""
+
+from services.scheduler.app import build
+from shared.service import run_service
+
+if __name__ == "__main__":
+    run_service("scheduler", build)

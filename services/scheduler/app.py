@@ -1,0 +1,195 @@
+"""scheduler service shell: domain events in, scheduled messages out on the outbound stream.
+
+Events (``trial.booked``, ``trial.rescheduled``, ``trial.cancelled``/``booking.cancelled``,
+``booking.attendance``) become scheduled messages or cancel them (``core.plan_event``). A loop
+claims what is due, bucket by bucket, atomically across replicas (``SCHED_CLAIM``), and sends
+each message as a turn of its own (``sched-<id>``) through the normal outbound path, unless a
+person owns the conversation (held, listed for staff). The funnel's counters are kept here too
+(``funnel.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from services.scheduler.config import RemindersConfig
+from services.scheduler.core import (
+    Context,
+    Scheduled,
+    admit,
+    at_due,
+    bucket_finished,
+    plan_event,
+)
+from services.scheduler.funnel import FunnelCounter
+from services.scheduler.store import Claimed, ScheduleStore
+from services.trial.config import TrialConfig
+from shared.clock import Clock
+from shared.contracts import DomainEvent, Reply
+from shared.service import Runtime
+from shared.state import journal_entry
+
+BUCKET_GRACE = timedelta(minutes=5)
+SERVICE = "scheduler"
+
+
+def build(rt: Runtime) -> None:
+    config = rt.pack.section("reminders", RemindersConfig)
+    trial = rt.pack.section("trial", TrialConfig)
+    clock = Clock(rt.redis, rt.keys, movable=rt.settings.test_clock)
+    store = ScheduleStore(
+        rt.redis,
+        rt.scripts,
+        rt.keys,
+        journal_max=rt.settings.journal_max,
+        ttl_s=rt.settings.state_ttl_days * 86400,
+    )
+
+    async def context_of(conversation_id: str) -> Context:
+        meta_raw, trial_raw = await rt.redis.hmget(rt.keys.state(conversation_id), "meta", "trial")
+        meta: dict[str, Any] = json.loads(meta_raw) if meta_raw else {}
+        slice_: dict[str, Any] = json.loads(trial_raw) if trial_raw else {}
+        return Context(
+            conversation_id=conversation_id,
+            channel=str(meta.get("channel") or "http"),
+            to=meta.get("contact"),
+            student_name=slice_.get("nome"),
+        )
+
+    async def cancel_booking(event: DomainEvent, booking_id: str) -> None:
+        for item, status, bucket in await store.items(event.conversation_id):
+            if item.booking_id != booking_id or status not in ("pending", "held"):
+                continue
+            entry = journal_entry(
+                SERVICE,
+                item.turn_id,
+                "scheduled.cancelled",
+                id=item.id,
+                kind=item.kind,
+                because=event.type,
+                event_turn_id=event.turn_id,
+            )
+            if await store.cancel(item, bucket, entry):
+                rt.log.info("scheduled message cancelled", id=item.id, because=event.type)
+
+    async def schedule(item: Scheduled, now: datetime, event: DomainEvent) -> None:
+        admission = admit(item, now, config)
+        fields = {
+            "id": item.id,
+            "kind": item.kind,
+            "booking_id": item.booking_id,
+            "due_at": item.due_at.isoformat(),
+            "because": event.type,
+            "event_turn_id": event.turn_id,
+        }
+        if admission == "drop":
+            entry = journal_entry(
+                SERVICE, item.turn_id, "scheduled.dropped", reason="past", **fields
+            )
+            await store.add(item, "dropped", now, entry)
+            return
+        send_at = now if admission == "send_now" else item.due_at
+        entry = journal_entry(
+            SERVICE, item.turn_id, "scheduled.created", send_now=admission == "send_now", **fields
+        )
+        if await store.add(item, "pending", send_at, entry):
+            rt.log.info("message scheduled", id=item.id, kind=item.kind, due_at=fields["due_at"])
+
+    async def on_event(body: bytes) -> None:
+        event = DomainEvent.model_validate_json(body)
+        await funnel.on_event(event)
+        ctx = await context_of(event.conversation_id)
+        plan = plan_event(
+            event.type,
+            event.event_id,
+            event.data,
+            ctx,
+            config=config,
+            trial=trial,
+            pack=rt.pack,
+            tz=rt.tz,
+        )
+        if plan.note:
+            rt.log.warning("event not scheduled", type=event.type, note=plan.note)
+        if plan.cancel_booking:
+            await cancel_booking(event, plan.cancel_booking)
+        if plan.schedule:
+            now = await clock.now()
+            for item in plan.schedule:
+                await schedule(item, now, event)
+
+    async def send(claimed: Claimed, now: datetime) -> None:
+        item = await store.load(claimed)
+        if item is None:  # erased with its conversation
+            await store.finish(claimed)
+            return
+        if at_due(item, now, config) == "drop":
+            entry = journal_entry(
+                SERVICE,
+                item.turn_id,
+                "scheduled.dropped",
+                id=item.id,
+                kind=item.kind,
+                reason="late",
+            )
+            await store.move(item, "pending", "dropped", entry)
+            await store.finish(claimed)
+            return
+        held = journal_entry(
+            SERVICE, item.turn_id, "scheduled.held", id=item.id, kind=item.kind, text=item.text
+        )
+        status, taken = await store.take(item, held)
+        if taken is not None:
+            reply = Reply(
+                turn_id=taken.turn_id,
+                conversation_id=taken.conversation_id,
+                channel=taken.channel,
+                to=taken.to,
+                text=taken.text,
+                bubbles=[taken.text],
+                scheduled=True,
+                template_name=taken.template,
+                template_params=taken.template_params,
+            )
+            await rt.bus.publish(rt.keys.outbound, reply)
+            entry = journal_entry(
+                SERVICE,
+                taken.turn_id,
+                "scheduled.sent",
+                id=taken.id,
+                kind=taken.kind,
+                booking_id=taken.booking_id,
+                due_at=taken.due_at.isoformat(),
+                text=taken.text,
+            )
+            await store.move(taken, "sending", "sent", entry)
+            rt.log.info("scheduled message sent", id=taken.id, kind=taken.kind)
+        elif status == "held":
+            rt.log.info("scheduled message held for a person", id=item.id)
+        await store.finish(claimed)
+
+    async def tick_once() -> int:
+        now = await clock.now()
+        handled = 0
+        for bucket in await store.due_buckets(now):
+            remaining, claimed = await store.claim(bucket, now, rt.settings.scheduler_claim_ms)
+            for one in claimed:
+                await send(one, now)
+            handled += len(claimed)
+            if remaining == 0 and bucket_finished(bucket, now, BUCKET_GRACE):
+                await store.forget_bucket(bucket)
+        return handled
+
+    async def scheduler_loop() -> None:
+        while True:
+            await tick_once()
+            await asyncio.sleep(rt.settings.scheduler_tick_ms / 1000)
+
+    funnel = FunnelCounter(rt.redis, rt.keys, rt.tz, rt.pack, rt.log)
+    rt.bus.subscribe(rt.keys.events, "scheduler", on_event)
+    rt.bus.subscribe(rt.keys.turns, "funnel", funnel.on_turn)
+    rt.bus.subscribe(rt.keys.tasks("trial"), "funnel", funnel.on_task)
+    rt.background.append(scheduler_loop)
