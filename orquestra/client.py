@@ -114,3 +114,7 @@ class Client:
     def journal(self, conversation_id: str) -> list[dict[str, Any]]:
         data = self._call("GET", f"/v1/conversations/{conversation_id}/journal")
         return list(data["entries"])
+
+    def funnel(self, first: str | None = None, last: str | None = None) -> list[dict[str, Any]]:
+        params = {k: v for k, v in (("from", first), ("to", last)) if v}
+        return list(self._call("GET", "/v1/funnel", params=params)["days"])

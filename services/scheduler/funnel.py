@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
+from shared.attribution import source_of
 from shared.contracts import DomainEvent, SpecialistTask, Turn
 from shared.keys import Keys
 from shared.nlu.normalize import normalize
@@ -34,15 +35,6 @@ class FunnelConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     plan_interest: list[str] = Field(default_factory=list)
-
-
-def source_of(meta: dict[str, Any]) -> str:
-    """Where the conversation came from: the ad it clicked (``ctwa:<source_id>``), else its
-    first message's origin (``inbound``, ``campaign:<id>``)."""
-    referral = meta.get("referral") or {}
-    if isinstance(referral, dict) and referral.get("source_id"):
-        return f"ctwa:{referral['source_id']}"
-    return str(meta.get("origin") or "inbound")
 
 
 def steps_of_turn(turn: Turn, patterns: list[re.Pattern[str]]) -> list[str]:

@@ -17,6 +17,7 @@ from services.trial.llm import (
 from services.trial.models import ContextState, TrialExtraction, TrialState
 from services.trial.nlg import fallback_or_nlg
 from services.trial.schedule import seat_lookup_dates
+from shared.attribution import attribution
 from shared.capabilities import CapabilitiesConfig, allowed_tools
 from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
 from shared.service import Decision, Runtime, ask_llm, handle_once
@@ -124,6 +125,10 @@ def build(rt: Runtime) -> None:
             )
             decision.outbox.add(rt.keys.merge, part)
             for event in outcome.events:
+                data = event.get("data", {})
+                if event["type"] == "trial.booked":
+                    # The booking carries the conversation's attribution (ad click or origin).
+                    data = {**data, **attribution(snapshot.get("meta"))}
                 decision.outbox.add(
                     rt.keys.events,
                     DomainEvent(
@@ -131,7 +136,7 @@ def build(rt: Runtime) -> None:
                         conversation_id=turn.conversation_id,
                         turn_id=turn.turn_id,
                         at=turn.now,
-                        data=event.get("data", {}),
+                        data=data,
                     ),
                 )
             decision.journal.append(

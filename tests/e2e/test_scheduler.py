@@ -8,8 +8,11 @@ publish them on the events stream as the trial service does.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -18,15 +21,19 @@ from typing import Any
 import pytest
 import redis as redis_sync
 
+from orquestra.funnel import COLUMNS
 from services.scheduler.core import member
 from shared.contracts import DomainEvent
 from shared.keys import Keys
 from shared.lua import SCHED_CLAIM
 from tests.e2e.journey import Chat, assert_said, eventually
 from tests.load import children
+from tests.support.fake_graph import CORPUS
 from tests.system import System
 
 MINUTE = timedelta(minutes=1)
+# Conversations a later test looks at again (tests run in file order on one system).
+SEEN: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +130,7 @@ def test_a_monday_booking_is_reminded_monday_at_the_pack_hour_exactly_once(
         "sou o Caio, 35 anos, intermediário, 10/02 às 19h",
         origin="campaign:verao",
     )
+    SEEN["reminded"] = chat.id
     rows = eventually(lambda: (r := scheduled(system, chat.id)) and len(r) == 2 and r)
     assert rows["day_before"]["status"] == "pending"
     assert datetime.fromisoformat(rows["day_before"]["due_at"]) == datetime.fromisoformat(
@@ -290,3 +298,83 @@ def test_messages_due_while_a_person_owns_the_conversation_are_held_and_listed(
     assert [e["kind"] for e in system.journal(chat.id) if e["event"] == "scheduled.held"] == [
         "day_before"
     ]
+
+
+def test_a_click_to_whatsapp_referral_is_kept_and_counted_by_source(
+    system: System, redis_url: str, unique_prefix: str
+) -> None:
+    webhook = json.loads((CORPUS / "cloud_text_ctwa_referral.json").read_text())
+    response = system.http.post("/webhooks/whatsapp", json=webhook)
+    assert response.status_code == 200, response.text
+    conversation = "wa:1122334455667:972987654321"
+    meta = eventually(lambda: (system.conversation(conversation).get("meta") or {}) or None)
+    assert meta["referral"] == {
+        "source_type": "ad or post",
+        "source_id": "ADID",
+        "source_url": "AD_OR_POST_FB_URL",
+        "headline": "AD_TITLE",
+        "ctwa_clid": "CTWA_CLID",
+    }
+    # 1697045000 is 11 October 2023 in São Paulo: the turn's business day.
+    day = eventually(
+        lambda: (
+            (
+                d := system.http.get(
+                    "/v1/funnel", params={"from": "2023-10-11", "to": "2023-10-11"}
+                ).json()["days"][0]
+            )["started"]
+            and d
+        )
+    )
+    assert day["by_source"] == {
+        "ctwa:ADID": {
+            "started": 1,
+            "trial_asked": 0,
+            "booked": 0,
+            "attended": 0,
+            "plan_interest": 0,
+        }
+    }
+
+
+def test_orquestra_funnel_and_explain_show_the_scheduled_turns(system: System) -> None:
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orquestra.cli",
+            "funnel",
+            "--url",
+            system.base_url,
+            "--from",
+            "2026-02-09",
+            "--to",
+            "2026-02-09",
+            "--by-source",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = shown.stdout.splitlines()
+    assert lines[0].split() == ["dia", "origem", *COLUMNS]
+    assert lines[1].split() == ["2026-02-09", "1", "1", "1", "0", "0"]
+    assert lines[2].split() == ["campaign:verao", "1", "1", "1", "0", "0"]
+
+    explained = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orquestra.cli",
+            "explain",
+            SEEN["reminded"],
+            "--url",
+            system.base_url,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for row in scheduled(system, SEEN["reminded"]).values():
+        assert f"sched-{row['id']}" in explained
+    assert "scheduled.sent" in explained

@@ -20,8 +20,9 @@ from services.scheduler.core import (
     parse_member,
     plan_event,
 )
-from services.scheduler.funnel import read_days, source_of
+from services.scheduler.funnel import read_days
 from services.trial.config import TrialConfig
+from shared.attribution import attribution, source_of
 from shared.pack import load_pack
 
 PACK = load_pack("ctsmash")
@@ -149,6 +150,12 @@ def test_the_source_is_the_ad_clicked_else_the_origin() -> None:
     assert source_of({"referral": {"source_id": "120"}, "origin": "inbound"}) == "ctwa:120"
     assert source_of({"origin": "campaign:verao"}) == "campaign:verao"
     assert source_of({}) == "inbound"
+    ad = {"referral": {"source_id": "120", "ctwa_clid": "clid", "headline": "Aula", "body": "x"}}
+    assert attribution(ad) == {
+        "source": "ctwa:120",
+        "referral": {"ctwa_clid": "clid", "source_id": "120", "headline": "Aula"},
+    }
+    assert attribution({"origin": "campaign:verao"}) == {"source": "campaign:verao"}
 
 
 def test_funnel_days_read_totals_and_per_source_counters() -> None:
