@@ -28,16 +28,24 @@ from shared.keys import Keys
 from shared.lua import SCHED_CLAIM
 from tests.e2e.journey import Chat, assert_said, eventually
 from tests.load import children
-from tests.support.fake_graph import CORPUS
+from tests.support.fake_graph import CORPUS, FakeGraph, GraphRequest, message_webhook
 from tests.system import System
 
 MINUTE = timedelta(minutes=1)
 # Conversations a later test looks at again (tests run in file order on one system).
 SEEN: dict[str, str] = {}
+GRAPH_TOKEN = "scheduler-test-token"
+NUMBER = "5511900000001"
 
 
 @pytest.fixture(scope="module")
-def system(redis_url: str, unique_prefix: str) -> Iterator[System]:
+def graph() -> Iterator[FakeGraph]:
+    with FakeGraph.running(GRAPH_TOKEN) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def system(redis_url: str, unique_prefix: str, graph: FakeGraph) -> Iterator[System]:
     with System.up(
         redis_url,
         unique_prefix,
@@ -46,6 +54,9 @@ def system(redis_url: str, unique_prefix: str) -> Iterator[System]:
         ORQ_TEST_CLOCK="true",
         ORQ_SCHEDULER_CLAIM_MS="2000",
         ORQ_SCHEDULER_TICK_MS="200",
+        WHATSAPP_ACCESS_TOKEN=GRAPH_TOKEN,
+        WHATSAPP_GRAPH_BASE_URL=graph.base_url,
+        WHATSAPP_MARK_READ="false",
     ) as running:
         yield running
 
@@ -378,3 +389,55 @@ def test_orquestra_funnel_and_explain_show_the_scheduled_turns(system: System) -
     for row in scheduled(system, SEEN["reminded"]).values():
         assert f"sched-{row['id']}" in explained
     assert "scheduled.sent" in explained
+
+
+def test_on_whatsapp_with_the_window_closed_the_reminder_goes_as_its_template(
+    system: System, graph: FakeGraph, redis_url: str, unique_prefix: str
+) -> None:
+    sender = "5511987650001"
+    conversation = f"wa:{NUMBER}:{sender}"
+    # The person's last message is 25 hours old: WhatsApp only delivers templates now.
+    webhook = message_webhook(NUMBER, sender, "wamid.SCHED1", int(time.time()) - 25 * 3600)
+    assert system.http.post("/webhooks/whatsapp", json=webhook).status_code == 200
+    eventually(lambda: (system.conversation(conversation).get("meta") or {}).get("contact"))
+    set_clock(system, "2026-03-16T09:00:00-03:00")
+    publish(
+        redis_url,
+        unique_prefix,
+        DomainEvent(
+            type="trial.booked",
+            conversation_id=conversation,
+            at=datetime.fromisoformat("2026-03-16T09:00:00-03:00"),
+            data={"booking_id": "AE-WA0001", "date": "2026-03-17", "time": "18:00", "nome": "Iara"},
+        ),
+    )
+    eventually(lambda: len(scheduled(system, conversation)) == 2)
+    set_clock(system, "2026-03-16T18:00:01-03:00")
+
+    def reminders(requests: list[GraphRequest]) -> list[GraphRequest]:
+        return [
+            r
+            for r in requests
+            if r.recipient == sender
+            and r.kind == "template"
+            and r.body["template"]["name"] == "lembrete_aula_vespera"
+        ]
+
+    graph.wait_for(lambda requests: bool(reminders(requests)))
+    # (The bot's answer to the old message went out as the re-engagement template.)
+    [sent] = reminders(graph.to(sender))
+    assert sent.body["template"] == {
+        "name": "lembrete_aula_vespera",
+        "language": {"code": "pt_BR"},
+        "components": [
+            {
+                "type": "body",
+                "parameters": [
+                    {"type": "text", "text": "Iara"},
+                    {"type": "text", "text": "terça, 17/03"},
+                    {"type": "text", "text": "18:00"},
+                ],
+            }
+        ],
+    }
+    assert [r for r in graph.to(sender) if r.kind == "text"] == []
