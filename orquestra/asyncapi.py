@@ -42,7 +42,11 @@ def produced(keys: Keys) -> dict[str, Produced]:
             contracts.MergeInput,
             "The plan of a turn and every part of its reply, for the merger.",
         ),
-        keys.outbound: Produced("merger", contracts.Reply, "A composed reply, for the channel."),
+        keys.outbound: Produced(
+            "merger, scheduler",
+            contracts.Reply,
+            "A composed reply, or a scheduled message (reminder, follow-up), for the channel.",
+        ),
         keys.events: Produced("trial", contracts.DomainEvent, "Business events (trial.booked…)."),
         keys.dlq: Produced("any service", contracts.DeadLetter, "Messages that kept failing."),
     }

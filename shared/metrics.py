@@ -19,3 +19,5 @@ REPLIES = Counter("orq_replies_total", "Replies delivered", ["channel", "outcome
 INBOUND = Counter("orq_inbound_total", "Inbound messages", ["channel", "outcome"])
 LIVE_SERVICES = Gauge("orq_live_consumers", "Live consumers per service", ["service"])
 LLM_CALLS = Counter("orq_llm_calls_total", "LLM calls", ["service", "outcome"])
+FUNNEL_STEPS = Counter("orq_funnel_steps_total", "Funnel steps counted", ["step"])
+SCHEDULED = Counter("orq_scheduled_total", "Scheduled messages by outcome", ["kind", "outcome"])

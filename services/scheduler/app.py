@@ -29,6 +29,7 @@ from services.scheduler.store import Claimed, ScheduleStore
 from services.trial.config import TrialConfig
 from shared.clock import Clock
 from shared.contracts import DomainEvent, Reply
+from shared.metrics import SCHEDULED
 from shared.service import Runtime
 from shared.state import journal_entry
 
@@ -73,6 +74,7 @@ def build(rt: Runtime) -> None:
                 event_turn_id=event.turn_id,
             )
             if await store.cancel(item, bucket, entry):
+                SCHEDULED.labels(item.kind, "cancelled").inc()
                 rt.log.info("scheduled message cancelled", id=item.id, because=event.type)
 
     async def schedule(item: Scheduled, now: datetime, event: DomainEvent) -> None:
@@ -89,13 +91,15 @@ def build(rt: Runtime) -> None:
             entry = journal_entry(
                 SERVICE, item.turn_id, "scheduled.dropped", reason="past", **fields
             )
-            await store.add(item, "dropped", now, entry)
+            if await store.add(item, "dropped", now, entry):
+                SCHEDULED.labels(item.kind, "dropped").inc()
             return
         send_at = now if admission == "send_now" else item.due_at
         entry = journal_entry(
             SERVICE, item.turn_id, "scheduled.created", send_now=admission == "send_now", **fields
         )
         if await store.add(item, "pending", send_at, entry):
+            SCHEDULED.labels(item.kind, "created").inc()
             rt.log.info("message scheduled", id=item.id, kind=item.kind, due_at=fields["due_at"])
 
     async def on_event(body: bytes) -> None:
@@ -135,7 +139,8 @@ def build(rt: Runtime) -> None:
                 kind=item.kind,
                 reason="late",
             )
-            await store.move(item, "pending", "dropped", entry)
+            if await store.move(item, "pending", "dropped", entry):
+                SCHEDULED.labels(item.kind, "dropped").inc()
             await store.finish(claimed)
             return
         held = journal_entry(
@@ -165,9 +170,11 @@ def build(rt: Runtime) -> None:
                 due_at=taken.due_at.isoformat(),
                 text=taken.text,
             )
-            await store.move(taken, "sending", "sent", entry)
+            if await store.move(taken, "sending", "sent", entry):
+                SCHEDULED.labels(taken.kind, "sent").inc()
             rt.log.info("scheduled message sent", id=taken.id, kind=taken.kind)
         elif status == "held":
+            SCHEDULED.labels(item.kind, "held").inc()
             rt.log.info("scheduled message held for a person", id=item.id)
         await store.finish(claimed)
 

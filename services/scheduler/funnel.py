@@ -21,6 +21,7 @@ from structlog.typing import FilteringBoundLogger
 from shared.attribution import source_of
 from shared.contracts import DomainEvent, SpecialistTask, Turn
 from shared.keys import Keys
+from shared.metrics import FUNNEL_STEPS
 from shared.nlu.normalize import normalize
 from shared.pack import Pack
 
@@ -80,6 +81,7 @@ class FunnelCounter:
             pipe.hincrby(day, f"{step}|{source}", 1)
             pipe.expire(day, DAY_TTL_S)
             await pipe.execute()
+        FUNNEL_STEPS.labels(step).inc()
         return True
 
     async def on_turn(self, body: bytes) -> None:
