@@ -441,3 +441,16 @@ def test_on_whatsapp_with_the_window_closed_the_reminder_goes_as_its_template(
         ],
     }
     assert [r for r in graph.to(sender) if r.kind == "text"] == []
+
+
+def test_bad_ranges_and_times_get_a_clear_4xx(system: System) -> None:
+    backwards = system.http.get("/v1/funnel", params={"from": "2026-02-10", "to": "2026-02-09"})
+    assert backwards.status_code == 422 and "before" in backwards.text
+    too_long = system.http.get("/v1/funnel", params={"from": "2024-01-01", "to": "2026-01-01"})
+    assert too_long.status_code == 422
+    not_a_day = system.http.get("/v1/funnel", params={"from": "ontem"})
+    assert not_a_day.status_code == 422
+    naive = system.http.get("/v1/scheduled", params={"before": "2026-02-10T10:00:00"})
+    assert naive.status_code == 422
+    clock = system.http.post("/v1/admin/clock", json={"now": "amanhã"})
+    assert clock.status_code == 422
