@@ -128,4 +128,11 @@ def test_health_names_missing_services(redis_url: str, unique_prefix: str) -> No
     with service("gateway", redis_url, unique_prefix, "--port", str(port)):
         response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
     assert response.status_code == 503
-    assert set(response.json()["missing"]) == {"triage", "trial", "faq", "mode_router", "merger"}
+    assert set(response.json()["missing"]) == {
+        "triage",
+        "trial",
+        "faq",
+        "mode_router",
+        "merger",
+        "scheduler",
+    }
