@@ -27,6 +27,8 @@ from services.faq.config import FaqConfig
 from services.gateway.whatsapp.notices import WhatsAppPack
 from services.merger.compose import MergerConfig
 from services.mode_router.config import ModeRouterConfig
+from services.scheduler.config import load_reminders
+from services.scheduler.funnel import FunnelConfig
 from services.triage.config import load_config as load_triage
 from services.trial.config import TrialConfig, load_trial_config
 from services.trial.flow import text_keys as trial_text_keys
@@ -60,6 +62,8 @@ def _validators() -> dict[str, Callable[[Pack], object]]:
         "capabilities": lambda pack: pack.section("capabilities", CapabilitiesConfig),
         "merger": lambda pack: pack.section("merger", MergerConfig),
         "whatsapp": lambda pack: pack.section("whatsapp", WhatsAppPack),
+        "reminders": load_reminders,
+        "funnel": lambda pack: pack.section("funnel", FunnelConfig),
     }
 
 

@@ -15,7 +15,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from services.scheduler.config import RemindersConfig
+from services.scheduler.config import load_reminders
 from services.scheduler.core import (
     Context,
     Scheduled,
@@ -38,7 +38,7 @@ SERVICE = "scheduler"
 
 
 def build(rt: Runtime) -> None:
-    config = rt.pack.section("reminders", RemindersConfig)
+    config = load_reminders(rt.pack)
     trial = rt.pack.section("trial", TrialConfig)
     clock = Clock(rt.redis, rt.keys, movable=rt.settings.test_clock)
     store = ScheduleStore(

@@ -9,6 +9,8 @@ from datetime import time
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from shared.pack import Pack, PackError
+
 
 class _Message(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -51,3 +53,17 @@ class RemindersConfig(BaseModel):
     no_show: AfterClass | None = None
     max_late_hours: float = Field(default=48, gt=0)
     unknown_name: str = ""
+
+
+def load_reminders(pack: Pack) -> RemindersConfig:
+    """The section as the scheduler reads it at start: every text it names must exist, so a
+    typo fails the start (and ``orquestra pack check``) rather than a reminder when due."""
+    config = pack.section("reminders", RemindersConfig)
+    texts = pack.sections.get("texts", {})
+    for name in ("day_before", "before_class", "attended", "no_show"):
+        message = getattr(config, name)
+        if message is not None and message.text_key not in texts:
+            raise PackError(
+                f"reminders.{name}: pack {pack.name!r} has no text {message.text_key!r}"
+            )
+    return config

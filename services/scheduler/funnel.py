@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
@@ -36,6 +36,16 @@ class FunnelConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     plan_interest: list[str] = Field(default_factory=list)
+
+    @field_validator("plan_interest")
+    @classmethod
+    def _patterns(cls, values: list[str]) -> list[str]:
+        for value in values:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"plan_interest pattern {value!r}: {exc}") from exc
+        return values
 
 
 def steps_of_turn(turn: Turn, patterns: list[re.Pattern[str]]) -> list[str]:

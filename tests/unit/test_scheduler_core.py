@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.scheduler.config import RemindersConfig
+from services.scheduler.config import RemindersConfig, load_reminders
 from services.scheduler.core import (
     Context,
     Scheduled,
@@ -20,10 +20,10 @@ from services.scheduler.core import (
     parse_member,
     plan_event,
 )
-from services.scheduler.funnel import read_days
+from services.scheduler.funnel import FunnelConfig, read_days
 from services.trial.config import TrialConfig
 from shared.attribution import attribution, source_of
-from shared.pack import load_pack
+from shared.pack import Pack, PackError, load_pack
 
 PACK = load_pack("ctsmash")
 CONFIG = PACK.section("reminders", RemindersConfig)
@@ -176,3 +176,12 @@ def test_funnel_days_read_totals_and_per_source_counters() -> None:
         "plan_interest": 0,
         "by_source": {},
     }
+
+
+def test_a_reminder_naming_a_missing_text_or_a_bad_pattern_is_refused_at_start() -> None:
+    assert load_reminders(PACK) == CONFIG
+    sections = {**PACK.sections, "texts": {}}
+    with pytest.raises(PackError, match="reminder_day_before"):
+        load_reminders(Pack("broken", sections))
+    with pytest.raises(ValueError, match="plan_interest"):
+        FunnelConfig(plan_interest=["(planos"])
