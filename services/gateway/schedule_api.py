@@ -14,6 +14,7 @@ from pydantic import AwareDatetime, BaseModel
 
 from services.gateway import auth
 from services.scheduler.funnel import read_days
+from shared.contracts import CONVERSATION_ID_PATTERN
 
 MAX_FUNNEL_DAYS = 366
 
@@ -36,7 +37,7 @@ async def post_clock(body: ClockIn, request: Request) -> dict[str, Any]:
 @router.get("/v1/scheduled")
 async def get_scheduled(
     request: Request,
-    conversation_id: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+    conversation_id: Annotated[str | None, Query(pattern=CONVERSATION_ID_PATTERN)] = None,
     before: Annotated[AwareDatetime | None, Query()] = None,
 ) -> dict[str, Any]:
     """Scheduled messages: one conversation's (any status), or every one still to come and
@@ -55,7 +56,10 @@ async def get_funnel(
     state = request.app.state
     today = (await state.clock.now()).astimezone(state.tz).date()
     last = to or today
-    first = from_ or last - timedelta(days=6)
+    try:
+        first = from_ or last - timedelta(days=6)
+    except OverflowError:
+        raise HTTPException(status_code=422, detail="'to' is too early") from None
     if last < first:
         raise HTTPException(status_code=422, detail="'to' is before 'from'")
     if (last - first).days + 1 > MAX_FUNNEL_DAYS:

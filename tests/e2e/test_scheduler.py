@@ -450,6 +450,10 @@ def test_bad_ranges_and_times_get_a_clear_4xx(system: System) -> None:
     assert too_long.status_code == 422
     not_a_day = system.http.get("/v1/funnel", params={"from": "ontem"})
     assert not_a_day.status_code == 422
+    first_days = system.http.get("/v1/funnel", params={"to": "0001-01-02"})
+    assert first_days.status_code == 422
+    odd_id = system.http.get("/v1/scheduled", params={"conversation_id": "a b{c}"})
+    assert odd_id.status_code == 422
     naive = system.http.get("/v1/scheduled", params={"before": "2026-02-10T10:00:00"})
     assert naive.status_code == 422
     clock = system.http.post("/v1/admin/clock", json={"now": "amanhã"})
