@@ -319,10 +319,6 @@ return finish('expired', ARGV[1])
 """
 )
 
-# Delivery to a Redis-backed channel, once per key. KEYS: sent, replies stream (trimmed
-# exactly: "~" would keep whole 100-entry nodes of a small per-conversation stream).
-# ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen.
-# Returns the stream id, or false when already delivered.
 # A reply written into the conversation's history once, however often it is delivered.
 # KEYS: history claim, history stream. ARGV: entry_json, claim_ttl_s, history_ttl_s, maxlen.
 HISTORY_ONCE = (
@@ -340,17 +336,27 @@ return id
 """
 )
 
+# Delivery to a Redis-backed channel, once per key, with the reply's history line in the same
+# step (so the history is in the order the person saw). KEYS: sent, replies stream (trimmed
+# exactly: "~" would keep whole 100-entry nodes of a small per-conversation stream), history.
+# ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen, history_json, history_ttl_s,
+# history_kept. Returns the stream id, or false when already delivered.
 DELIVER_ONCE = (
     ARG_CHECKS
     + """
-need_keys(2)
+need_keys(3)
 str_arg(1, 'payload_json')
 int_arg(2, 'sent_ttl_s', 1)
 int_arg(3, 'stream_ttl_s', 1)
 int_arg(4, 'maxlen', 1)
+str_arg(5, 'history_json')
+int_arg(6, 'history_ttl_s', 1)
+int_arg(7, 'history_kept', 1)
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'reply', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[7], '*', 'm', ARGV[5])
+redis.call('EXPIRE', KEYS[3], ARGV[6])
 return id
 """
 )

@@ -45,6 +45,14 @@ from shared.settings import Settings, get_settings
 def build(rt: Runtime, app: FastAPI) -> None:
     settings = rt.settings
     ttl = settings.turn_ttl_s
+    history = History(
+        rt.redis,
+        rt.scripts,
+        rt.keys,
+        settings.history_kept,
+        settings.state_ttl_days * 86400,
+        settings.turn_ttl_s,
+    )
     http = HttpChannel(
         rt.redis,
         rt.scripts,
@@ -53,6 +61,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
         ttl,
         settings.max_long_polls,
         settings.replies_kept,
+        history,
     )
     channels: dict[str, Channel] = {"http": http, "console": ConsoleChannel(rt.redis, rt.keys, ttl)}
     whatsapp = WhatsApp(rt)
@@ -74,14 +83,6 @@ def build(rt: Runtime, app: FastAPI) -> None:
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
     handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)
     rt.background.append(handoff.sweeper)
-    history = History(
-        rt.redis,
-        rt.scripts,
-        rt.keys,
-        settings.history_kept,
-        settings.state_ttl_days * 86400,
-        settings.turn_ttl_s,
-    )
     inbox = Inbox(
         rt.redis,
         rt.scripts,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from structlog.typing import FilteringBoundLogger
 
-from services.gateway.channels.base import Channel
+from services.gateway.channels.base import Channel, Delivery
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
@@ -44,6 +44,7 @@ class Egress:
             return
         delivery = await channel.deliver(reply)
         REPLIES.labels(reply.channel, delivery.status).inc()
+        await self._record(channel, reply, delivery)
         journal = []
         if delivery.status != "duplicate":
             journal.append(
@@ -65,9 +66,11 @@ class Egress:
             status=delivery.status,
         )
         await self._done(reply, *journal)
-        # After the release, so the reply's journal entry is written as soon as possible; a
-        # crash before this line redelivers the reply, and its claim writes it here once.
-        if delivery.status != "failed":
+
+    async def _record(self, channel: Channel, reply: Reply, delivery: Delivery) -> None:
+        """The reply's history line, unless the channel wrote it as it delivered; a redelivered
+        reply finds the line's claim taken and writes nothing twice."""
+        if delivery.status != "failed" and not channel.writes_history:
             await self.history.add_reply(reply)
 
     async def _done(self, reply: Reply, *journal: str) -> None:
@@ -83,8 +86,7 @@ class Egress:
         (the channel's own claim), and it answers no turn, so no lease is released."""
         delivery = await channel.deliver(reply)
         REPLIES.labels(reply.channel, f"agent_{delivery.status}").inc()
-        if delivery.status != "failed":
-            await self.history.add_reply(reply)
+        await self._record(channel, reply, delivery)
         if delivery.status != "duplicate":
             await self.turns.store.append_journal(
                 reply.conversation_id,

@@ -4,7 +4,9 @@ bot answered and what a person sent.
 One capped stream per conversation (``keys.history``), its entry ids the paging cursor. Customer
 messages are added by the ingest script, in the same step as their dedupe claim, so a message is
 in the history exactly when it was accepted. Replies are added after their channel took them,
-under a claim per turn, so a redelivered reply is written once.
+under a claim per turn, so a redelivered reply is written once; a channel that keeps its replies
+in Redis (HTTP) writes the line in its own delivery script instead, so the history keeps the
+order the person saw.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def history_entry(
     return json.dumps(entry, ensure_ascii=False)
 
 
+def reply_entry(reply: Reply) -> str:
+    """The history line of a reply: the bot's, or a person's (an agent message)."""
+    author: Author = "agent" if reply.author == "agent" else "bot"
+    return history_entry(reply.turn_id, author, reply.text, reply.created_at, reply.agent)
+
+
 class History:
     def __init__(
         self, redis: Redis, scripts: Scripts, keys: Keys, kept: int, ttl_s: int, claim_ttl_s: int
@@ -53,8 +61,7 @@ class History:
     async def add_reply(self, reply: Reply) -> None:
         """Record a delivered reply (bot or agent) once per turn id."""
         conv = reply.conversation_id
-        author: Author = "agent" if reply.author == "agent" else "bot"
-        entry = history_entry(reply.turn_id, author, reply.text, reply.created_at, reply.agent)
+        entry = reply_entry(reply)
         async with self.redis.pipeline(transaction=False) as pipe:
             lua.queue(
                 pipe,

@@ -163,6 +163,7 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
 
     class Recorder:
         name = "http"
+        writes_history = False
 
         async def deliver(self, reply: Reply):
             from services.gateway.channels.base import Delivery

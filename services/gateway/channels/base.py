@@ -18,5 +18,8 @@ class Delivery:
 
 class Channel(Protocol):
     name: str
+    # True when ``deliver`` also writes the reply into the conversation's history (in the
+    # same step); otherwise egress writes it after the delivery.
+    writes_history: bool
 
     async def deliver(self, reply: Reply) -> Delivery: ...

@@ -13,6 +13,7 @@ from shared.keys import Keys
 
 class ConsoleChannel:
     name = "console"
+    writes_history = False
 
     def __init__(self, redis: Redis, keys: Keys, sent_ttl_s: int) -> None:
         self.redis = redis

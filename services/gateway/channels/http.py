@@ -13,6 +13,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from services.gateway.channels.base import Delivery
+from services.gateway.history import History, reply_entry
 from shared.connections import retry_options
 from shared.contracts import Reply
 from shared.keys import Keys
@@ -24,6 +25,7 @@ MAX_WAIT_S = 60
 
 class HttpChannel:
     name = "http"
+    writes_history = True  # the delivery script writes the reply's history line
 
     def __init__(
         self,
@@ -34,8 +36,10 @@ class HttpChannel:
         sent_ttl_s: int,
         max_long_polls: int,
         replies_kept: int,
+        history: History,
     ) -> None:
         self.redis = redis
+        self.history = history
         self.replies_kept = replies_kept
         self.sent_ttl_s = sent_ttl_s
         self.scripts = scripts
@@ -62,12 +66,16 @@ class HttpChannel:
             keys=[
                 self.keys.sent(reply.conversation_id, reply.turn_id),
                 self.keys.replies(reply.conversation_id),
+                self.keys.history(reply.conversation_id),
             ],
             args=[
                 json.dumps(payload, ensure_ascii=False),
                 self.sent_ttl_s,
                 REPLIES_TTL_S,
                 self.replies_kept,
+                reply_entry(reply),
+                self.history.ttl_s,
+                self.history.kept,
             ],
         )
         return Delivery("sent", stream_id) if stream_id else Delivery("duplicate")
