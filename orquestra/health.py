@@ -9,15 +9,14 @@ import argparse
 import socket
 import time
 
-import redis
-
+from shared.connections import connect_sync
 from shared.keys import Keys
 from shared.settings import get_settings
 
 
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
-    client = redis.Redis.from_url(settings.redis_url, decode_responses=True)
+    client = connect_sync(settings, decode_responses=True)
     fresh_after = time.time() - max(10.0, settings.heartbeat_s * 5)
     members = client.zrangebyscore(Keys(settings.prefix).heartbeats, fresh_after, "+inf")
     mine = f"{args.service}|{args.service}-{socket.gethostname()}-"

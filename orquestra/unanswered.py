@@ -8,6 +8,7 @@ import redis
 from faststream.redis.parser.binary import BinaryMessageFormatV1
 
 from services.faq.unanswered import top_unanswered
+from shared.connections import connect_sync
 from shared.contracts import Unanswered
 from shared.keys import Keys
 from shared.settings import get_settings
@@ -24,7 +25,7 @@ def read_questions(client: redis.Redis, keys: Keys, limit: int) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
-    client = redis.Redis.from_url(settings.redis_url)
+    client = connect_sync(settings)
     questions = read_questions(client, Keys(settings.prefix), args.scan)
     if not questions:
         print("nenhuma pergunta sem resposta registrada")

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from faststream import AckPolicy
-from faststream.redis import RedisBroker, StreamSub
+from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from faststream.redis.message import RedisStreamMessage
 from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
@@ -75,6 +75,10 @@ def make_broker(settings: Settings) -> RedisBroker:
     }
     if not settings.faststream_log:
         options["logger"] = None
+    if settings.redis_mode == "cluster":
+        # The same subscribers and publishes; each XREADGROUP, XACK and XADD goes to the node
+        # that holds its stream (``max_connections`` is then per node).
+        return RedisClusterBroker(settings.redis_url, **options)  # type: ignore[arg-type]
     return RedisBroker(settings.redis_url, **options)
 
 

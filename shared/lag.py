@@ -28,6 +28,7 @@ from typing import Any
 import redis
 from prometheus_client.core import REGISTRY, CollectorRegistry, GaugeMetricFamily
 from prometheus_client.registry import Collector
+from redis.cluster import RedisCluster
 
 from shared.keys import Keys
 
@@ -95,9 +96,13 @@ def families(rows: Iterable[GroupLag], up: bool) -> list[GaugeMetricFamily]:
 class ConsumerLagCollector(Collector):
     """Reads the lag of every consumer group of the bus at scrape time."""
 
-    def __init__(self, redis_url: str, keys: Keys, timeout_s: float = 2.0) -> None:
+    def __init__(
+        self, redis_url: str, keys: Keys, timeout_s: float = 2.0, *, cluster: bool = False
+    ) -> None:
         self.keys = keys
-        self.client = redis.Redis.from_url(
+        # On a cluster, each XINFO goes to the node holding that stream (partition).
+        client_class = RedisCluster if cluster else redis.Redis
+        self.client = client_class.from_url(
             redis_url,
             decode_responses=True,
             socket_timeout=timeout_s,
@@ -142,10 +147,10 @@ class ConsumerLagCollector(Collector):
 
 
 def register_lag_collector(
-    redis_url: str, keys: Keys, registry: CollectorRegistry = REGISTRY
+    redis_url: str, keys: Keys, registry: CollectorRegistry = REGISTRY, *, cluster: bool = False
 ) -> ConsumerLagCollector:
     """Add the collector to ``registry`` (the process's default one, served on its metrics
     port). Call once per process."""
-    collector = ConsumerLagCollector(redis_url, keys)
+    collector = ConsumerLagCollector(redis_url, keys, cluster=cluster)
     registry.register(collector)
     return collector

@@ -150,7 +150,9 @@ async def _serve(service: str, build: Callable[[Runtime], None]) -> None:
     build(rt)
     if rt.settings.metrics_port:
         start_http_server(rt.settings.metrics_port)
-        register_lag_collector(rt.settings.redis_url, rt.keys)
+        register_lag_collector(
+            rt.settings.redis_url, rt.keys, cluster=rt.settings.redis_mode == "cluster"
+        )
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -24,6 +24,18 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("REDIS_URL", "ORQ_REDIS_URL"),
         description="Redis to use; `orquestra up` falls back to an embedded one if unreachable.",
     )
+    redis_mode: Literal["single", "cluster"] = Field(
+        default="single",
+        description="cluster: `REDIS_URL` names any node of a Redis Cluster (README "
+        '"Redis Cluster").',
+    )
+    partitions: int = Field(
+        default=1,
+        ge=1,
+        le=999,
+        description="Streams and global sorted sets split into this many hash-tagged "
+        "partitions; 1 keeps the single-key names. Change it only on a drained system.",
+    )
     redis_max_connections: int = Field(
         default=128, description="Connections per process; beyond it a command waits its turn."
     )

@@ -22,8 +22,9 @@ from redis.asyncio import Redis
 from orquestra.redis_server import EmbeddedRedis, reachable
 from tests.system import System
 
-# The browser fixtures (a headless Chromium) for the page tests.
-pytest_plugins = ["tests.support.browser"]
+# The browser fixtures (a headless Chromium) for the page tests; the Redis Cluster fixtures
+# for the tests marked `cluster`.
+pytest_plugins = ["tests.support.browser", "tests.support.cluster"]
 
 
 def _docker_redis() -> tuple[str, object] | None:

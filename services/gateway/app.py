@@ -57,7 +57,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
         rt.redis,
         rt.scripts,
         rt.keys,
-        settings.redis_url,
+        settings,
         ttl,
         settings.max_long_polls,
         settings.replies_kept,
@@ -106,7 +106,9 @@ def build(rt: Runtime, app: FastAPI) -> None:
     rt.background.append(trim_streams)
 
     # Consumer-group lag and pending counts on the gateway's /metrics too.
-    lag = register_lag_collector(settings.redis_url, rt.keys)
+    lag = register_lag_collector(
+        settings.redis_url, rt.keys, cluster=settings.redis_mode == "cluster"
+    )
 
     async def close() -> None:
         turns.cancel_timers()

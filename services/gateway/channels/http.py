@@ -14,10 +14,11 @@ from redis.asyncio import Redis
 
 from services.gateway.channels.base import Delivery
 from services.gateway.history import History, reply_entry
-from shared.connections import retry_options
+from shared.connections import AnyRedis, connect_cluster, retry_options
 from shared.contracts import Reply
 from shared.keys import Keys
 from shared.lua import Scripts
+from shared.settings import Settings
 
 REPLIES_TTL_S = 7 * 24 * 3600
 MAX_WAIT_S = 60
@@ -32,7 +33,7 @@ class HttpChannel:
         redis: Redis,
         scripts: Scripts,
         keys: Keys,
-        redis_url: str,
+        settings: Settings,
         sent_ttl_s: int,
         max_long_polls: int,
         replies_kept: int,
@@ -44,13 +45,19 @@ class HttpChannel:
         self.sent_ttl_s = sent_ttl_s
         self.scripts = scripts
         self.keys = keys
-        self.polling = Redis.from_url(
-            redis_url,
-            decode_responses=True,
-            socket_timeout=MAX_WAIT_S + 10,
-            max_connections=max_long_polls,
-            **retry_options(),
-        )
+        self.polling: AnyRedis
+        if settings.redis_mode == "cluster":
+            self.polling = connect_cluster(
+                settings.redis_url, max_long_polls, socket_timeout=MAX_WAIT_S + 10
+            )
+        else:
+            self.polling = Redis.from_url(
+                settings.redis_url,
+                decode_responses=True,
+                socket_timeout=MAX_WAIT_S + 10,
+                max_connections=max_long_polls,
+                **retry_options(),
+            )
 
     async def deliver(self, reply: Reply) -> Delivery:
         payload: dict[str, Any] = {

@@ -1,0 +1,107 @@
+"""The bot against a real Redis Cluster (3 masters, 3 replicas, ``tests/support/cluster.py``):
+the main journeys, duplicates and bursts, with ``ORQ_REDIS_MODE=cluster`` and partitioned
+streams. One system for the module; the tests that break the cluster have their own."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from orquestra.redis_cluster import LocalCluster
+from orquestra.redis_server import free_port
+from tests.e2e.journey import PACK, Chat, assert_said, together
+from tests.system import System, service
+
+pytestmark = pytest.mark.cluster
+
+START = "2026-03-02T10:00:00-03:00"
+PARTITIONS = 1
+
+
+def cluster_env(**extra: str) -> dict[str, str]:
+    return {"ORQ_REDIS_MODE": "cluster", "ORQ_PARTITIONS": str(PARTITIONS), **extra}
+
+
+@pytest.fixture(scope="module")
+def cluster_prefix() -> str:
+    return f"orqtest-{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture(scope="module")
+def cluster_system(redis_cluster: LocalCluster, cluster_prefix: str) -> Iterator[System]:
+    with System.up(redis_cluster.url, cluster_prefix, **cluster_env()) as running:
+        yield running
+
+
+def faq_answer(entry_id: str) -> str:
+    faq = PACK.sections["faq"]["entries"]
+    return next(e["answer"] for e in faq if e["id"] == entry_id).strip()
+
+
+def started(system: System, conversation: str) -> list[dict]:
+    return [e for e in system.journal(conversation) if e["event"] == "turn.started"]
+
+
+def test_a_booking_a_faq_answer_and_a_two_intent_turn_on_the_cluster(
+    cluster_system: System,
+) -> None:
+    def booking() -> None:
+        chat = Chat(cluster_system, "cl-book", START)
+        chat.say("Oi! Quero agendar uma aula experimental. Me chamo João, 27 anos, iniciante")
+        chat.say("terça que vem às 19h")
+        reply = chat.say("sim")
+        code = assert_said(reply, "trial_booked", nome="João")["codigo"]
+        assert chat.slice("trial")["booking_id"] == code
+
+    def faq() -> None:
+        chat = Chat(cluster_system, "cl-faq", START)
+        assert faq_answer("endereco") in chat.say("onde fica a CT?")
+
+    def both() -> None:
+        chat = Chat(cluster_system, "cl-both", START)
+        reply = chat.say("quero agendar e onde fica a CT?")
+        assert_said(reply, "trial_ask_name")
+        assert faq_answer("endereco") in reply
+        [merged] = chat.journal("merge.complete")
+        assert {"trial", "faq"} <= set(merged["sources"])
+
+    together(booking, faq, both)
+
+
+def test_a_burst_is_one_turn_on_the_cluster(cluster_system: System) -> None:
+    conversation = f"cl-burst-{uuid.uuid4().hex[:8]}"
+    for text in ("oi", "quero agendar", "pra terça"):
+        cluster_system.post(conversation, text)
+        time.sleep(0.1)  # the input itself: a person typing quick messages
+    reply = cluster_system.next_reply(conversation)
+    assert [e["messages"] for e in started(cluster_system, conversation)] == [
+        ["oi", "quero agendar", "pra terça"]
+    ]
+    assert cluster_system.replies(conversation, after=reply["cursor"])["replies"] == []
+
+
+def test_the_same_message_to_two_gateways_is_one_turn_on_the_cluster(
+    cluster_system: System, redis_cluster: LocalCluster, cluster_prefix: str
+) -> None:
+    conversation = f"cl-dup-{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    body = {"conversation_id": conversation, "text": "onde fica a CT?", "message_id": "wamid.C"}
+    with service(
+        "gateway", redis_cluster.url, cluster_prefix, "--port", str(port), **cluster_env()
+    ):
+        urls = [cluster_system.base_url, f"http://127.0.0.1:{port}"] * 3
+
+        def post(url: str) -> dict:
+            return httpx.post(f"{url}/v1/messages", json=body, timeout=10).json()
+
+        with ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(post, urls))
+        reply = cluster_system.next_reply(conversation)
+    assert sorted(a["duplicate"] for a in answers) == [False] + [True] * 5
+    assert len(started(cluster_system, conversation)) == 1
+    assert cluster_system.replies(conversation, after=reply["cursor"])["replies"] == []
