@@ -18,7 +18,12 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     client = connect_sync(settings, decode_responses=True)
     fresh_after = time.time() - max(10.0, settings.heartbeat_s * 5)
-    members = client.zrangebyscore(Keys(settings.prefix).heartbeats, fresh_after, "+inf")
+    keys = Keys(settings.prefix, settings.partitions)
+    members = [
+        member
+        for key in keys.all_heartbeats()
+        for member in client.zrangebyscore(key, fresh_after, "+inf")
+    ]
     mine = f"{args.service}|{args.service}-{socket.gethostname()}-"
     alive = any(m.startswith(mine) for m in members)
     print(f"{args.service}: {'live' if alive else 'no live consumer on this host'}")

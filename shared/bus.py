@@ -82,8 +82,60 @@ def make_broker(settings: Settings) -> RedisBroker:
     return RedisBroker(settings.redis_url, **options)
 
 
+class PartitionChangeRefused(RuntimeError):
+    """``ORQ_PARTITIONS`` changed while streams of the old count still hold work."""
+
+
+async def unfinished_work(redis: Redis, keys: Keys) -> list[str]:
+    """What the streams and sorted sets of ``keys``' partition layout still hold: entries
+    not delivered to or not acknowledged by a group, conversations waiting for a start,
+    turns waiting for their merge deadline."""
+    found: list[str] = []
+    for stream, group in keys.groups():
+        try:
+            infos = await redis.xinfo_groups(stream)
+        except ResponseError:
+            continue  # no such stream
+        for info in infos:
+            if info["name"] != group:
+                continue
+            waiting = await redis.xrange(stream, min=f"({info['last-delivered-id']}", count=1)
+            if info["pending"] or waiting:
+                found.append(f"{stream}/{group}: {info['pending']} pending"
+                             + (", more not yet delivered" if waiting else ""))  # fmt: skip
+    for key in [*keys.all_pending_starts(), *keys.all_merge_deadlines()]:
+        if count := await redis.zcard(key):
+            found.append(f"{key}: {count} waiting")
+    return found
+
+
+async def check_partitions(redis: Redis, keys: Keys) -> None:
+    """Refuse to start with a partition count other than the one the streams were run with
+    while those streams still hold work: a conversation's next turn would go to another
+    stream than its unfinished one, and could be answered before it. A drained system
+    switches (README "Redis Cluster"). The count is recorded only once it differs from 1,
+    so a single-partition deployment has no extra key."""
+    raw = await redis.get(keys.partition_count)
+    recorded = int(raw) if raw else 1
+    if recorded != keys.partitions:
+        previous = Keys(keys.prefix, recorded)
+        if busy := await unfinished_work(redis, previous):
+            log.error("partition count change refused", previous=recorded, now=keys.partitions)
+            raise PartitionChangeRefused(
+                f"ORQ_PARTITIONS={keys.partitions}, but the streams were last run with "
+                f"{recorded} partition(s) and still hold work: {'; '.join(busy[:5])}. Drain "
+                f"first (run with ORQ_PARTITIONS={recorded} and no new messages until "
+                "every group's lag and pending count are 0), then restart with the new count."
+            )
+        log.warning("partition count changed", previous=recorded, now=keys.partitions)
+    if raw or keys.partitions != 1:
+        await redis.set(keys.partition_count, keys.partitions)
+
+
 async def ensure_groups(redis: Redis, keys: Keys) -> None:
-    """Create every stream and consumer group at id 0 and remove retired groups (idempotent)."""
+    """Check the partition count, create every stream and consumer group at id 0 and remove
+    retired groups (idempotent)."""
+    await check_partitions(redis, keys)
     for stream, group in keys.groups():
         try:
             await redis.xgroup_create(stream, group, id="0", mkstream=True)
@@ -129,6 +181,12 @@ class Bus:
             await pipe.execute()
 
     def subscribe(self, stream: str, group: str, handler: Handler) -> None:
+        """Consume ``stream`` in ``group``: one subscription per partition of the stream, so
+        every partition is read (each conversation's messages stay in order in its own)."""
+        for part in self.keys.parts(stream):
+            self._subscribe(part, group, handler)
+
+    def _subscribe(self, stream: str, group: str, handler: Handler) -> None:
         settings = self.settings
         poison = _fault(settings.fault_inject, group)
 

@@ -3,15 +3,27 @@
 Conversation keys carry the conversation id as a hash tag (``orq:{conv}:inbox``) so that, on
 Redis Cluster, one conversation's keys share a slot and its Lua scripts stay single-slot; per-turn
 keys do the same with the turn id.
+
+With ``partitions`` > 1 (``ORQ_PARTITIONS``), the bus streams and the hot global sorted sets
+(pending starts, merge deadlines, heartbeats) become that many keys hash-tagged by partition
+(``orq:turns:{p07}``), spread over the cluster's nodes. A conversation always maps to the
+same partition (a stable hash of its id), so its turns stay in order in one stream; a turn's
+merge deadline goes by the turn id's hash. With 1 partition every name is today's.
 """
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 SLICES = ("meta", "triage", "trial", "context", "mode")
 SPECIALISTS = ("trial", "faq")
 SERVICES = ("gateway", "triage", "trial", "faq", "mode_router", "merger", "scheduler")
+
+
+def partition_of(name: str, partitions: int) -> int:
+    """A stable partition for ``name`` (CRC-32: the same in every process and version)."""
+    return zlib.crc32(name.encode()) % partitions if partitions > 1 else 0
 
 
 @dataclass(frozen=True)
@@ -25,7 +37,36 @@ class Keys:
     def _t(self) -> str:
         return f"{self.tenant}:" if self.tenant else ""
 
-    # Streams
+    partitions: int = 1
+
+    # Partitions
+    def partitioned(self, name: str, partition: int) -> str:
+        """``name`` in one partition: unchanged with a single partition."""
+        return name if self.partitions == 1 else f"{name}:{{p{partition:02d}}}"
+
+    def every(self, name: str) -> list[str]:
+        """``name`` in every partition."""
+        return [self.partitioned(name, p) for p in range(self.partitions)]
+
+    def route(self, name: str, key: str) -> str:
+        """``name`` in the partition of ``key`` (a conversation id, a turn id...)."""
+        return self.partitioned(name, partition_of(key, self.partitions))
+
+    def parts(self, stream: str) -> list[str]:
+        """Every partition of a bus stream (a stream that is not partitioned: itself)."""
+        return self.every(stream) if stream in self._partitioned_streams else [stream]
+
+    @property
+    def _partitioned_streams(self) -> set[str]:
+        return {self.turns, *(self.tasks(s) for s in SPECIALISTS), self.merge, self.outbound,
+                self.events}  # fmt: skip
+
+    @property
+    def partition_count(self) -> str:
+        """The partition count the streams were last run with (absent: 1)."""
+        return f"{self.prefix}partitions"
+
+    # Streams (bus streams are partitioned: publish to ``route(stream, conversation_id)``)
     @property
     def turns(self) -> str:
         return f"{self.prefix}turns"
@@ -55,15 +96,9 @@ class Keys:
         return f"{self.prefix}faq.unanswered"
 
     def all_streams(self) -> list[str]:
-        return [
-            self.turns,
-            *(self.tasks(s) for s in SPECIALISTS),
-            self.merge,
-            self.outbound,
-            self.events,
-            self.dlq,
-            self.unanswered,
-        ]
+        named = [self.turns, *(self.tasks(s) for s in SPECIALISTS), self.merge, self.outbound,
+                 self.events, self.dlq, self.unanswered]  # fmt: skip
+        return [part for stream in named for part in self.parts(stream)]
 
     def groups(self) -> list[tuple[str, str]]:
         """The bus topology: every (stream, consumer group) pair.
@@ -71,7 +106,7 @@ class Keys:
         Created up front at id 0 by whichever process starts first, so a message published
         before its consumer ever ran is still delivered.
         """
-        return [
+        named = [
             (self.turns, "triage"),
             (self.turns, "mode_router"),
             *((self.tasks(s), s) for s in SPECIALISTS),
@@ -83,11 +118,12 @@ class Keys:
             (self.turns, "funnel"),
             (self.tasks("trial"), "funnel"),
         ]
+        return [(part, group) for stream, group in named for part in self.parts(stream)]
 
     def retired_groups(self) -> list[tuple[str, str]]:
         """Groups earlier versions created and nothing reads any more: removed at start-up,
         because the janitor keeps every entry a group has not read (it would never trim)."""
-        return [(self.turns, "merger")]
+        return [(part, "merger") for part in self.parts(self.turns)]
 
     # Per conversation
     def conv(self, conversation_id: str, name: str) -> str:
@@ -168,15 +204,30 @@ class Keys:
         """List: webhook events that belong to no conversation (account, templates, errors)."""
         return f"{self.prefix}wa:events"
 
-    # Global
-    @property
-    def merge_deadlines(self) -> str:
-        return f"{self.prefix}merge:deadlines"
+    # Global, partitioned
+    def merge_deadlines(self, turn_id: str) -> str:
+        """Sorted set: open turns scored by their merge deadline (in the turn's partition)."""
+        return self.route(f"{self.prefix}merge:deadlines", turn_id)
 
-    @property
-    def pending_starts(self) -> str:
-        """Sorted set: conversations with waiting messages, scored by when to start a turn."""
-        return f"{self.prefix}gw:pending"
+    def all_merge_deadlines(self) -> list[str]:
+        return self.every(f"{self.prefix}merge:deadlines")
+
+    def pending_starts(self, conversation_id: str) -> str:
+        """Sorted set: conversations with waiting messages, scored by when to start a turn
+        (in the conversation's partition)."""
+        return self.route(f"{self.prefix}gw:pending", conversation_id)
+
+    def all_pending_starts(self) -> list[str]:
+        return self.every(f"{self.prefix}gw:pending")
+
+    def heartbeats(self, member: str) -> str:
+        """Sorted set: ``service|consumer`` scored by the last heartbeat (epoch seconds)."""
+        return self.route(f"{self.prefix}heartbeats", member)
+
+    def all_heartbeats(self) -> list[str]:
+        return self.every(f"{self.prefix}heartbeats")
+
+    # Global
 
     @property
     def conversation_index(self) -> str:
@@ -196,11 +247,6 @@ class Keys:
         """Sorted set: human-owned conversations scored by the last staff message (epoch ms,
         wall clock); an idle one goes back to the bot."""
         return f"{self.prefix}handoff:human"
-
-    @property
-    def heartbeats(self) -> str:
-        """Sorted set: ``service|consumer`` scored by the last heartbeat (epoch seconds)."""
-        return f"{self.prefix}heartbeats"
 
     @property
     def clock_offset(self) -> str:

@@ -22,4 +22,4 @@ def queue_open(
     key = keys.merge_turn(turn_id)
     pipe.hsetnx(key, "turn", turn_json)
     pipe.expire(key, ttl_s)
-    pipe.zadd(keys.merge_deadlines, {turn_id: now_ms() + deadline_ms}, nx=True)
+    pipe.zadd(keys.merge_deadlines(turn_id), {turn_id: now_ms() + deadline_ms}, nx=True)

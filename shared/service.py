@@ -59,7 +59,7 @@ class Runtime:
 
 def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
     settings = settings or get_settings()
-    keys = Keys(settings.prefix)
+    keys = Keys(settings.prefix, settings.partitions)
     redis = connect(settings)
     scripts = register(redis)
     store = StateStore(
@@ -96,8 +96,8 @@ async def heartbeat(rt: Runtime) -> None:
     while True:
         now = time.time()
         async with rt.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(rt.keys.heartbeats, {member: now})
-            pipe.zremrangebyscore(rt.keys.heartbeats, 0, now - 3600)
+            pipe.zadd(rt.keys.heartbeats(member), {member: now})
+            pipe.zremrangebyscore(rt.keys.heartbeats(member), 0, now - 3600)
             await pipe.execute()
         await asyncio.sleep(rt.settings.heartbeat_s)
 
@@ -141,7 +141,8 @@ async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
         await hook()
     if rt.llm:
         await rt.llm.aclose()
-    await rt.redis.zrem(rt.keys.heartbeats, f"{rt.service}|{rt.bus.consumer}")
+    member = f"{rt.service}|{rt.bus.consumer}"
+    await rt.redis.zrem(rt.keys.heartbeats(member), member)
     await rt.redis.aclose()
 
 

@@ -60,7 +60,7 @@ def build(rt: Runtime) -> None:
                     "unknown_only": result.unknown_only,
                 },
             )
-            decision.outbox.add(rt.keys.merge, part)
+            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
             for question in result.unanswered:
                 record = Unanswered(
                     question=question,

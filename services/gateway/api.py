@@ -284,7 +284,11 @@ async def get_journal(conversation_id: ConversationPath, request: Request) -> di
 async def healthz(request: Request) -> JSONResponse:
     state = request.app.state
     fresh_after = time.time() - max(10.0, state.settings.heartbeat_s * 5)
-    members = await state.redis.zrangebyscore(state.keys.heartbeats, fresh_after, "+inf")
+    members = [
+        member
+        for key in state.keys.all_heartbeats()
+        for member in await state.redis.zrangebyscore(key, fresh_after, "+inf")
+    ]
     live: dict[str, int] = {}
     for member in members:
         service = member.split("|", 1)[0]

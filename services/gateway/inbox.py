@@ -220,7 +220,9 @@ class Inbox:
             template=template,
         )
         async with self.redis.pipeline(transaction=False) as pipe:
-            await self.publish(self.keys.outbound, reply, pipeline=pipe)
+            await self.publish(
+                self.keys.route(self.keys.outbound, conversation_id), reply, pipeline=pipe
+            )
             self.store.queue_journal(
                 pipe,
                 conversation_id,

@@ -225,7 +225,7 @@ class TurnKeeper:
         due = now_ms() + window
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(self.keys.pending_starts, {conv: due})
+            pipe.zadd(self.keys.pending_starts(conv), {conv: due})
             lua.queue(
                 pipe,
                 self.scripts.ingest,
@@ -320,7 +320,9 @@ class TurnKeeper:
         ``score``: the pending entry's score, when the caller knows it is due."""
         try:
             if score is None:
-                found = await self.redis.zscore(self.keys.pending_starts, conversation_id)
+                found = await self.redis.zscore(
+                    self.keys.pending_starts(conversation_id), conversation_id
+                )
                 if found is None:
                     return
                 remaining = int(found) - now_ms()
@@ -347,7 +349,7 @@ class TurnKeeper:
         async with self.redis.pipeline(transaction=False) as pipe:
             # Read before the release runs: _after_start removes the pending entry only if no
             # message re-scored it since.
-            pipe.zscore(self.keys.pending_starts, conversation_id)
+            pipe.zscore(self.keys.pending_starts(conversation_id), conversation_id)
             if journal:
                 self.store.queue_journal(pipe, conversation_id, *journal)
             lua.queue(
@@ -369,7 +371,8 @@ class TurnKeeper:
         if status == "empty":
             if score is not None:
                 await self.zrem_if_score(
-                    keys=[self.keys.pending_starts], args=[conversation_id, int(score)]
+                    keys=[self.keys.pending_starts(conversation_id)],
+                    args=[conversation_id, int(score)],
                 )
             return
         if status != "started":
@@ -406,7 +409,10 @@ class TurnKeeper:
         k, settings = self.keys, self.settings
         async with self.redis.pipeline(transaction=False) as pipe:
             # While the turn is in flight, the sweeper looks again only when its lease expires.
-            pipe.zadd(k.pending_starts, {conversation_id: now_ms() + settings.lease_ttl_ms})
+            pipe.zadd(
+                k.pending_starts(conversation_id),
+                {conversation_id: now_ms() + settings.lease_ttl_ms},
+            )
             if answer is None:
                 # The merger's record of the turn and its deadline exist before the turn does.
                 queue_open(
@@ -417,10 +423,10 @@ class TurnKeeper:
                     ttl_s=settings.turn_ttl_s,
                     deadline_ms=settings.merge_deadline_ms,
                 )
-                await self.publish(k.turns, body, pipeline=pipe)
+                await self.publish(k.route(k.turns, conversation_id), body, pipeline=pipe)
             else:
                 journal.append(answer[1])
-                await self.publish(k.outbound, answer[0], pipeline=pipe)
+                await self.publish(k.route(k.outbound, conversation_id), answer[0], pipeline=pipe)
             self.store.queue_journal(pipe, conversation_id, *journal)
             await pipe.execute()
         TURNS_STARTED.inc()
@@ -485,12 +491,15 @@ class TurnKeeper:
     # Recovery ----------------------------------------------------------------------------
 
     async def sweep_once(self) -> int:
-        due = await self.redis.zrangebyscore(
-            self.keys.pending_starts, 0, now_ms(), start=0, num=200, withscores=True
-        )
-        for conversation_id, score in due:
-            await self.try_start(conversation_id, int(score))
-        return len(due)
+        count = 0
+        for key in self.keys.all_pending_starts():
+            due = await self.redis.zrangebyscore(
+                key, 0, now_ms(), start=0, num=200, withscores=True
+            )
+            for conversation_id, score in due:
+                await self.try_start(conversation_id, int(score))
+            count += len(due)
+        return count
 
     async def sweeper(self) -> None:
         """Sweep every interval; runs supervised (``shared/loops.py`` restarts it after a

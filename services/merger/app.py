@@ -49,18 +49,22 @@ class Merger:
     async def expire_due(self) -> int:
         """Compose a partial reply for every turn whose deadline passed. Returns how many."""
         rt = self.rt
-        due = await rt.redis.zrangebyscore(rt.keys.merge_deadlines, 0, now_ms(), start=0, num=100)
+        due = [
+            turn_id
+            for key in rt.keys.all_merge_deadlines()
+            for turn_id in await rt.redis.zrangebyscore(key, 0, now_ms(), start=0, num=100)
+        ]
         grace = rt.settings.republish_after_ms
         for turn_id in due:
             result = await rt.scripts.merge_expire(
                 keys=[rt.keys.merge_turn(turn_id)], args=[now_ms(), grace]
             )
             if result[0] == "wait":  # completed just now elsewhere: look again after the grace
-                await rt.redis.zadd(rt.keys.merge_deadlines, {turn_id: now_ms() + grace})
+                await rt.redis.zadd(rt.keys.merge_deadlines(turn_id), {turn_id: now_ms() + grace})
                 continue
             if result[0] in ("expired", "republish"):
                 await self._reply(turn_id, result[1:])
-            await rt.redis.zrem(rt.keys.merge_deadlines, turn_id)
+            await rt.redis.zrem(rt.keys.merge_deadlines(turn_id), turn_id)
         return len(due)
 
     async def deadlines(self) -> None:
@@ -69,10 +73,11 @@ class Merger:
         rt = self.rt
         while True:
             await self.expire_due()
-            nearest = await rt.redis.zrange(rt.keys.merge_deadlines, 0, 0, withscores=True)
             wait = 0.25
-            if nearest:
-                wait = min(wait, max(0.0, nearest[0][1] / 1000 - time.time()))
+            for key in rt.keys.all_merge_deadlines():
+                nearest = await rt.redis.zrange(key, 0, 0, withscores=True)
+                if nearest:
+                    wait = min(wait, max(0.0, nearest[0][1] / 1000 - time.time()))
             await asyncio.sleep(wait)
 
     async def _reply(self, turn_id: str, flat: list[str]) -> None:
@@ -115,9 +120,11 @@ class Merger:
         rt = self.rt
         merge_key = rt.keys.merge_turn(turn_id)
         async with rt.redis.pipeline(transaction=False) as pipe:
-            await rt.bus.publish(rt.keys.outbound, reply, pipeline=pipe)
+            await rt.bus.publish(
+                rt.keys.route(rt.keys.outbound, turn.conversation_id), reply, pipeline=pipe
+            )
             pipe.hset(merge_key, "_published", "1")
-            pipe.zrem(rt.keys.merge_deadlines, turn_id)
+            pipe.zrem(rt.keys.merge_deadlines(turn_id), turn_id)
             rt.store.queue_journal(pipe, turn.conversation_id, entry)
             errors = [
                 r for r in await pipe.execute(raise_on_error=False) if isinstance(r, Exception)
@@ -127,7 +134,7 @@ class Merger:
             # deadline sweep hands the turn out again once the grace period passed (the
             # gateway delivers a turn's reply once, so a second publish is harmless).
             await rt.redis.hdel(merge_key, "_published")
-            await rt.redis.zadd(rt.keys.merge_deadlines, {turn_id: now_ms()})
+            await rt.redis.zadd(rt.keys.merge_deadlines(turn_id), {turn_id: now_ms()})
             raise errors[0]
 
 

@@ -48,7 +48,7 @@ def build(rt: Runtime) -> None:
                 asks_question=outcome.question is not None,
                 data={"mode": outcome.state.mode, "confirmation_type": outcome.confirmation_type},
             )
-            decision.outbox.add(rt.keys.merge, part)
+            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
             return decision
 
         await handle_once(rt, turn.conversation_id, turn.turn_id, decide_turn)

@@ -69,7 +69,7 @@ def build(rt: Runtime) -> None:
                     text=outcome.route_texts.get(route, outcome.text),
                     forced_by_clarification=outcome.forced_by_clarification,
                 )
-                decision.outbox.add(rt.keys.tasks(route), task)
+                decision.outbox.add(rt.keys.route(rt.keys.tasks(route), turn.conversation_id), task)
             inline = [
                 Part(
                     turn_id=turn.turn_id,
@@ -95,7 +95,7 @@ def build(rt: Runtime) -> None:
                 expected=[*outcome.routes, "mode_router"],
                 parts=inline,
             )
-            decision.outbox.add(rt.keys.merge, plan)
+            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), plan)
             decision.writes["triage"] = outcome.state
             decision.journal.append(
                 journal_entry("triage", turn.turn_id, "triage.decided", **outcome.journal)

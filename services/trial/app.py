@@ -123,14 +123,14 @@ def build(rt: Runtime) -> None:
                 asks_question=outcome.asks_question,
                 data={"stage": outcome.state.stage},
             )
-            decision.outbox.add(rt.keys.merge, part)
+            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
             for event in outcome.events:
                 data = event.get("data", {})
                 if event["type"] == "trial.booked":
                     # The booking carries the conversation's attribution (ad click or origin).
                     data = {**data, **attribution(snapshot.get("meta"))}
                 decision.outbox.add(
-                    rt.keys.events,
+                    rt.keys.route(rt.keys.events, turn.conversation_id),
                     DomainEvent(
                         type=event["type"],
                         conversation_id=turn.conversation_id,

@@ -141,7 +141,7 @@ def test_bad_entries_put_straight_into_an_inbox_are_dead_lettered_and_the_next_m
     )
     # The 1970 message that wedged its conversation, and garbage, bypassing every check.
     db.rpush(keys.inbox(conversation), f"-315619200000|{old.model_dump_json()}", "garbage")
-    db.zadd(keys.pending_starts, {conversation: 0})
+    db.zadd(keys.pending_starts(conversation), {conversation: 0})
 
     reply = system.say(conversation, "quero agendar uma aula experimental")
     assert reply["text"]

@@ -11,16 +11,18 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from redis.cluster import RedisCluster
 
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import free_port
-from tests.e2e.journey import PACK, Chat, assert_said, together
+from shared.keys import Keys, partition_of
+from tests.e2e.journey import PACK, Chat, assert_said, eventually, together
 from tests.system import System, service
 
 pytestmark = pytest.mark.cluster
 
 START = "2026-03-02T10:00:00-03:00"
-PARTITIONS = 1
+PARTITIONS = 4
 
 
 def cluster_env(**extra: str) -> dict[str, str]:
@@ -105,3 +107,53 @@ def test_the_same_message_to_two_gateways_is_one_turn_on_the_cluster(
     assert sorted(a["duplicate"] for a in answers) == [False] + [True] * 5
     assert len(started(cluster_system, conversation)) == 1
     assert cluster_system.replies(conversation, after=reply["cursor"])["replies"] == []
+
+
+def conversations_in(partition: int, count: int) -> list[str]:
+    """``count`` fresh conversation ids that hash to ``partition``."""
+    found: list[str] = []
+    while len(found) < count:
+        candidate = f"cl-part-{uuid.uuid4().hex[:8]}"
+        if partition_of(candidate, PARTITIONS) == partition:
+            found.append(candidate)
+    return found
+
+
+def test_every_partition_is_consumed_by_every_group(
+    cluster_system: System, redis_cluster: LocalCluster, cluster_prefix: str
+) -> None:
+    """Three conversations in each partition, all answered; then every group of the turns,
+    faq, merge and outbound streams has read and acknowledged work in every partition."""
+    conversations = [c for p in range(PARTITIONS) for c in conversations_in(p, 3)]
+
+    def ask(conversation: str) -> str:
+        return str(cluster_system.say(conversation, "onde fica a CT?")["text"])
+
+    with ThreadPoolExecutor(len(conversations)) as pool:
+        answers = list(pool.map(ask, conversations))
+    assert all(faq_answer("endereco") in answer for answer in answers)
+
+    keys = Keys(cluster_prefix, PARTITIONS)
+    watched = [
+        (stream, group)
+        for stream, group in keys.groups()
+        if any(stream in keys.parts(name) for name in (keys.turns, keys.tasks("faq"),
+                                                        keys.merge, keys.outbound))
+    ]  # fmt: skip
+    assert len(watched) == 5 * PARTITIONS  # turns has two groups
+    client = RedisCluster.from_url(redis_cluster.url, decode_responses=True)
+
+    def unfinished() -> list[str]:
+        left = []
+        for stream, group in watched:
+            [info] = [i for i in client.xinfo_groups(stream) if i["name"] == group]
+            if info["last-delivered-id"] == "0-0" or info["pending"]:
+                left.append(f"{stream}/{group}")
+        return left
+
+    try:
+        eventually(lambda: not unfinished(), timeout_s=30)
+        slots = {client.keyslot(part) for part in keys.parts(keys.turns)}
+    finally:
+        client.close()
+    assert len(slots) == PARTITIONS

@@ -343,9 +343,9 @@ def test_soak_keeps_redis_memory_bounded(redis_url: str, unique_prefix: str) -> 
     keys = Keys(unique_prefix)
     bounded = {
         *keys.all_streams(),
-        keys.pending_starts,
-        keys.merge_deadlines,
-        keys.heartbeats,
+        *keys.all_pending_starts(),
+        *keys.all_merge_deadlines(),
+        *keys.all_heartbeats(),
         keys.conversation_index,  # one entry per conversation, pruned after the state's TTL
     }
     assert set(no_ttl) <= bounded, sorted(set(no_ttl) - bounded)

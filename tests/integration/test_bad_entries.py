@@ -152,7 +152,7 @@ async def test_a_conversation_whose_inbox_held_only_bad_entries_goes_on(keeper) 
     turns, published, _ = keeper
     old = message("c3", "old", "oi", datetime(1960, 1, 1, tzinfo=UTC))
     await turns.redis.rpush(turns.keys.inbox("c3"), f"-315619200000|{old.model_dump_json()}")
-    await turns.redis.zadd(turns.keys.pending_starts, {"c3": 0})
+    await turns.redis.zadd(turns.keys.pending_starts("c3"), {"c3": 0})
     await turns.sweep_once()
     assert turns_of(turns, published) == []
     assert [letter.message_id for letter in letters_of(turns, published)] == ["old"]

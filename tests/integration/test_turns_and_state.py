@@ -51,7 +51,7 @@ def message(cid: str, mid: str, text: str, at: datetime) -> InboundMessage:
 
 
 async def start_now(turns: TurnKeeper, cid: str) -> None:
-    score = await turns.redis.zscore(turns.keys.pending_starts, cid)
+    score = await turns.redis.zscore(turns.keys.pending_starts(cid), cid)
     await turns.try_start(cid, int(score))
 
 
@@ -92,7 +92,7 @@ async def test_expired_lease_is_recovered_by_the_sweeper(keeper) -> None:
     lost = published[0]
     # Every consumer of the turn died: the lease expires, its messages are still in flight.
     await turns.redis.delete(turns.keys.lease("c3"))
-    await turns.redis.zadd(turns.keys.pending_starts, {"c3": 0})
+    await turns.redis.zadd(turns.keys.pending_starts("c3"), {"c3": 0})
     await turns.sweep_once()
     again = published[1]
     assert again.turn_id != lost.turn_id
@@ -104,9 +104,9 @@ async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
     await turns.ingest(message("c4", "m1", "oi", T0))
     await start_now(turns, "c4")
     await turns.release("c4", published[0].turn_id)
-    await turns.redis.zadd(turns.keys.pending_starts, {"c4": 0})
+    await turns.redis.zadd(turns.keys.pending_starts("c4"), {"c4": 0})
     await turns.sweep_once()
-    assert await turns.redis.zscore(turns.keys.pending_starts, "c4") is None
+    assert await turns.redis.zscore(turns.keys.pending_starts("c4"), "c4") is None
     assert len(published) == 1
 
 
@@ -226,10 +226,10 @@ async def test_the_latest_message_sets_the_wait_and_a_fragment_calls_the_channel
     )
     try:
         await turns.ingest(message("c7", "m1", "oi", T0))
-        after_fragment = await redis.zscore(keys.pending_starts, "c7")
+        after_fragment = await redis.zscore(keys.pending_starts("c7"), "c7")
         await turns.ingest(message("c7", "m2", "queria saber", T0 + timedelta(seconds=1)))
         await turns.ingest(message("c7", "m3", "onde fica?", T0 + timedelta(seconds=2)))
-        after_question = await redis.zscore(keys.pending_starts, "c7")
+        after_question = await redis.zscore(keys.pending_starts("c7"), "c7")
         assert waiting == ["m1", "m2"]
         # Rescored by the complete message: due well before the fragment's deadline.
         assert after_question < after_fragment

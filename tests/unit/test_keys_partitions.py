@@ -1,0 +1,49 @@
+"""Partitioned names (``ORQ_PARTITIONS``): one partition keeps today's names, more spread the
+bus streams and hot sorted sets by a stable hash of the conversation (or turn) id."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared.keys import Keys, partition_of
+
+
+def test_one_partition_keeps_every_name_of_a_single_redis() -> None:
+    keys = Keys("orq:")
+    assert keys.route(keys.turns, "c1") == "orq:turns"
+    assert keys.parts(keys.outbound) == ["orq:outbound"]
+    assert keys.pending_starts("c1") == "orq:gw:pending"
+    assert keys.merge_deadlines("t1") == "orq:merge:deadlines"
+    assert keys.heartbeats("triage|x") == "orq:heartbeats"
+    assert ("orq:turns", "triage") in keys.groups()
+    assert len(keys.groups()) == 8
+
+
+def test_partitions_hash_tag_each_stream_and_sorted_set() -> None:
+    keys = Keys("orq:", 8)
+    assert keys.parts(keys.turns) == [f"orq:turns:{{p{p:02d}}}" for p in range(8)]
+    assert keys.parts(keys.tasks("faq"))[7] == "orq:tasks.faq:{p07}"
+    assert keys.parts(keys.dlq) == ["orq:dlq"]  # rare writes: not partitioned
+    assert len(keys.groups()) == 8 * 8
+    assert len(keys.all_pending_starts()) == len(keys.all_merge_deadlines()) == 8
+
+
+@given(st.text(min_size=1, max_size=40), st.integers(min_value=2, max_value=64))
+def test_a_conversation_maps_to_one_partition_for_every_stream(conv: str, n: int) -> None:
+    keys = Keys("orq:", n)
+    part = partition_of(conv, n)
+    tag = f"{{p{part:02d}}}"
+    assert 0 <= part < n
+    for name in (keys.turns, keys.merge, keys.outbound, keys.events, keys.tasks("trial")):
+        assert keys.route(name, conv).endswith(tag)
+    assert keys.pending_starts(conv).endswith(tag)
+
+
+def test_the_partition_is_stable_across_processes_and_spreads_conversations() -> None:
+    # CRC-32 of the id, not Python's per-process salted hash().
+    assert partition_of("x", 16) == 0x8CDC1683 % 16
+    counts = [0] * 8
+    for i in range(4000):
+        counts[partition_of(f"5511{i:09d}", 8)] += 1
+    assert min(counts) > 400 and max(counts) < 600, counts
