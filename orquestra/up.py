@@ -9,12 +9,16 @@ Ctrl-C or SIGTERM stops every service first (SIGTERM, then SIGKILL after a grace
 the embedded Redis last, so services never stop against a Redis that is gone. Every child runs
 in a session of its own: a terminal's Ctrl-C reaches only this supervisor, which decides the
 order. Children also exit on their own if this supervisor is killed outright.
+
+``--redis-cluster N`` starts a local Redis Cluster instead (N masters, one replica each, from
+the same shipped binary; ``orquestra.redis_cluster``) and runs the services in cluster mode.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import EmbeddedRedis, reachable
 from shared.keys import SERVICES
 from shared.settings import get_settings
@@ -99,6 +104,7 @@ class Supervisor:
         *,
         embedded: bool = False,
         data_dir_given: bool = False,
+        cluster_masters: int = 0,
     ) -> None:
         self.port = port
         self.scale = scale
@@ -107,12 +113,26 @@ class Supervisor:
         self.force_embedded = embedded
         self.data_dir_given = data_dir_given
         self.embedded: EmbeddedRedis | None = None
+        self.cluster_masters = cluster_masters
+        self.cluster: LocalCluster | None = None
         self.redis_restarts: deque[float] = deque()
         self.children: list[Child] = []
         self.stopping = False
 
     def say(self, message: str) -> None:
         print(f"orquestra: {message}", file=sys.stderr, flush=True)
+
+    def start_cluster(self) -> str:
+        """A fresh local cluster (its folder is emptied: ports change at every start)."""
+        folder = self.data_dir / "redis-cluster"
+        shutil.rmtree(folder, ignore_errors=True)
+        self.cluster = LocalCluster(folder, masters=self.cluster_masters, replicas=1).start()
+        ports = ", ".join(str(node.port) for node in self.cluster.nodes)
+        self.say(
+            f"started a local Redis Cluster: {self.cluster_masters} masters with a replica each"
+            f" on 127.0.0.1 ports {ports} (data in {folder}); REDIS_URL={self.cluster.url}"
+        )
+        return self.cluster.url
 
     def start_redis(self) -> str:
         answers = not self.force_embedded and reachable(self.redis_url)
@@ -147,8 +167,10 @@ class Supervisor:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, self._on_signal)
         try:
-            url = self.start_redis()
+            url = self.start_cluster() if self.cluster_masters else self.start_redis()
             env = {**os.environ, "REDIS_URL": url, "ORQ_SUPERVISED": "1"}
+            if self.cluster:
+                env["ORQ_REDIS_MODE"] = "cluster"
             python = sys.executable
             for service in WORKERS:
                 for replica in range(1, self.scale.get(service, 1) + 1):
@@ -245,6 +267,9 @@ class Supervisor:
         if self.embedded:
             self.say("stopping embedded Redis")
             self.embedded.stop()
+        if self.cluster:
+            self.say("stopping the local Redis Cluster")
+            self.cluster.stop()
         self.say("stopped")
 
 
@@ -253,6 +278,9 @@ def run(args: argparse.Namespace) -> int:
         scale = parse_scale(args.scale)
     except ValueError as exc:
         print(f"orquestra up: {exc}", file=sys.stderr)
+        return 2
+    if args.redis_cluster and args.redis_cluster < 3:
+        print("orquestra up: --redis-cluster needs at least 3 masters", file=sys.stderr)
         return 2
     settings = get_settings()
     given = args.data_dir is not None
@@ -264,6 +292,7 @@ def run(args: argparse.Namespace) -> int:
         settings.redis_url,
         embedded=args.embedded,
         data_dir_given=given,
+        cluster_masters=args.redis_cluster,
     )
     return supervisor.run()
 
@@ -288,5 +317,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--embedded",
         action="store_true",
         help="run the embedded Redis even when REDIS_URL answers",
+    )
+    parser.add_argument(
+        "--redis-cluster",
+        type=int,
+        default=0,
+        metavar="MASTERS",
+        help="start a local Redis Cluster (MASTERS >= 3, one replica each) and run the services"
+        " in cluster mode (development)",
     )
     parser.set_defaults(func=run)

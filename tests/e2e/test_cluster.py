@@ -14,7 +14,7 @@ import pytest
 from redis.cluster import RedisCluster
 
 from orquestra.redis_cluster import LocalCluster
-from orquestra.redis_server import free_port
+from orquestra.redis_server import free_port, reachable
 from shared.keys import Keys, partition_of
 from tests.e2e.journey import PACK, Chat, assert_said, eventually, together
 from tests.system import System, service
@@ -157,3 +157,28 @@ def test_every_partition_is_consumed_by_every_group(
     finally:
         client.close()
     assert len(slots) == PARTITIONS
+
+
+def test_orquestra_up_redis_cluster_starts_a_local_cluster_and_answers(
+    tmp_path, cluster_prefix: str
+) -> None:
+    # REDIS_URL names nothing: the cluster is started by `up` itself.
+    with System.up(
+        "redis://127.0.0.1:1/0", cluster_prefix, "--redis-cluster", "3",
+        "--data-dir", str(tmp_path),
+    ) as system:  # fmt: skip
+        assert system.watcher.wait_for("started a local Redis Cluster: 3 masters", 1)
+        reply = system.say(f"cl-up-{uuid.uuid4().hex[:8]}", "onde fica a CT?")
+        assert faq_answer("endereco") in reply["text"]
+        [started_line] = [
+            line for line in system.watcher.lines if "started a local Redis Cluster" in line
+        ]
+        ports = [int(p) for p in started_line.split("ports ")[1].split(" (")[0].split(", ")]
+        assert len(ports) == 6
+        node = RedisCluster(host="127.0.0.1", port=ports[0])
+        try:
+            assert len(node.get_primaries()) == 3 and len(node.get_replicas()) == 3
+        finally:
+            node.close()
+    assert system.watcher.wait_for("stopping the local Redis Cluster", 5)
+    assert not any(reachable(f"redis://127.0.0.1:{port}/0", 0.2) for port in ports)

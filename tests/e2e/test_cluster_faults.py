@@ -1,0 +1,135 @@
+"""Faults on a real Redis Cluster: a worker killed with -9, and a master killed under load
+while its replica takes over. Each test has a cluster of its own (``fresh_cluster``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from collections import Counter
+from datetime import datetime, timedelta
+
+import pytest
+
+from orquestra.redis_cluster import LocalCluster
+from shared.keys import Keys
+from tests.load import FAQ, Run, children, drive, load_size
+from tests.system import System
+
+pytestmark = [pytest.mark.cluster, pytest.mark.heavy]
+
+PARTITIONS = 4
+FAST_RECOVERY = {
+    "ORQ_REDIS_MODE": "cluster",
+    "ORQ_PARTITIONS": str(PARTITIONS),
+    "ORQ_RECLAIM_IDLE_MS": "1500",
+    "ORQ_REPUBLISH_AFTER_MS": "2000",
+    "ORQ_LEASE_TTL_MS": "8000",
+}
+BASE = datetime.fromisoformat("2026-03-05T10:00:00-03:00")
+
+
+def scripts_for(label: str, n: int, texts: list[str]) -> dict[str, tuple[list[str], datetime]]:
+    return {f"{label}-{uuid.uuid4().hex[:6]}-{i}": (texts, BASE) for i in range(n)}
+
+
+def turn_ids_answered_twice(system: System, conversations: list[str]) -> list[str]:
+    twice = []
+    for conversation in conversations:
+        counts = Counter(r["turn_id"] for r in system.replies(conversation)["replies"])
+        twice += [turn for turn, count in counts.items() if count > 1]
+    return twice
+
+
+def messages_in_two_turns(system: System, conversations: list[str]) -> int:
+    """Messages a second turn took up again (a lease or inbox lost in the failover)."""
+    repeated = 0
+    for conversation in conversations:
+        ids = [
+            message_id
+            for entry in system.journal(conversation)
+            if entry["event"] == "turn.started"
+            for message_id in entry["message_ids"]
+        ]
+        repeated += len(ids) - len(set(ids))
+    return repeated
+
+
+def answer_again(system: System, run: Run, conversations: list[str]) -> Run:
+    """One more FAQ message per conversation, after everything else."""
+    later = {c: (["onde fica a CT?"], BASE + timedelta(hours=1)) for c in conversations}
+    again = Run(cursors=dict(run.cursors))
+    return asyncio.run(drive(system.base_url, later, concurrency=len(later), run=again))
+
+
+def test_kill_9_a_worker_under_load_on_the_cluster(fresh_cluster: LocalCluster) -> None:
+    n = load_size(8)
+    scripts = scripts_for("cl-crash", n, FAQ)
+    scale = "triage=2,faq=2,mode_router=2,merger=2"
+    prefix = f"orqtest-{uuid.uuid4().hex[:8]}:"
+    with System.up(fresh_cluster.url, prefix, "--scale", scale, **FAST_RECOVERY) as system:
+
+        async def main() -> Run:
+            async def chaos() -> None:
+                for name in ("triage", "faq", "merger"):
+                    await asyncio.sleep(0.5)  # the fault's timing: mid-load
+                    os.kill(children(system.process.pid)[name][0], signal.SIGKILL)
+
+            killer = asyncio.create_task(chaos())
+            run = await drive(system.base_url, scripts, concurrency=n)
+            await killer
+            return run
+
+        run = main_run = asyncio.run(main())
+        assert run.failures == []
+        for conversation in scripts:
+            turn_ids = [r["turn_id"] for r in system.replies(conversation)["replies"]]
+            assert len(turn_ids) == len(FAQ) == len(set(turn_ids)), conversation
+        assert answer_again(system, main_run, list(scripts)).failures == []
+
+
+def test_a_master_killed_under_load_fails_over_and_every_conversation_answers_again(
+    fresh_cluster: LocalCluster,
+) -> None:
+    """SIGKILL the master holding a partition of the turns stream mid-load. Its replica takes
+    over after ``cluster-node-timeout``; what the master acknowledged but had not yet sent to
+    the replica is lost (asynchronous replication). The test measures that loss and asserts
+    what must hold anyway: no turn is answered twice, and every conversation answers again."""
+    n = load_size(12)
+    scripts = scripts_for("cl-failover", n, FAQ)
+    prefix = f"orqtest-{uuid.uuid4().hex[:8]}:"
+    keys = Keys(prefix, PARTITIONS)
+    seed = fresh_cluster.nodes[0]  # REDIS_URL's node stays up: the others are discovered
+    victims = [fresh_cluster.node_of(part) for part in keys.parts(keys.turns)]
+    victim = next(node for node in victims if node is not seed)
+    with System.up(fresh_cluster.url, prefix, **FAST_RECOVERY) as system:
+
+        async def main() -> Run:
+            async def chaos() -> None:
+                await asyncio.sleep(1.0)  # the fault's timing: mid-load
+                fresh_cluster.kill(victim)
+                await asyncio.to_thread(fresh_cluster.await_takeover, victim)
+
+            killer = asyncio.create_task(chaos())
+            run = await drive(system.base_url, scripts, concurrency=n)
+            await killer
+            return run
+
+        try:
+            run = asyncio.run(main())
+        except Exception:
+            print("DEBUG", system.watcher.tail(80))
+            raise
+        conversations = list(scripts)
+        assert victim not in fresh_cluster.masters_now()
+        assert turn_ids_answered_twice(system, conversations) == []
+        again = answer_again(system, run, conversations)
+        assert again.failures == []
+        assert turn_ids_answered_twice(system, conversations) == []
+        repeated = messages_in_two_turns(system, conversations)
+    print(
+        f"\nfailover of {victim.address} under load: {n} conversations, "
+        f"{len(run.exchanges)} turns answered, {len(run.failures)} conversations stopped "
+        f"({run.failures[:3]}), {repeated} messages taken up by a second turn"
+    )
