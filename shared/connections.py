@@ -15,9 +15,18 @@ from redis.asyncio import BlockingConnectionPool, Redis, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster as SyncCluster
-from redis.exceptions import ConnectionError, TimeoutError
+from redis.exceptions import (
+    ClusterDownError,
+    ConnectionError,
+    SlotNotCoveredError,
+    TimeoutError,
+    TryAgainError,
+)
 
+from shared.logs import get_logger
 from shared.settings import Settings
+
+log = get_logger(__name__)
 
 RECONNECT_ATTEMPTS = 8
 
@@ -53,6 +62,33 @@ def connect(settings: Settings, **overrides: Any) -> AnyRedis:
     return Redis(connection_pool=BlockingConnectionPool.from_url(settings.redis_url, **options))
 
 
+# What a cluster answers while a replica takes over from a dead master.
+FAILOVER_ERRORS = (ConnectionError, TimeoutError, ClusterDownError, SlotNotCoveredError,
+                   TryAgainError, ConnectionResetError)  # fmt: skip
+
+
+class FailoverPatientCluster(RedisCluster):
+    """A cluster client that waits out a failover instead of failing the command.
+
+    ``RedisCluster`` retries a command refused by a dead node right away, refreshing its slot
+    map each time, so its retries are spent in milliseconds while the dead master still owns
+    its slots (until ``cluster-node-timeout`` passes and its replica is elected). This client
+    retries the whole command with the same backoff as the single-node client (~9 s in all).
+    Commands are safe to resend (module docstring).
+    """
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        backoff = Retry(ExponentialBackoff(cap=2.0, base=0.05), RECONNECT_ATTEMPTS, FAILOVER_ERRORS)
+        call = super().execute_command
+        return await backoff.call_with_retry(lambda: call(*args, **kwargs), _note)
+
+
+async def _note(error: Exception) -> None:
+    """Nothing to undo between attempts (the cluster client refreshes its slot map itself):
+    say that a command waits for the cluster."""
+    log.warning("redis cluster command failed, retrying", error=f"{type(error).__name__}: {error}")
+
+
 def connect_cluster(url: str, max_connections: int, **overrides: Any) -> RedisCluster:
     """A cluster client; ``overrides`` are per-connection options (e.g. ``socket_timeout``)."""
     options: dict[str, Any] = {
@@ -61,7 +97,7 @@ def connect_cluster(url: str, max_connections: int, **overrides: Any) -> RedisCl
         **retry_options(),
         **overrides,
     }
-    return RedisCluster.from_url(url, **options)
+    return FailoverPatientCluster.from_url(url, **options)
 
 
 def connect_sync(settings: Settings, **options: Any) -> SyncRedis | SyncCluster:

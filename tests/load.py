@@ -64,6 +64,9 @@ async def converse(
             params={"after": cursor, "wait": reply_wait_s},
             timeout=reply_wait_s + 10,
         )
+        if got.status_code != 200:
+            run.failures.append(f"{conversation_id}#{i}: HTTP {got.status_code} on replies")
+            return
         replies = got.json()["replies"]
         if not replies:
             run.failures.append(f"{conversation_id}#{i}: no reply to {text!r}")

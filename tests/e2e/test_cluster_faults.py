@@ -116,11 +116,7 @@ def test_a_master_killed_under_load_fails_over_and_every_conversation_answers_ag
             await killer
             return run
 
-        try:
-            run = asyncio.run(main())
-        except Exception:
-            print("DEBUG", system.watcher.tail(80))
-            raise
+        run = asyncio.run(main())
         conversations = list(scripts)
         assert victim not in fresh_cluster.masters_now()
         assert turn_ids_answered_twice(system, conversations) == []
