@@ -159,7 +159,7 @@ def build(rt: Runtime) -> None:
                 template_name=taken.template,
                 template_params=taken.template_params,
             )
-            await rt.bus.publish(rt.keys.outbound, reply)
+            await rt.bus.publish(rt.keys.route(rt.keys.outbound, reply.conversation_id), reply)
             entry = journal_entry(
                 SERVICE,
                 taken.turn_id,
