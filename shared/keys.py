@@ -29,6 +29,7 @@ def partition_of(name: str, partitions: int) -> int:
 @dataclass(frozen=True)
 class Keys:
     prefix: str = "orq:"
+    partitions: int = 1
     # The business a deployment serves: empty for a single one, so no key name changes; with
     # several tenants it goes inside the hash tags of the global keys below.
     tenant: str = ""
@@ -36,8 +37,6 @@ class Keys:
     @property
     def _t(self) -> str:
         return f"{self.tenant}:" if self.tenant else ""
-
-    partitions: int = 1
 
     # Partitions
     def partitioned(self, name: str, partition: int) -> str:
