@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from orquestra.autostart import StartFailed, local_system
-from orquestra.client import DEFAULT_URL, ApiError, Client
+from orquestra.client import DEFAULT_URL, ApiError, Client, NotFound
 from orquestra.explain import default_lang
 from orquestra.scenario_run import await_replies
 from orquestra.scenario_schema import parse_duration
@@ -229,7 +229,12 @@ class ChatSession:
         self.say(self.style.dim(f"new conversation {self.conversation_id}"))
 
     def show_state(self, _: str) -> None:
-        self.say(*render_state(self.client.conversation(self.conversation_id), self.style))
+        try:
+            state = self.client.conversation(self.conversation_id)
+        except NotFound:
+            self.say(self.style.dim("no state yet: send a message first"))
+            return
+        self.say(*render_state(state, self.style))
 
     def why(self, _: str) -> None:
         if not self.last_turns:

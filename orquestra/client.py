@@ -23,6 +23,10 @@ class ApiError(RuntimeError):
     """The gateway answered with an error (the message says the status and its reason)."""
 
 
+class NotFound(ApiError):
+    """404: e.g. a conversation nothing is stored about (never seen, or erased)."""
+
+
 class Client:
     """One gateway, with the bearer token of every request (``POST /v1/messages`` included).
 
@@ -56,7 +60,8 @@ class Client:
             raise ApiError(f"cannot reach the gateway at {self.base_url}: {exc}") from exc
         if response.status_code >= 400:
             request = response.request
-            raise ApiError(
+            error = NotFound if response.status_code == 404 else ApiError
+            raise error(
                 f"{request.method} {request.url.path}: {response.status_code} {response.text[:500]}"
             )
         return response.json()

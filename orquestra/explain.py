@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from orquestra.client import DEFAULT_URL, ApiError, Client
+from orquestra.client import DEFAULT_URL, ApiError, Client, NotFound
 from orquestra.timeline import LANGS, Lang, render_timeline
 
 
@@ -27,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with Client(args.url) as client:
             entries = client.journal(args.conversation_id)
+    except NotFound:
+        entries = []  # nothing stored about it (never seen, or erased): an empty timeline
     except ApiError as exc:
         print(f"orquestra explain: {exc}", file=sys.stderr)
         return 1

@@ -188,6 +188,21 @@ class DomainEvent(Contract):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+class BookingCommand(Contract):
+    """Staff ask the trial service to change a booking it owns (the gateway only relays).
+
+    ``command_id`` makes it idempotent: a redelivered command changes nothing twice.
+    """
+
+    command_id: str = Field(default_factory=new_id)
+    action: Literal["attendance", "cancel"]
+    booking_id: str
+    status: Literal["attended", "no_show"] | None = None
+    reason: str = ""
+    by: str = "staff"
+    at: AwareDatetime = Field(default_factory=utcnow)
+
+
 class Unanswered(Contract):
     """A question the knowledge base could not answer, for the business to add."""
 

@@ -89,6 +89,10 @@ class Keys:
     def dlq(self) -> str:
         return f"{self.prefix}dlq"
 
+    def commands(self, service: str) -> str:
+        """Commands for the service that owns the data (e.g. staff marks on trial bookings)."""
+        return f"{self.prefix}commands.{service}"
+
     @property
     def unanswered(self) -> str:
         """Questions the FAQ could not answer (read by ``orquestra unanswered``)."""
@@ -96,7 +100,7 @@ class Keys:
 
     def all_streams(self) -> list[str]:
         named = [self.turns, *(self.tasks(s) for s in SPECIALISTS), self.merge, self.outbound,
-                 self.events, self.dlq, self.unanswered]  # fmt: skip
+                 self.events, self.dlq, self.unanswered, self.commands("trial")]  # fmt: skip
         return [part for stream in named for part in self.parts(stream)]
 
     def groups(self) -> list[tuple[str, str]]:
@@ -116,6 +120,7 @@ class Keys:
             (self.events, "scheduler"),
             (self.turns, "funnel"),
             (self.tasks("trial"), "funnel"),
+            (self.commands("trial"), "trial"),
         ]
         return [(part, group) for stream, group in named for part in self.parts(stream)]
 
@@ -246,6 +251,16 @@ class Keys:
         """Sorted set: human-owned conversations scored by the last staff message (epoch ms,
         wall clock); an idle one goes back to the bot."""
         return f"{self.prefix}handoff:human"
+
+    @property
+    def privacy_log(self) -> str:
+        """List: one entry per erased conversation, with a hash of its id and the time only."""
+        return f"{self.prefix}privacy:log"
+
+    def conversation_pattern(self, conversation_id: str) -> str:
+        """SCAN pattern of every key of one conversation (glob characters escaped)."""
+        escaped = "".join(f"\\{c}" if c in "*?[]\\" else c for c in conversation_id)
+        return f"{self.conv(escaped, '')}*"
 
     @property
     def clock_offset(self) -> str:

@@ -134,6 +134,14 @@ class Replies(BaseModel):
 
 
 router = APIRouter()
+
+
+async def require_known(conversation_id: str, request: Request) -> None:
+    """404 for a conversation nothing is stored about (never seen, or erased)."""
+    if not await request.app.state.privacy.known(conversation_id):
+        raise HTTPException(status_code=404, detail=f"no conversation {conversation_id!r}")
+
+
 admin = APIRouter(dependencies=[Depends(auth.require_admin)])
 
 
@@ -260,6 +268,7 @@ async def get_messages(
 
 @admin.get("/v1/conversations/{conversation_id}")
 async def get_conversation(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
+    await require_known(conversation_id, request)
     snapshot = await request.app.state.store.load(conversation_id)
     return {"conversation_id": conversation_id, **{s: snapshot.get(s) for s in SLICES}}
 
@@ -277,6 +286,7 @@ async def post_handoff(
 
 @admin.get("/v1/conversations/{conversation_id}/journal")
 async def get_journal(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
+    await require_known(conversation_id, request)
     return {"entries": await request.app.state.store.journal(conversation_id)}
 
 

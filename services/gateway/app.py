@@ -18,6 +18,8 @@ from prometheus_client import REGISTRY
 
 from services.gateway import auth
 from services.gateway.api import admin, router
+from services.gateway.bookings import page as bookings_page
+from services.gateway.bookings import router as bookings_router
 from services.gateway.channels.base import Channel
 from services.gateway.channels.console import ConsoleChannel
 from services.gateway.channels.http import HttpChannel
@@ -27,6 +29,8 @@ from services.gateway.history import History
 from services.gateway.inbox import Inbox
 from services.gateway.janitor import janitor
 from services.gateway.limits import BodyLimit
+from services.gateway.privacy import Privacy
+from services.gateway.privacy import router as privacy_router
 from services.gateway.schedule_api import router as schedule_router
 from services.gateway.turns import TurnKeeper
 from services.gateway.validation import validation_error
@@ -35,6 +39,8 @@ from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
 from services.scheduler.store import ScheduleStore
+from services.trial.bookings import BookingStore
+from services.trial.config import load_trial_config
 from shared.clock import Clock
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
@@ -137,6 +143,14 @@ def build(rt: Runtime, app: FastAPI) -> None:
         journal_max=settings.journal_max,
         ttl_s=settings.state_ttl_days * 86400,
     )
+    # Bookings belong to the trial service: the gateway reads them and relays staff commands.
+    # A pack without trial classes (e.g. staffing) has no roster; erase still looks for bookings.
+    trial_config = load_trial_config(rt.pack) if rt.pack.has("trial") else None
+    bookings = BookingStore(rt.redis, rt.keys.prefix + "trial:")
+    app.state.trial_config = trial_config
+    app.state.bookings = bookings
+    app.state.publish = rt.bus.publish
+    app.state.privacy = Privacy(rt.redis, rt.keys, rt.store, bookings)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -164,6 +178,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(router)
     app.include_router(admin)
     app.include_router(schedule_router)
+    app.include_router(bookings_router)
+    app.include_router(privacy_router)
+    app.include_router(bookings_page)
     app.include_router(whatsapp_router)
     app.include_router(webchat_router)
     app.include_router(webchat_sessions)

@@ -4,7 +4,10 @@ publish the part and the domain events. Every decision is in ``flow.py`` (call s
 
 from __future__ import annotations
 
+from typing import Any
+
 from services.trial.bookings import BookingStore
+from services.trial.commands import CommandHandler
 from services.trial.config import load_trial_config
 from services.trial.extraction import extract_trial_fields
 from services.trial.flow import finish_turn, plan_turn
@@ -14,9 +17,11 @@ from services.trial.llm import (
     llm_worth_asking,
     merge_extractions,
 )
-from services.trial.models import ContextState, TrialExtraction, TrialState
+from services.trial.models import ContextState, TrialExtraction, TrialOutcome, TrialState
 from services.trial.nlg import fallback_or_nlg
+from services.trial.privacy import PrivacyConfig, asks_erasure, erasure_handoff
 from services.trial.schedule import seat_lookup_dates
+from services.trial.staff import lifecycle_events
 from shared.attribution import attribution
 from shared.capabilities import CapabilitiesConfig, allowed_tools
 from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
@@ -30,6 +35,7 @@ def build(rt: Runtime) -> None:
         rt.pack.section("capabilities", CapabilitiesConfig) if rt.pack.has("capabilities") else None
     )
     store = BookingStore(rt.redis, rt.keys.prefix + "trial:", id_prefix=config.booking_id_prefix)
+    privacy = rt.pack.section("privacy", PrivacyConfig) if rt.pack.has("privacy") else None
     mode_setting = rt.settings.nlu_mode
 
     async def extract(
@@ -67,6 +73,11 @@ def build(rt: Runtime) -> None:
             decision = Decision()
             state = snapshot.model("trial", TrialState)
             context = snapshot.model("context", ContextState)
+            if privacy is not None and asks_erasure(task.text, privacy):
+                erasure = erasure_handoff(
+                    state, context, pack=rt.pack, seed=turn.turn_id, config=privacy
+                )
+                return _decision(decision, erasure, erasure.text, erasure.events, snapshot)
             mode = (snapshot.get("mode") or {}).get("mode")
             extraction = await extract(turn, task.text, state, decision.journal)
             dates = seat_lookup_dates(
@@ -90,13 +101,16 @@ def build(rt: Runtime) -> None:
                 extraction=extraction,
                 intents=task.intents,
             )
+            reason = ""
             if plan.tool_call is not None:
+                reason = str(plan.tool_call.args.get("reason") or "")
                 result = await store.run(
                     plan.tool_call,
                     conversation_id=turn.conversation_id,
                     capacity=config.seats_per_slot,
                     turn_id=turn.turn_id,
                     now=turn.now,
+                    contact_name=turn.messages[-1].metadata.get("profile_name"),
                 )
                 outcome = finish_turn(plan, result)
             else:
@@ -113,6 +127,17 @@ def build(rt: Runtime) -> None:
                     journal=decision.journal,
                 )
                 text = fallback_or_nlg(phrased.text if phrased else None, outcome.nlg, config.nlg)
+            events = lifecycle_events(outcome.events, turn.conversation_id, reason=reason)
+            return _decision(decision, outcome, text, events, snapshot)
+
+        def _decision(
+            decision: Decision,
+            outcome: TrialOutcome,
+            text: str,
+            events: list[dict[str, Any]],
+            snapshot: Snapshot,
+        ) -> Decision:
+            meta = snapshot.get("meta")
             decision.writes["trial"] = outcome.state
             decision.writes["context"] = outcome.context
             part = Part(
@@ -124,11 +149,11 @@ def build(rt: Runtime) -> None:
                 data={"stage": outcome.state.stage},
             )
             decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
-            for event in outcome.events:
+            for event in events:
                 data = event.get("data", {})
                 if event["type"] == "trial.booked":
                     # The booking carries the conversation's attribution (ad click or origin).
-                    data = {**data, **attribution(snapshot.get("meta"))}
+                    data = {**data, **attribution(meta)}
                 decision.outbox.add(
                     rt.keys.route(rt.keys.events, turn.conversation_id),
                     DomainEvent(
@@ -147,3 +172,4 @@ def build(rt: Runtime) -> None:
         await handle_once(rt, turn.conversation_id, turn.turn_id, decide)
 
     rt.bus.subscribe(rt.keys.tasks("trial"), "trial", on_task)
+    rt.bus.subscribe(rt.keys.commands("trial"), "trial", CommandHandler(rt, store, config).handle)

@@ -7,11 +7,16 @@ more bookings than seats. Every script is kept in this module, next to the keys 
 Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
 
 - ``P{trial-bookings}:booking:<id>`` — hash: booking_id, date (YYYY-MM-DD), time (HH:MM),
-  status (``active``/``cancelled``), conversation_id, nome, idade, nivel, created_at,
-  updated_at, cancel_reason, cancelled_by (turn id). Kept without TTL: bookings are business
-  records, bounded by the seats on offer, not by traffic.
+  status (``active``/``cancelled``), conversation_id, nome, idade, nivel, contact_name,
+  created_at (when it was booked), updated_at, cancel_reason, cancelled_by (turn or command
+  id), cancelled_role (``customer``/``staff``), attendance (``attended``/``no_show``),
+  attendance_by (command id), erased_at. Kept without TTL: bookings are business records,
+  bounded by the seats on offer, not by traffic. Records written before a field existed simply
+  lack it (``StaffBooking`` reads them with defaults).
 - ``P{trial-bookings}:slot:<date>:<time>`` — set of the ids of the class's active bookings;
   its size is the number of seats taken.
+- ``P{trial-bookings}:day:<date>`` — set of the ids of every booking of that class day, active
+  or cancelled, for the staff view (older bookings are found through the slot sets).
 - ``P{trial-bookings}:idem:<key>`` — string: the booking id created for an idempotency key
   (the turn id), with a TTL, so a redelivered turn gets the same booking instead of a second.
 
@@ -31,7 +36,7 @@ from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
 
-from services.trial.models import BookingView, ToolCall, ToolResult
+from services.trial.models import BookingView, StaffBooking, ToolCall, ToolResult
 from services.trial.tool_gate import (
     CancelBookingArgs,
     CreateBookingArgs,
@@ -44,7 +49,7 @@ ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 ID_LENGTH = 6
 _MAX_TRIES = 5
 
-# KEYS: idempotency key, class set, booking hash.
+# KEYS: idempotency key, class set, booking hash, day index.
 # ARGV: booking id, seats in the class, idempotency TTL (s), then field/value pairs of the hash.
 # Returns the booking id (new, or the one already created for this idempotency key), "full",
 # or "collision" when the generated id already exists (the caller draws another).
@@ -54,12 +59,14 @@ if existing then return existing end
 if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 'full' end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 'collision' end
 redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('HSET', KEYS[3], unpack(ARGV, 4))
 redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[3]))
 return ARGV[1]
 """
 
-# KEYS: booking hash, its current class set, the target class set.
+# KEYS: booking hash, its current class set, the target class set, the current and target day
+# indexes.
 # ARGV: booking id, owner conversation ("" = any), seats in the target class, date and time the
 # caller read (the booking must still be there), new date, new time, updated_at.
 # Returns "rescheduled", "full", "not_found", or "retry" when the booking moved meanwhile.
@@ -71,13 +78,16 @@ if b[3] ~= ARGV[4] or b[4] ~= ARGV[5] then return 'retry' end
 if KEYS[2] == KEYS[3] then return 'rescheduled' end
 if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 'full' end
 redis.call('SMOVE', KEYS[2], KEYS[3], ARGV[1])
+if KEYS[4] ~= KEYS[5] then redis.call('SREM', KEYS[4], ARGV[1]) end
+redis.call('SADD', KEYS[5], ARGV[1])
 redis.call('HSET', KEYS[1], 'date', ARGV[6], 'time', ARGV[7], 'updated_at', ARGV[8])
 return 'rescheduled'
 """
 
 # KEYS: booking hash, its class set. ARGV: booking id, owner ("" = any), date and time the
-# caller read, updated_at, reason, idempotency key ("" = none). Returns "cancelled" (also when
-# this idempotency key cancelled it before), "already_cancelled", "not_found" or "retry".
+# caller read, updated_at, reason, idempotency key ("" = none), role (customer/staff). Returns
+# "cancelled" (also when this idempotency key cancelled it before), "already_cancelled",
+# "not_found" or "retry".
 _CANCEL = """
 local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time', 'cancelled_by')
 if not b[1] then return 'not_found' end
@@ -89,16 +99,36 @@ end
 if b[3] ~= ARGV[3] or b[4] ~= ARGV[4] then return 'retry' end
 redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[5],
-  'cancel_reason', ARGV[6], 'cancelled_by', ARGV[7])
+  'cancel_reason', ARGV[6], 'cancelled_by', ARGV[7], 'cancelled_role', ARGV[8])
 return 'cancelled'
 """
 
+# KEYS: booking hash. ARGV: status (attended/no_show), command id, updated_at.
+# Returns "marked" (also when this command marked it before), "cancelled" or "not_found".
+_ATTENDANCE = """
+local b = redis.call('HMGET', KEYS[1], 'status', 'attendance_by')
+if not b[1] then return 'not_found' end
+if b[2] == ARGV[2] then return 'marked' end
+if b[1] ~= 'active' then return 'cancelled' end
+redis.call('HSET', KEYS[1], 'attendance', ARGV[1], 'attendance_by', ARGV[2], 'updated_at', ARGV[3])
+return 'marked'
+"""
+
+# The person's data in a booking; erasing blanks them and keeps the seat and the class.
+PERSONAL_FIELDS = ("conversation_id", "nome", "idade", "nivel", "contact_name", "cancel_reason")
+
 RescheduleStatus = Literal["rescheduled", "full", "not_found"]
 CancelStatus = Literal["cancelled", "already_cancelled", "not_found"]
+AttendanceStatus = Literal["marked", "cancelled", "not_found"]
 
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _staff(raw: dict[Any, Any]) -> StaffBooking | None:
+    data = {_text(k): _text(v) for k, v in raw.items()}
+    return StaffBooking.from_record(data) if data else None
 
 
 class BookingStore:
@@ -119,6 +149,7 @@ class BookingStore:
         self._create = redis.register_script(_CREATE)
         self._reschedule = redis.register_script(_RESCHEDULE)
         self._cancel = redis.register_script(_CANCEL)
+        self._attendance = redis.register_script(_ATTENDANCE)
 
     # Keys
     def _key(self, name: str) -> str:
@@ -129,6 +160,9 @@ class BookingStore:
 
     def slot_key(self, date: str, time: str) -> str:
         return self._key(f"slot:{date}:{time}")
+
+    def day_key(self, date: str) -> str:
+        return self._key(f"day:{date}")
 
     def idempotency_key(self, key: str) -> str:
         return self._key(f"idem:{key}")
@@ -150,6 +184,7 @@ class BookingStore:
         idade: int,
         nivel: str,
         now: datetime,
+        contact_name: str | None = None,
     ) -> str:
         """Book one seat: the booking id, or ``FULL`` when the class has no seat left.
 
@@ -166,6 +201,7 @@ class BookingStore:
                 "nome": nome,
                 "idade": str(idade),
                 "nivel": nivel,
+                "contact_name": contact_name or "",
                 "created_at": now.isoformat(),
                 "updated_at": now.isoformat(),
             }
@@ -176,6 +212,7 @@ class BookingStore:
                         self.idempotency_key(idempotency_key),
                         self.slot_key(date, time),
                         self.booking_key(booking_id),
+                        self.day_key(date),
                     ],
                     args=[booking_id, capacity, self.idempotency_ttl_s, *pairs],
                 )
@@ -213,6 +250,8 @@ class BookingStore:
                         self.booking_key(booking_id),
                         self.slot_key(current.date, current.time),
                         self.slot_key(date, time),
+                        self.day_key(current.date),
+                        self.day_key(date),
                     ],
                     args=[
                         booking_id,
@@ -237,6 +276,7 @@ class BookingStore:
         conversation_id: str = "",
         reason: str = "",
         idempotency_key: str = "",
+        role: Literal["customer", "staff"] = "customer",
         now: datetime,
     ) -> CancelStatus:
         """Cancel a booking and free its seat.
@@ -262,12 +302,74 @@ class BookingStore:
                         now.isoformat(),
                         reason,
                         idempotency_key,
+                        role,
                     ],
                 )
             )
             if result != "retry":
                 return cast(CancelStatus, result)
         raise RuntimeError(f"booking {booking_id} kept moving while cancelling")
+
+    async def mark_attendance(
+        self, booking_id: str, status: str, *, command_id: str, now: datetime
+    ) -> AttendanceStatus:
+        """Record whether the person came; the same command again answers "marked" again."""
+        result = await self._attendance(
+            keys=[self.booking_key(booking_id)], args=[status, command_id, now.isoformat()]
+        )
+        return cast(AttendanceStatus, _text(result))
+
+    async def staff_view(self, booking_id: str) -> StaffBooking | None:
+        raw = await self.redis.hgetall(self.booking_key(booking_id))
+        return _staff(raw)
+
+    async def day_bookings(self, dates: list[str], times: list[str]) -> list[StaffBooking]:
+        """Every booking (active or cancelled) of the class days, in booking order.
+
+        The day index lists bookings made since it exists; the slot sets add the active ones
+        made before, so old records stay visible.
+        """
+        pipe = self.redis.pipeline(transaction=False)
+        for d in dates:
+            pipe.smembers(self.day_key(d))
+            for t in times:
+                pipe.smembers(self.slot_key(d, t))
+        ids = sorted({_text(i) for members in await pipe.execute() for i in members})
+        if not ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for booking_id in ids:
+            pipe.hgetall(self.booking_key(booking_id))
+        found = [_staff(raw) for raw in await pipe.execute()]
+        wanted = set(dates)
+        bookings = [b for b in found if b is not None and b.date in wanted]
+        return sorted(bookings, key=lambda b: (b.booked_at or "", b.booking_id))
+
+    async def of_conversation(self, conversation_id: str) -> list[dict[str, str]]:
+        """The raw records of every booking of a conversation (export and erase are rare:
+        a scan of the bookings, bounded by the seats ever offered, needs no index that would
+        itself name the person)."""
+        found = []
+        async for key in self.redis.scan_iter(match=self._key("booking:*"), count=500):
+            raw = await self.redis.hgetall(key)
+            record = {_text(k): _text(v) for k, v in raw.items()}
+            if record.get("conversation_id") == conversation_id:
+                found.append(record)
+        return sorted(found, key=lambda r: r.get("created_at", ""))
+
+    async def anonymize(self, conversation_id: str, *, now: datetime) -> list[str]:
+        """Blank the person's data in their bookings; the seat, class and status stay, so the
+        class is still counted full. Returns the ids of the bookings changed."""
+        records = await self.of_conversation(conversation_id)
+        if not records:
+            return []
+        pipe = self.redis.pipeline(transaction=True)
+        for record in records:
+            key = self.booking_key(record["booking_id"])
+            pipe.hset(key, mapping={f: "" for f in PERSONAL_FIELDS if f in record})
+            pipe.hset(key, "erased_at", now.isoformat())
+        await pipe.execute()
+        return [r["booking_id"] for r in records]
 
     async def seats_taken(self, dates: list[str], times: list[str]) -> dict[tuple[str, str], int]:
         """Seats taken per (date, time), for every combination asked (one round trip)."""
@@ -288,6 +390,7 @@ class BookingStore:
         capacity: int,
         turn_id: str,
         now: datetime,
+        contact_name: str | None = None,
     ) -> ToolResult:
         """Execute a tool call the gate approved; the result feeds ``finish_turn``.
 
@@ -306,6 +409,7 @@ class BookingStore:
                 idade=create.idade,
                 nivel=create.nivel,
                 now=now,
+                contact_name=contact_name,
             )
             if booking_id == FULL:
                 return ToolResult(status="full")

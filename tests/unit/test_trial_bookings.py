@@ -91,6 +91,7 @@ async def test_keys_share_one_hash_tag(
         [
             store.booking_key(booking_id),
             store.slot_key("2026-02-10", "19:00"),
+            store.day_key("2026-02-10"),
             store.idempotency_key("turn-1"),
         ]
     )

@@ -1,0 +1,112 @@
+"""Staff's view of the trial bookings and their commands on them (``/v1/bookings``).
+
+The trial service owns the bookings: this module reads them (the roster, and whether a booking
+exists before relaying a command) and relays staff's changes as ``BookingCommand`` messages on
+``commands.trial``, answering 202 with the command id. The ``/bookings`` page is served here
+too: static files like ``/chat``, talking to these routes with the admin token.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, Field, field_validator
+
+from services.gateway import auth
+from services.gateway.webchat import HEADERS, STATIC
+from services.trial.bookings import BookingStore
+from services.trial.config import TrialConfig
+from services.trial.models import StaffBooking
+from services.trial.roster import class_dates, range_problem, roster
+from shared.contracts import BookingCommand
+
+ASSETS = {"bookings.js": "text/javascript", "bookings.css": "text/css"}
+
+router = APIRouter(dependencies=[Depends(auth.require_admin)])
+page = APIRouter(include_in_schema=False)
+
+
+class AttendanceIn(BaseModel):
+    status: Literal["attended", "no_show"] = Field(description="Whether the person came.")
+
+
+class CancelIn(BaseModel):
+    reason: str = Field(min_length=1, max_length=300, description="Told to the customer.")
+
+    @field_validator("reason")
+    @classmethod
+    def not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("reason must not be blank")
+        return value.strip()
+
+
+class CommandAccepted(BaseModel):
+    command_id: str
+    booking_id: str
+
+
+def _store(request: Request) -> BookingStore:
+    return request.app.state.bookings
+
+
+@router.get("/v1/bookings")
+async def list_bookings(
+    request: Request,
+    start: Annotated[date, Query(alias="from", description="YYYY-MM-DD")],
+    end: Annotated[date, Query(alias="to", description="YYYY-MM-DD, inclusive")],
+) -> dict[str, Any]:
+    problem = range_problem(start, end)
+    if problem:
+        raise HTTPException(status_code=422, detail=problem)
+    config: TrialConfig | None = request.app.state.trial_config
+    if config is None:
+        raise HTTPException(status_code=404, detail="this pack has no trial classes")
+    store = _store(request)
+    dates = class_dates(start, end, config)
+    bookings = await store.day_bookings(dates, config.times)
+    seats = await store.seats_taken(dates, config.times)
+    classes = roster(dates, config, bookings, seats)
+    # A booking's date and time are its class's: not repeated in each booking.
+    nested = {"bookings": {"__all__": {"date", "time"}}}
+    return {"classes": [c.model_dump(mode="json", exclude=nested) for c in classes]}
+
+
+async def _relay(request: Request, command: BookingCommand) -> CommandAccepted:
+    booking: StaffBooking | None = await _store(request).staff_view(command.booking_id)
+    if booking is None:
+        raise HTTPException(status_code=404, detail=f"no booking {command.booking_id!r}")
+    if booking.status == "cancelled":
+        raise HTTPException(status_code=409, detail=f"booking {command.booking_id} is cancelled")
+    await request.app.state.publish(request.app.state.keys.commands("trial"), command)
+    return CommandAccepted(command_id=command.command_id, booking_id=command.booking_id)
+
+
+@router.post("/v1/bookings/{booking_id}/attendance", status_code=202)
+async def post_attendance(booking_id: str, body: AttendanceIn, request: Request) -> CommandAccepted:
+    """Mark whether the person came; the trial service records it and tells the follow-ups."""
+    command = BookingCommand(action="attendance", booking_id=booking_id, status=body.status)
+    return await _relay(request, command)
+
+
+@router.post("/v1/bookings/{booking_id}/cancel", status_code=202)
+async def post_cancel(booking_id: str, body: CancelIn, request: Request) -> CommandAccepted:
+    """Cancel a booking; the customer is told, with the reason, through their channel."""
+    command = BookingCommand(action="cancel", booking_id=booking_id, reason=body.reason)
+    return await _relay(request, command)
+
+
+@page.api_route("/bookings", methods=["GET", "HEAD"])
+async def bookings_page() -> FileResponse:
+    return FileResponse(STATIC / "bookings.html", media_type="text/html", headers=HEADERS)
+
+
+@page.api_route("/bookings/{name}", methods=["GET", "HEAD"])
+async def bookings_asset(name: str) -> FileResponse:
+    media_type = ASSETS.get(name)
+    if media_type is None:
+        raise HTTPException(status_code=404)
+    return FileResponse(STATIC / name, media_type=media_type, headers=HEADERS)

@@ -1,0 +1,137 @@
+"""A person's data: export everything stored about one conversation, or erase it (LGPD).
+
+Every key of a conversation carries its id as the hash tag (``P{id}:...``, see
+``shared/keys.py``), so one SCAN finds them all, including keys added later by other features
+(history, the scheduler's per-conversation items): export dumps them and erase deletes them
+without a list to keep up to date. Bookings are business records kept in the trial service's
+store: erase blanks the person's fields and keeps the seat, so the class still counts it. The
+erase is journaled in a global privacy log with only a hash of the id and the time, since the
+conversation's own journal is erased too. What stays in streams is explained in the README
+("Privacy").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from redis.asyncio import Redis
+
+from services.gateway import auth
+from services.trial.bookings import BookingStore
+from shared.contracts import utcnow
+from shared.keys import Keys
+from shared.state import StateStore
+
+router = APIRouter(dependencies=[Depends(auth.require_admin)])
+
+
+def conversation_hash(conversation_id: str) -> str:
+    return hashlib.sha256(conversation_id.encode()).hexdigest()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Privacy:
+    def __init__(self, redis: Redis, keys: Keys, store: StateStore, bookings: BookingStore):
+        self.redis = redis
+        self.keys = keys
+        self.store = store
+        self.bookings = bookings
+
+    async def known(self, conversation_id: str) -> bool:
+        """Whether anything is stored for the conversation (its state or its journal)."""
+        found = await self.redis.exists(
+            self.keys.state(conversation_id), self.keys.journal(conversation_id)
+        )
+        return bool(found)
+
+    async def _keys(self, conversation_id: str) -> list[str]:
+        pattern = self.keys.conversation_pattern(conversation_id)
+        return sorted({_text(k) async for k in self.redis.scan_iter(match=pattern, count=1000)})
+
+    async def _dump(self, key: str) -> Any:
+        kind = _text(await self.redis.type(key))
+        if kind == "string":
+            return await self.redis.get(key)
+        if kind == "hash":
+            return await self.redis.hgetall(key)
+        if kind == "list":
+            return await self.redis.lrange(key, 0, -1)
+        if kind == "set":
+            return sorted(await self.redis.smembers(key))
+        if kind == "zset":
+            return await self.redis.zrange(key, 0, -1, withscores=True)
+        if kind == "stream":
+            return [{"id": i, **fields} for i, fields in await self.redis.xrange(key)]
+        return None
+
+    async def export(self, conversation_id: str) -> dict[str, Any]:
+        """Every datum stored for the person: the state slices and the journal decoded, the
+        bookings, and every other key of the conversation as stored (inbox, replies...)."""
+        snapshot = await self.store.load(conversation_id)
+        journal = await self.store.journal(conversation_id)
+        stored: dict[str, Any] = {}
+        skip = {self.keys.state(conversation_id), self.keys.journal(conversation_id)}
+        base = len(self.keys.conv(conversation_id, ""))
+        for key in await self._keys(conversation_id):
+            if key not in skip:
+                stored[key[base:]] = await self._dump(key)
+        return {
+            "conversation_id": conversation_id,
+            "exported_at": utcnow().isoformat(),
+            "state": {name: value for name, value in snapshot.slices.items() if value},
+            "journal": journal,
+            "bookings": await self.bookings.of_conversation(conversation_id),
+            "stored": stored,
+        }
+
+    async def erase(self, conversation_id: str) -> dict[str, Any]:
+        """Delete every key of the conversation and anonymize its bookings."""
+        now = utcnow()
+        journal = await self.store.journal(conversation_id)
+        turn_ids = {e["turn_id"] for e in journal if e.get("turn_id")}
+        # A turn's merge record holds its texts; it expires with the turn, but goes now.
+        merge_keys = [self.keys.merge_turn(t) for t in turn_ids]
+        keys = await self._keys(conversation_id)
+        deleted = 0
+        for key in [*keys, *merge_keys]:
+            deleted += int(await self.redis.unlink(key))
+        await self.redis.zrem(self.keys.pending_starts, conversation_id)
+        anonymized = await self.bookings.anonymize(conversation_id, now=now)
+        entry = {
+            "at": now.isoformat(),
+            "event": "conversation.erased",
+            "conversation_sha256": conversation_hash(conversation_id),
+            "keys": deleted,
+            "bookings": len(anonymized),
+        }
+        await self.redis.rpush(self.keys.privacy_log, json.dumps(entry))
+        return {"erased": True, "keys_deleted": deleted, "bookings_anonymized": anonymized}
+
+
+def _privacy(request: Request) -> Privacy:
+    return request.app.state.privacy
+
+
+async def _known(request: Request, conversation_id: str) -> Privacy:
+    privacy = _privacy(request)
+    if not await privacy.known(conversation_id):
+        raise HTTPException(status_code=404, detail=f"no conversation {conversation_id!r}")
+    return privacy
+
+
+@router.get("/v1/conversations/{conversation_id}/export")
+async def export_conversation(conversation_id: str, request: Request) -> dict[str, Any]:
+    """Every stored datum of the person of this conversation, as JSON."""
+    return await (await _known(request, conversation_id)).export(conversation_id)
+
+
+@router.delete("/v1/conversations/{conversation_id}")
+async def erase_conversation(conversation_id: str, request: Request) -> dict[str, Any]:
+    """Erase the conversation and anonymize its bookings; afterwards it is unknown (404)."""
+    return await (await _known(request, conversation_id)).erase(conversation_id)

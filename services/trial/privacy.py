@@ -1,0 +1,104 @@
+"""A customer asking for their data to be erased (LGPD): recognized by the pack's words,
+answered with the pack's explanation and handed to staff (a handoff with reason ``privacy``).
+
+The bot erases nothing itself: who asks through a chat is not proven to be the data's owner,
+and erasure cannot be undone, so a person on staff checks and runs ``orquestra erase``.
+The words live in the pack's ``privacy:`` section; triage's ``handoff`` intent has matching
+patterns so such a message reaches the trial service whatever the stage.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from services.trial.models import ContextState, TrialOutcome, TrialState
+from services.trial.replies import TextSource
+from shared.nlu.normalize import normalize
+
+REASON = "privacy"
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    """Normalized words, punctuation dropped ("lgpd:" is "lgpd")."""
+    return _WORD.findall(normalize(text))
+
+
+class PrivacyConfig(BaseModel):
+    """The pack's ``privacy:`` section (phrases compared after normalization)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # An erasure request is a verb ("apagar") followed, a few words later, by an object
+    # ("meus dados"): "apaga todos os meus dados", "pode excluir meu cadastro?".
+    verbs: list[str] = Field(min_length=1)
+    objects: list[str] = Field(min_length=1)
+    # Phrases that are a request on their own ("lgpd").
+    phrases: list[str] = Field(default_factory=list)
+    # Words allowed between the verb and the object.
+    max_gap_words: int = Field(default=3, ge=0)
+    text_key: str
+
+
+def _starts(words: list[str], phrase: list[str], *, prefix: bool = False) -> list[int]:
+    """Where ``phrase`` occurs in ``words``; with ``prefix`` its last word may be a prefix."""
+    n = len(phrase)
+    found = []
+    for i in range(len(words) - n + 1):
+        head, last = words[i : i + n - 1], words[i + n - 1]
+        if head == phrase[:-1] and (last.startswith(phrase[-1]) if prefix else last == phrase[-1]):
+            found.append(i)
+    return found
+
+
+def asks_erasure(text: str, config: PrivacyConfig) -> bool:
+    """Whether the message asks for the person's data to be erased."""
+    words = _words(text)
+    if any(_starts(words, _words(p)) for p in config.phrases):
+        return True
+    objects = [_words(o) for o in config.objects]
+    object_starts = {i for obj in objects for i in _starts(words, obj)}
+    for verb in config.verbs:
+        verb_words = _words(verb)
+        # A verb matches as a word prefix ("apag" covers apaga, apagar, apaguem).
+        for i in _starts(words, verb_words, prefix=True):
+            after = i + len(verb_words)
+            if any(after <= j <= after + config.max_gap_words for j in object_starts):
+                return True
+    return False
+
+
+def erasure_handoff(
+    state: TrialState | None,
+    context: ContextState | None,
+    *,
+    pack: TextSource,
+    seed: str,
+    config: PrivacyConfig,
+) -> TrialOutcome:
+    """The reply and the handoff for an erasure request; the booking flow is paused, not lost."""
+    current = state or TrialState()
+    resume = current.resume_stage if current.stage == "handoff_requested" else current.stage
+    handed = current.model_copy(
+        update={
+            "stage": "handoff_requested",
+            "handoff_requested": True,
+            "resume_stage": resume,
+            "pending_tool": None,
+            "rescheduling": False,
+        }
+    )
+    event = {
+        "type": "handoff.requested",
+        "data": {"reason": REASON, "field": None, "stage": current.stage},
+    }
+    return TrialOutcome(
+        text=pack.text(config.text_key, seed=seed),
+        asks_question=False,
+        state=handed,
+        context=context or ContextState(),
+        events=[event],
+        journal={"stage": "handoff_requested", "handoff": REASON},
+    )
