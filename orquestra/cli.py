@@ -19,6 +19,8 @@ COMMANDS = [
     "eval",
     "pack",
     "funnel",
+    "bookings",
+    "erase",
 ]
 
 

@@ -123,3 +123,12 @@ class Client:
     def funnel(self, first: str | None = None, last: str | None = None) -> list[dict[str, Any]]:
         params = {k: v for k, v in (("from", first), ("to", last)) if v}
         return list(self._call("GET", "/v1/funnel", params=params)["days"])
+
+    def bookings(self, start: str, end: str) -> list[dict[str, Any]]:
+        """The trial classes from ``start`` to ``end`` (inclusive) with their bookings."""
+        data = self._call("GET", "/v1/bookings", params={"from": start, "to": end})
+        return list(data["classes"])
+
+    def erase(self, conversation_id: str) -> dict[str, Any]:
+        """Erase a conversation's data and anonymize its bookings (LGPD)."""
+        return dict(self._call("DELETE", f"/v1/conversations/{conversation_id}"))

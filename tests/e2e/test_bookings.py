@@ -7,15 +7,19 @@ November 2026, which no other test uses).
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
+import subprocess
+import sys
 from datetime import timedelta
 from typing import Any
 
 import redis as redis_sync
 
 from tests.e2e.journey import PACK, Bus, Chat, assert_said, eventually
-from tests.system import System
+from tests.system import ROOT, System
 
 MINUTE = timedelta(minutes=1)
 
@@ -242,3 +246,47 @@ def test_asking_to_erase_ones_data_is_explained_and_handed_to_staff(system: Syst
         lambda: [e for e in chat.journal("handoff.pending_human") if e["reason"] == "privacy"]
     )
     assert pending and chat.slice("meta")["handoff"] == "pending_human"
+
+
+def orquestra(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "orquestra.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_bookings_and_erase_commands_work_against_the_gateway(system: System) -> None:
+    chat, code = book(
+        system, "2026-11-20T10:00:00-03:00", "sou o Otávio, 44 anos, intermediário, 24/11 às 7h"
+    )
+    url = ("--url", system.base_url)
+    table = orquestra("bookings", "--from", "2026-11-23", "--to", "2026-11-29", *url)
+    assert table.returncode == 0, table.stderr
+    assert "2026-11-24 07:00  1/" in table.stdout
+    assert code in table.stdout and "Otávio (44 anos, intermediario)" in table.stdout
+
+    exported = orquestra("bookings", "--from", "2026-11-24", "--csv", *url)
+    rows = list(csv.DictReader(io.StringIO(exported.stdout)))
+    times = PACK.sections["trial"]["times"]
+    assert len(rows) == len(times)  # one booking, three empty classes: one row each
+    [row] = [r for r in rows if r["booking_id"]]
+    assert (row["date"], row["time"], row["student_name"], row["status"]) == (
+        "2026-11-24",
+        "07:00",
+        "Otávio",
+        "booked",
+    )
+    assert row["conversation_id"] == chat.id
+
+    bad = orquestra("bookings", "--from", "2026-11-24", "--to", "2026-11-01", *url)
+    assert bad.returncode == 1 and "422" in bad.stderr and "before" in bad.stderr
+
+    erased = orquestra("erase", chat.id, "--yes", *url)
+    assert erased.returncode == 0, erased.stderr
+    assert code in erased.stdout
+    assert system.http.get(f"/v1/conversations/{chat.id}").status_code == 404
+    again = orquestra("erase", chat.id, "--yes", *url)
+    assert again.returncode == 1 and "404" in again.stderr
