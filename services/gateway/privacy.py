@@ -101,7 +101,16 @@ class Privacy:
         deleted = 0
         for key in [*keys, *merge_keys]:
             deleted += int(await self.redis.unlink(key))
-        await self.redis.zrem(self.keys.pending_starts, conversation_id)
+        # Global indexes name the conversation as a member, not in a key.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for index in (
+                self.keys.pending_starts,
+                self.keys.conversation_index,
+                self.keys.waiting_human,
+                self.keys.human_owned,
+            ):
+                pipe.zrem(index, conversation_id)
+            await pipe.execute()
         anonymized = await self.bookings.anonymize(conversation_id, now=now)
         entry = {
             "at": now.isoformat(),

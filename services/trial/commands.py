@@ -18,6 +18,7 @@ from services.trial.staff import (
     cancelled_event,
     forget_booking,
     staff_cancel_text,
+    window_closed,
 )
 from shared.contracts import BookingCommand, DomainEvent, Reply
 from shared.service import Decision, Runtime, handle_once
@@ -143,6 +144,11 @@ class CommandHandler:
                 to=meta.get("contact"),
                 text=text,
                 bubbles=[text],
+                # Sent as staff: whoever owns the conversation, answering no turn (egress
+                # releases no lease for it) and recorded in the history as staff's.
+                author="agent",
+                agent="staff",
+                template=window_closed(meta, command.at),
             ),
         )
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import redis as redis_sync
 
+from shared.keys import Keys
 from tests.e2e.journey import PACK, Bus, Chat, assert_said, eventually
 from tests.system import ROOT, System
 
@@ -202,11 +203,14 @@ def test_export_then_erase_leaves_nothing_of_the_person(
     client = redis_sync.Redis.from_url(redis_url)
     try:
         assert keys_naming(client, prefix, chat.id)  # there was something to erase
+        index = Keys(prefix).conversation_index
+        assert client.zscore(index, chat.id) is not None
         erased = system.http.delete(f"/v1/conversations/{chat.id}")
         assert erased.status_code == 200, erased.text
         assert erased.json()["bookings_anonymized"] == [code]
 
         assert keys_naming(client, prefix, chat.id) == []
+        assert client.zscore(index, chat.id) is None
         store_keys = [k for k in client.scan_iter(match=f"{prefix}trial:*", count=1000)]
         for key in store_keys:
             if client.type(key) == b"hash":
