@@ -18,7 +18,6 @@ from prometheus_client import REGISTRY
 
 from services.gateway import auth
 from services.gateway.api import admin, router
-from services.gateway.bookings import page as bookings_page
 from services.gateway.bookings import router as bookings_router
 from services.gateway.channels.base import Channel
 from services.gateway.channels.console import ConsoleChannel
@@ -180,7 +179,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(schedule_router)
     app.include_router(bookings_router)
     app.include_router(privacy_router)
-    app.include_router(bookings_page)
     app.include_router(whatsapp_router)
     app.include_router(webchat_router)
     app.include_router(webchat_sessions)

@@ -2,8 +2,8 @@
 
 The trial service owns the bookings: this module reads them (the roster, and whether a booking
 exists before relaying a command) and relays staff's changes as ``BookingCommand`` messages on
-``commands.trial``, answering 202 with the command id. The ``/bookings`` page is served here
-too: static files like ``/chat``, talking to these routes with the admin token.
+``commands.trial``, answering 202 with the command id. The ``/bookings`` page (served with the
+other pages by ``webchat.py``) talks to these routes with the admin token.
 """
 
 from __future__ import annotations
@@ -12,21 +12,16 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field, field_validator
 
 from services.gateway import auth
-from services.gateway.webchat import HEADERS, STATIC
 from services.trial.bookings import BookingStore
 from services.trial.config import TrialConfig
 from services.trial.models import StaffBooking
 from services.trial.roster import class_dates, range_problem, roster
 from shared.contracts import BookingCommand
 
-ASSETS = {"bookings.js": "text/javascript", "bookings.css": "text/css"}
-
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
-page = APIRouter(include_in_schema=False)
 
 
 class AttendanceIn(BaseModel):
@@ -97,16 +92,3 @@ async def post_cancel(booking_id: str, body: CancelIn, request: Request) -> Comm
     """Cancel a booking; the customer is told, with the reason, through their channel."""
     command = BookingCommand(action="cancel", booking_id=booking_id, reason=body.reason)
     return await _relay(request, command)
-
-
-@page.api_route("/bookings", methods=["GET", "HEAD"])
-async def bookings_page() -> FileResponse:
-    return FileResponse(STATIC / "bookings.html", media_type="text/html", headers=HEADERS)
-
-
-@page.api_route("/bookings/{name}", methods=["GET", "HEAD"])
-async def bookings_asset(name: str) -> FileResponse:
-    media_type = ASSETS.get(name)
-    if media_type is None:
-        raise HTTPException(status_code=404)
-    return FileResponse(STATIC / name, media_type=media_type, headers=HEADERS)

@@ -1,5 +1,5 @@
-"""The gateway's pages: the web chat (``/chat``) and the staff inbox (``/inbox``), static
-files with no build step.
+"""The gateway's pages: the web chat (``/chat``), the staff inbox (``/inbox``) and the week's
+trial classes (``/bookings``), static files with no build step.
 
 Each page talks to the public HTTP API v1 like any other client. The one route of its own mints
 a web chat session (a ``web:`` conversation and the token that may use it, see ``auth.py``), so
@@ -21,6 +21,7 @@ STATIC = Path(__file__).parent / "static"
 ASSETS = {
     "chat": {"chat.js": "text/javascript", "chat.css": "text/css"},
     "inbox": {"inbox.js": "text/javascript", "inbox.css": "text/css"},
+    "bookings": {"bookings.js": "text/javascript", "bookings.css": "text/css"},
 }
 HEADERS = {
     "cache-control": "no-cache",
@@ -69,6 +70,11 @@ async def inbox_page() -> FileResponse:
     return FileResponse(STATIC / "inbox.html", media_type="text/html", headers=HEADERS)
 
 
+@router.api_route("/bookings", methods=["GET", "HEAD"])
+async def bookings_page() -> FileResponse:
+    return FileResponse(STATIC / "bookings.html", media_type="text/html", headers=HEADERS)
+
+
 def _asset(page: str, name: str) -> FileResponse:
     media_type = ASSETS[page].get(name)
     if media_type is None:
@@ -84,3 +90,8 @@ async def chat_asset(name: str) -> FileResponse:
 @router.api_route("/inbox/{name}", methods=["GET", "HEAD"])
 async def inbox_asset(name: str) -> FileResponse:
     return _asset("inbox", name)
+
+
+@router.api_route("/bookings/{name}", methods=["GET", "HEAD"])
+async def bookings_asset(name: str) -> FileResponse:
+    return _asset("bookings", name)
