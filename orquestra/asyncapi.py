@@ -47,8 +47,17 @@ def produced(keys: Keys) -> dict[str, Produced]:
             contracts.Reply,
             "A composed reply, or a scheduled message (reminder, follow-up), for the channel.",
         ),
-        keys.events: Produced("trial", contracts.DomainEvent, "Business events (trial.booked…)."),
+        keys.events: Produced(
+            "trial",
+            contracts.DomainEvent,
+            "Business events (trial.booked, booking.cancelled, booking.attendance…).",
+        ),
         keys.dlq: Produced("any service", contracts.DeadLetter, "Messages that kept failing."),
+        keys.commands("trial"): Produced(
+            "gateway",
+            contracts.BookingCommand,
+            "Staff's attendance marks and cancellations, applied by the trial service.",
+        ),
     }
     for specialist in SPECIALISTS:
         table[keys.tasks(specialist)] = Produced(

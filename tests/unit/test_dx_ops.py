@@ -87,11 +87,13 @@ def test_asyncapi_describes_every_consumer_group_and_producer(tmp_path: Path) ->
         (keys.tasks("trial"), "trial"),
         (keys.tasks("faq"), "faq"),
         (keys.outbound, "gateway"),
+        (keys.commands("trial"), "trial"),
     ]
     for stream, group in expected:
         assert f"{stream}/{group}" in receiving
     schemas = document["components"]["schemas"]
     assert {"Turn", "SpecialistTask", "Part", "TurnPlan", "Reply", "DomainEvent"} <= set(schemas)
+    assert "BookingCommand" in schemas
     assert "conversation_id" in schemas["Turn"]["properties"]
 
 
