@@ -7,6 +7,7 @@ November 2026, which no other test uses).
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import io
@@ -17,7 +18,9 @@ from datetime import timedelta
 from typing import Any
 
 import redis as redis_sync
+from faststream.redis import RedisBroker
 
+from shared.contracts import BookingCommand
 from shared.keys import Keys
 from tests.e2e.journey import PACK, Bus, Chat, assert_said, eventually
 from tests.system import ROOT, System
@@ -294,3 +297,49 @@ def test_the_bookings_and_erase_commands_work_against_the_gateway(system: System
     assert system.http.get(f"/v1/conversations/{chat.id}").status_code == 404
     again = orquestra("erase", chat.id, "--yes", *url)
     assert again.returncode == 1 and "404" in again.stderr
+
+
+def drained(client: redis_sync.Redis, stream: str, group: str) -> bool:
+    """Every entry of ``stream`` was read and acknowledged by ``group``."""
+    [info] = [g for g in client.xinfo_groups(stream) if g["name"].decode() == group]
+    return info["pending"] == 0 and info["lag"] == 0
+
+
+def test_a_redelivered_command_changes_and_tells_nothing_twice(
+    system: System, redis_url: str, prefix: str
+) -> None:
+    bus = Bus(redis_url, prefix)
+    chat, code = book(
+        system, "2026-11-24T10:00:00-03:00", "sou a Íris, 22 anos, iniciante, 01/12 às 18h"
+    )
+    command = BookingCommand(action="cancel", booking_id=code, reason="professor doente")
+
+    async def publish_twice() -> None:
+        broker = RedisBroker(redis_url, logger=None)
+        await broker.connect()
+        for _ in range(2):
+            await broker.publish(
+                command.model_dump_json().encode(), stream=bus.keys.commands("trial")
+            )
+        await broker.stop()
+
+    client = redis_sync.Redis.from_url(redis_url)
+    try:
+        with bus.subscribe(bus.keys.events) as events:
+            asyncio.run(publish_twice())
+            first = events.event(chat.id, "booking.cancelled")
+            told = system.next_reply(chat.id, after=chat.cursor)
+            eventually(lambda: drained(client, bus.keys.commands("trial"), "trial"))
+            eventually(lambda: drained(client, bus.keys.outbound, "gateway"))
+            cancelled = [
+                e
+                for e in events.seen
+                if e["type"] == "booking.cancelled" and e["data"]["booking_id"] == code
+            ]
+    finally:
+        client.close()
+    assert {e["event_id"] for e in cancelled} == {first["event_id"]}  # a replay, not a second
+    assert "professor doente" in told["text"]
+    assert system.replies(chat.id, after=told["cursor"])["replies"] == []
+    [journaled] = chat.journal("booking.cancel")
+    assert journaled["turn_id"] == command.command_id and journaled["result"] == "cancelled"
