@@ -75,3 +75,29 @@ def test_bookings_page_files_and_unknown_assets(system: System) -> None:
     assert script.headers["content-type"].startswith("text/javascript")
     assert system.http.get("/bookings/inbox.js").status_code == 404
     assert system.http.get("/bookings/bookings.py").status_code == 404
+
+
+def test_with_an_admin_token_the_page_asks_for_it(
+    redis_url: str, prefix: str, browser: WebDriver
+) -> None:
+    token = "bookings-page-admin"
+    with System.up(redis_url, f"{prefix}bookings-page:", ORQ_ADMIN_TOKEN=token) as secured:
+        wait = WebDriverWait(browser, WAIT_S)
+        browser.get(f"{secured.base_url}/bookings?week=2026-12-08")
+        wait.until(lambda d: d.find_element(By.ID, "login").is_displayed())
+        assert not browser.find_element(By.ID, "app").is_displayed()
+        browser.find_element(By.ID, "token").send_keys("wrong")
+        browser.find_element(By.CSS_SELECTOR, "#login button").click()
+        wait.until(lambda d: "inválido" in d.find_element(By.ID, "login-error").text)
+        browser.find_element(By.ID, "token").clear()
+        browser.find_element(By.ID, "token").send_keys(token)
+        browser.find_element(By.CSS_SELECTOR, "#login button").click()
+        wait.until(lambda d: d.find_element(By.ID, "app").is_displayed())
+        assert not browser.find_element(By.ID, "login").is_displayed()
+        assert "07/12 a 13/12" in browser.find_element(By.ID, "week").text
+        assert len(browser.find_elements(By.CSS_SELECTOR, "article.class")) == len(
+            PACK.sections["trial"]["times"]
+        )
+        errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        # Refused twice: the first load without a token, then the wrong one.
+        assert len(errors) == 2 and all("status of 401" in m for m in errors), errors
