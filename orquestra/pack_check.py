@@ -33,6 +33,7 @@ from services.triage.config import load_config as load_triage
 from services.trial.config import TrialConfig, load_trial_config
 from services.trial.flow import text_keys as trial_text_keys
 from services.trial.models import TrialState
+from services.trial.privacy import PrivacyConfig
 from services.trial.replies import base_values
 from shared.capabilities import CapabilitiesConfig
 from shared.pack import Pack, PackError, load_pack
@@ -64,6 +65,7 @@ def _validators() -> dict[str, Callable[[Pack], object]]:
         "whatsapp": lambda pack: pack.section("whatsapp", WhatsAppPack),
         "reminders": load_reminders,
         "funnel": lambda pack: pack.section("funnel", FunnelConfig),
+        "privacy": lambda pack: pack.section("privacy", PrivacyConfig),
     }
 
 

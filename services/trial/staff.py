@@ -115,7 +115,7 @@ def staff_cancel_text(
     booking: StaffBooking, reason: str, *, pack: TextSource, config: TrialConfig, seed: str
 ) -> str:
     return pack.text(
-        "trial_cancelled_by_staff",
+        "booking_cancelled_by_staff",
         seed=seed,
         data=show_date(booking.date, config),
         hora=booking.time,

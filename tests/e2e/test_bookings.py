@@ -149,7 +149,7 @@ def test_a_staff_cancellation_tells_the_customer_and_frees_the_seat(
     told = system.next_reply(chat.id, after=chat.cursor)
     assert_said(
         told["text"],
-        "trial_cancelled_by_staff",
+        "booking_cancelled_by_staff",
         data="terça, 03/11",
         hora="20:00",
         motivo="quadra em manutenção",
