@@ -139,7 +139,7 @@ router = APIRouter()
 async def require_known(conversation_id: str, request: Request) -> None:
     """404 for a conversation nothing is stored about (never seen, or erased)."""
     if not await request.app.state.privacy.known(conversation_id):
-        raise HTTPException(status_code=404, detail=f"no conversation {conversation_id!r}")
+        raise HTTPException(status_code=404, detail="no conversation with this id")
 
 
 admin = APIRouter(dependencies=[Depends(auth.require_admin)])

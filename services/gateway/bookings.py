@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, Field, field_validator
 
 from services.gateway import auth
@@ -22,6 +22,8 @@ from services.trial.roster import class_dates, range_problem, roster
 from shared.contracts import BookingCommand
 
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
+# A booking code ("AE-7K3Q9P"): the pack's prefix, a dash, letters and digits.
+BookingPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9]{1,8}-[A-Za-z0-9]{1,16}$")]
 
 
 class AttendanceIn(BaseModel):
@@ -73,22 +75,24 @@ async def list_bookings(
 async def _relay(request: Request, command: BookingCommand) -> CommandAccepted:
     booking: StaffBooking | None = await _store(request).staff_view(command.booking_id)
     if booking is None:
-        raise HTTPException(status_code=404, detail=f"no booking {command.booking_id!r}")
+        raise HTTPException(status_code=404, detail="no booking with this id")
     if booking.status == "cancelled":
-        raise HTTPException(status_code=409, detail=f"booking {command.booking_id} is cancelled")
+        raise HTTPException(status_code=409, detail="the booking is cancelled")
     await request.app.state.publish(request.app.state.keys.commands("trial"), command)
     return CommandAccepted(command_id=command.command_id, booking_id=command.booking_id)
 
 
 @router.post("/v1/bookings/{booking_id}/attendance", status_code=202)
-async def post_attendance(booking_id: str, body: AttendanceIn, request: Request) -> CommandAccepted:
+async def post_attendance(
+    booking_id: BookingPath, body: AttendanceIn, request: Request
+) -> CommandAccepted:
     """Mark whether the person came; the trial service records it and tells the follow-ups."""
     command = BookingCommand(action="attendance", booking_id=booking_id, status=body.status)
     return await _relay(request, command)
 
 
 @router.post("/v1/bookings/{booking_id}/cancel", status_code=202)
-async def post_cancel(booking_id: str, body: CancelIn, request: Request) -> CommandAccepted:
+async def post_cancel(booking_id: BookingPath, body: CancelIn, request: Request) -> CommandAccepted:
     """Cancel a booking; the customer is told, with the reason, through their channel."""
     command = BookingCommand(action="cancel", booking_id=booking_id, reason=body.reason)
     return await _relay(request, command)

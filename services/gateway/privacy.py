@@ -20,6 +20,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from redis.asyncio import Redis
 
 from services.gateway import auth
+from services.gateway.api import ConversationPath
 from services.trial.bookings import BookingStore
 from shared.contracts import utcnow
 from shared.keys import Keys
@@ -130,17 +131,19 @@ def _privacy(request: Request) -> Privacy:
 async def _known(request: Request, conversation_id: str) -> Privacy:
     privacy = _privacy(request)
     if not await privacy.known(conversation_id):
-        raise HTTPException(status_code=404, detail=f"no conversation {conversation_id!r}")
+        raise HTTPException(status_code=404, detail="no conversation with this id")
     return privacy
 
 
 @router.get("/v1/conversations/{conversation_id}/export")
-async def export_conversation(conversation_id: str, request: Request) -> dict[str, Any]:
+async def export_conversation(
+    conversation_id: ConversationPath, request: Request
+) -> dict[str, Any]:
     """Every stored datum of the person of this conversation, as JSON."""
     return await (await _known(request, conversation_id)).export(conversation_id)
 
 
 @router.delete("/v1/conversations/{conversation_id}")
-async def erase_conversation(conversation_id: str, request: Request) -> dict[str, Any]:
+async def erase_conversation(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
     """Erase the conversation and anonymize its bookings; afterwards it is unknown (404)."""
     return await (await _known(request, conversation_id)).erase(conversation_id)
