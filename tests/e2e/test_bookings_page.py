@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -28,7 +29,8 @@ def test_staff_see_the_week_and_mark_attendance(system: System, browser: WebDriv
     )
     code = assert_said(chat.say("sim", after=timedelta(minutes=1)), "trial_booked")["codigo"]
 
-    wait = WebDriverWait(browser, WAIT_S)
+    # The page redraws the week while a mark is applied: an element read mid-redraw is stale.
+    wait = WebDriverWait(browser, WAIT_S, ignored_exceptions=[StaleElementReferenceException])
     browser.get(f"{system.base_url}/bookings?week=2026-12-01")
     item = f'li[data-id="{code}"]'
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, item))
