@@ -136,7 +136,7 @@ class CommandHandler:
         )
         assert booking.conversation_id is not None
         decision.outbox.add(
-            self.rt.keys.outbound,
+            self.rt.keys.route(self.rt.keys.outbound, booking.conversation_id),
             Reply(
                 turn_id=command.command_id,
                 conversation_id=booking.conversation_id,
@@ -156,7 +156,7 @@ class CommandHandler:
         self, decision: Decision, command: BookingCommand, booking: StaffBooking, event: Event
     ) -> None:
         decision.outbox.add(
-            self.rt.keys.events,
+            self.rt.keys.route(self.rt.keys.events, booking.conversation_id or ""),
             DomainEvent(
                 type=event["type"],
                 conversation_id=booking.conversation_id or "",
