@@ -105,7 +105,7 @@ class Privacy:
         # Global indexes name the conversation as a member, not in a key.
         async with self.redis.pipeline(transaction=False) as pipe:
             for index in (
-                self.keys.pending_starts,
+                self.keys.pending_starts(conversation_id),
                 self.keys.conversation_index,
                 self.keys.waiting_human,
                 self.keys.human_owned,
