@@ -9,6 +9,7 @@ stopword list is bm25s's Portuguese list plus the pack's own words.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bm25s.stopwords import STOPWORDS_PORTUGUESE
@@ -32,8 +33,9 @@ _FINAL_VOWELS = ("a", "e", "o")
 # normalize() keeps these inside words ("2x/semana", "06:00"); retrieval wants the parts.
 _WORD_SPLIT = re.compile(r"[:/@+\-_]+")
 # Sentence ends always separate questions; "." only when followed by a space or the end,
-# so "R$ 2.50" or "06.00" stay whole.
-_SENTENCE_END = re.compile(r"(\?+|[!;\n]+|\.(?=\s|$))")
+# so "R$ 2.50" or "06.00" stay whole. A ":" before a space ends a lead-in ("duas dúvidas:"),
+# while "06:00" stays whole.
+_SENTENCE_END = re.compile(r"(\?+|[!;\n]+|[.:](?=\s|$))")
 _JOINERS = re.compile(r"(,|\s+(?:e|ou|tambem|também)\s+)", re.IGNORECASE)
 
 
@@ -79,12 +81,14 @@ class Analyzer:
         self,
         *,
         extra_stopwords: list[str],
+        kept_words: Sequence[str] = (),
         filler_phrases: list[str],
         question_words: list[str],
         synonyms: dict[str, str],
     ) -> None:
         library = {strip_accents(w.casefold()) for w in STOPWORDS_PORTUGUESE}
-        self.stopwords = frozenset(library | {normalize(w) for w in extra_stopwords})
+        kept = {normalize(w) for w in kept_words}
+        self.stopwords = frozenset((library | {normalize(w) for w in extra_stopwords}) - kept)
         # Longest first so "boa tarde" goes before "boa".
         fillers = sorted({normalize(p) for p in filler_phrases if normalize(p)}, key=len)
         self._fillers = [re.compile(rf"(?<!\S){re.escape(p)}(?!\S)") for p in reversed(fillers)]

@@ -48,6 +48,9 @@ class FaqConfig(BaseModel):
     # Word lists below are matched after shared normalization, so accents and case do not
     # matter. Words that carry no meaning for retrieval, on top of the library's Portuguese list.
     extra_stopwords: list[str] = Field(default_factory=list)
+    # Words of the library's list that do carry meaning here: "como" asks for a manner ("como
+    # pago?" is about payment methods) where "quanto" asks for an amount (a price).
+    kept_words: list[str] = Field(default_factory=list)
     # Phrases (greetings, politeness) removed before retrieval.
     filler_phrases: list[str] = Field(default_factory=list)
     # Words read as another word the base uses ("gratis" → "gratuito").

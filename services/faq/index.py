@@ -51,6 +51,7 @@ class FaqIndex:
         self.config = config
         self.analyzer = Analyzer(
             extra_stopwords=config.extra_stopwords,
+            kept_words=config.kept_words,
             filler_phrases=config.filler_phrases,
             question_words=config.question_words,
             synonyms=config.synonyms,

@@ -226,3 +226,19 @@ def test_nothing_answered_and_nothing_asked_is_unknown_only(index: FaqIndex, pac
     result = ask("quero agendar uma aulinha", index, pack)
     assert result.entry_ids == []
     assert result.unknown_only is True
+
+
+@pytest.mark.parametrize("text", ["e como eu pago o plano?", "como faço pra pagar as aulas"])
+def test_how_to_pay_for_a_plan_is_about_payment_not_prices(
+    text: str, index: FaqIndex, pack: Pack
+) -> None:
+    # "como" asks for a manner, "quanto" for an amount: the question word is part of the topic.
+    assert ask(text, index, pack).entry_ids == ["pagamento"]
+
+
+def test_a_lead_in_before_a_colon_does_not_hide_the_first_question(
+    index: FaqIndex, pack: Pack
+) -> None:
+    result = ask("duas duvidas: qual o endereço, e aceita pix?", index, pack)
+    assert result.entry_ids == ["endereco", "pagamento"]
+    assert result.unanswered == []
