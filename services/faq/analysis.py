@@ -93,12 +93,18 @@ class Analyzer:
         fillers = sorted({normalize(p) for p in filler_phrases if normalize(p)}, key=len)
         self._fillers = [re.compile(rf"(?<!\S){re.escape(p)}(?!\S)") for p in reversed(fillers)]
         self.question_words = frozenset(normalize(w) for w in question_words)
-        self._synonyms = {normalize(k): normalize(v) for k, v in synonyms.items()}
+        mapped = {normalize(k): normalize(v) for k, v in synonyms.items()}
+        self._synonyms = {k: v for k, v in mapped.items() if " " not in k}
+        # A phrase that means one word the base uses ("quantos anos" asks an age), longest first.
+        phrases = sorted((k for k in mapped if " " in k), key=len, reverse=True)
+        self._phrases = [(re.compile(rf"(?<!\S){re.escape(k)}(?!\S)"), mapped[k]) for k in phrases]
 
     def words(self, text: str) -> list[str]:
         """Content words of ``text``: normalized, fillers and stopwords removed, synonyms
         mapped, unstemmed."""
         normalized = normalize(text)
+        for phrase, word in self._phrases:
+            normalized = phrase.sub(word, normalized)
         for filler in self._fillers:
             normalized = filler.sub(" ", normalized)
         parts = (p for w in normalized.split() for p in _WORD_SPLIT.split(w))

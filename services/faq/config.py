@@ -53,7 +53,8 @@ class FaqConfig(BaseModel):
     kept_words: list[str] = Field(default_factory=list)
     # Phrases (greetings, politeness) removed before retrieval.
     filler_phrases: list[str] = Field(default_factory=list)
-    # Words read as another word the base uses ("gratis" → "gratuito").
+    # Words read as another word the base uses ("gratis" → "gratuito"); a key of several words
+    # is a phrase read as that word ("quantos anos" → "idade").
     synonyms: dict[str, str] = Field(default_factory=dict)
     # Clauses starting with one of these are questions; "," / " e " / " ou " between two of
     # them separates two questions.

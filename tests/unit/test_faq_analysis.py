@@ -86,3 +86,14 @@ def test_decimal_points_do_not_split(analyzer: Analyzer) -> None:
 
 def test_pieces_cut_a_list_of_topics(analyzer: Analyzer) -> None:
     assert analyzer.pieces("endereço, preço e horário") == ["endereço", "preço", "horário"]
+
+
+def test_a_phrase_synonym_is_read_as_its_word() -> None:
+    analyzer = Analyzer(
+        extra_stopwords=[],
+        filler_phrases=[],
+        question_words=[],
+        synonyms={"quantos anos": "idade"},
+    )
+    assert analyzer.words("com Quantos anos pode?") == ["idade", "pode"]
+    assert analyzer.words("tenho 40 anos") == ["40", "anos"]

@@ -242,3 +242,14 @@ def test_a_lead_in_before_a_colon_does_not_hide_the_first_question(
     result = ask("duas duvidas: qual o endereço, e aceita pix?", index, pack)
     assert result.entry_ids == ["endereco", "pagamento"]
     assert result.unanswered == []
+
+
+@pytest.mark.parametrize(
+    "text", ["a partir de quantos anos ele pode entrar na turma?", "qnts anos precisa ter pra aula"]
+)
+def test_how_many_years_asks_the_minimum_age_whatever_the_verb(
+    text: str, index: FaqIndex, pack: Pack
+) -> None:
+    result = ask(text, index, pack)
+    assert result.entry_ids == ["idade"]
+    assert result.unanswered == []
