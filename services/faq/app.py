@@ -24,7 +24,9 @@ def build(rt: Runtime) -> None:
         async def decide(snapshot: Snapshot) -> Decision:
             decision = Decision()
             mode = (snapshot.get("mode") or {}).get("mode")
-            retrieval = retrieve(task.text, index=index)
+            booking = config.booking_context
+            context = booking.tags_for(snapshot.get(booking.slice)) if booking else []
+            retrieval = retrieve(task.text, index=index, context=context)
             llm_answer = None
             if use_llm and retrieval.entries:
                 messages = build_llm_messages(

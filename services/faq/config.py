@@ -20,6 +20,25 @@ class FaqEntry(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
+class BookingContext(BaseModel):
+    """Which entries a question is about while a booking is going on: mid-booking, "quanto
+    custa?" asks the price of what is being booked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # The state slice of the booking flow and its stages in which a booking is going on.
+    slice: str
+    active_stages: list[str] = Field(min_length=1)
+    # Tags of the entries about what is being booked.
+    tags: list[str] = Field(min_length=1)
+
+    def tags_for(self, booking: dict[str, object] | None) -> list[str]:
+        """The context tags for the booking slice as loaded (none when no booking is on)."""
+        if booking is None or booking.get("stage") not in self.active_stages:
+            return []
+        return list(self.tags)
+
+
 class OfertaPointer(BaseModel):
     """When to close a price/schedule answer with a nudge towards the free trial class."""
 
@@ -62,6 +81,7 @@ class FaqConfig(BaseModel):
     unknown_text_key: str
     partial_unknown_text_key: str
     oferta_pointer: OfertaPointer
+    booking_context: BookingContext | None = None
     llm_instructions: str = Field(min_length=1)
     entries: list[FaqEntry] = Field(min_length=1)
 

@@ -8,12 +8,13 @@ for the rules mode.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from services.faq.config import FaqConfig, FaqEntry
-from services.faq.index import FaqIndex
+from services.faq.index import FaqIndex, Match
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
 
 
@@ -73,11 +74,7 @@ class FaqResult(BaseModel):
     unknown_only: bool = False
 
 
-def _judge(text: str, index: FaqIndex) -> ClauseMatch | None:
-    match = index.best(text)
-    if match is None:
-        return None
-    config = index.config
+def _clause_match(text: str, match: Match, config: FaqConfig) -> ClauseMatch:
     return ClauseMatch(
         clause=text,
         entry_id=match.entry_id,
@@ -87,13 +84,36 @@ def _judge(text: str, index: FaqIndex) -> ClauseMatch | None:
     )
 
 
-def _as_topic_list(whole: ClauseMatch, index: FaqIndex) -> list[ClauseMatch] | None:
+def _judge(text: str, index: FaqIndex, context: Collection[str] = ()) -> ClauseMatch | None:
+    """The entry answering one clause. With a ``context`` (the tags of what the conversation
+    is about, e.g. the trial class mid-booking), an entry of that context that answers the
+    clause and knows as much of it as the overall best is preferred: "quanto custa?" while
+    booking the trial class asks the trial's price, "quanto é a mensalidade?" still the plans."""
+    match = index.best(text)
+    if match is None:
+        return None
+    judged = _clause_match(text, match, index.config)
+    if not context or set(index.entry(match.entry_id).tags) & set(context):
+        return judged
+    local = index.best(text, tags=context)
+    if local is None:
+        return judged
+    preferred = _clause_match(text, local, index.config)
+    if preferred.answered and preferred.coverage >= judged.coverage:
+        return preferred
+    return judged
+
+
+def _as_topic_list(
+    whole: ClauseMatch, index: FaqIndex, context: Collection[str] = ()
+) -> list[ClauseMatch] | None:
     """The clause read as a list of topics ("endereço e preço?"), when every topic is known
     and the list explains the clause better than one entry does: the whole clause matched
     nothing, or matched one entry that misses part of it while the topics name several."""
     if whole.answered and whole.coverage >= 1:
         return None
-    parts = [m for m in (_judge(p, index) for p in index.analyzer.pieces(whole.clause)) if m]
+    pieces = index.analyzer.pieces(whole.clause)
+    parts = [m for m in (_judge(p, index, context) for p in pieces) if m]
     if len(parts) < 2 or not all(m.answered for m in parts):
         return None
     if whole.answered and len({m.entry_id for m in parts}) < 2:
@@ -101,7 +121,9 @@ def _as_topic_list(whole: ClauseMatch, index: FaqIndex) -> list[ClauseMatch] | N
     return parts
 
 
-def _as_request_and_questions(whole: ClauseMatch, index: FaqIndex) -> list[ClauseMatch] | None:
+def _as_request_and_questions(
+    whole: ClauseMatch, index: FaqIndex, context: Collection[str] = ()
+) -> list[ClauseMatch] | None:
     """The clause read as statements joined to questions ("quero agendar a experimental e
     onde fica?"), when it matched nothing as a whole: the question-shaped pieces, if every one
     of them is answered. The statements are context, neither answered nor unanswered."""
@@ -112,19 +134,20 @@ def _as_request_and_questions(whole: ClauseMatch, index: FaqIndex) -> list[Claus
     asked = [p for p in pieces if analyzer.question_shaped(p)]
     if len(pieces) < 2 or not asked:
         return None
-    matches = [_judge(p, index) for p in asked]
+    matches = [_judge(p, index, context) for p in asked]
     if not all(m is not None and m.answered for m in matches):
         return None
     return [m for m in matches if m is not None]
 
 
-def retrieve(text: str, *, index: FaqIndex) -> Retrieval:
+def retrieve(text: str, *, index: FaqIndex, context: Collection[str] = ()) -> Retrieval:
     """Match every question clause of ``text``; entries deduplicated, first ask first.
 
     In a message of several clauses, a clause that is not shaped like a question ("meu nome é
     Ana", "ele é iniciante") is context, not a question, when another clause asks something:
     neither answered nor unanswered. A single clause is always a question: triage sent the
-    message here because it asks something.
+    message here because it asks something. ``context``: tags of the entries the conversation
+    is about (see :func:`_judge`).
     """
     clauses = index.analyzer.clauses(text)
     asking = any(c.question_shaped for c in clauses)
@@ -134,10 +157,14 @@ def retrieve(text: str, *, index: FaqIndex) -> Retrieval:
     for clause in clauses:
         if asking and len(clauses) > 1 and not clause.question_shaped:
             continue
-        match = _judge(clause.text, index)
+        match = _judge(clause.text, index, context)
         if match is None:
             continue
-        found = _as_topic_list(match, index) or _as_request_and_questions(match, index) or [match]
+        found = (
+            _as_topic_list(match, index, context)
+            or _as_request_and_questions(match, index, context)
+            or [match]
+        )
         matches.extend(found)
         for m in found:
             if m.answered:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import bm25s
@@ -96,14 +97,20 @@ class FaqIndex:
         close = difflib.get_close_matches(word, candidates, n=1, cutoff=self.config.fuzzy_cutoff)
         return stem(close[0]) if close else term
 
-    def best(self, text: str) -> Match | None:
-        """The best entry for a clause, or None when the clause has no content words."""
+    def best(self, text: str, *, tags: Collection[str] = ()) -> Match | None:
+        """The best entry for a clause, or None when the clause has no content words (or no
+        entry carries one of ``tags``, when given: the best among those entries)."""
         terms = self.terms(text)
-        if not terms:
+        allowed = [i for i, e in enumerate(self.config.entries) if set(e.tags) & set(tags)]
+        if not terms or (tags and not allowed):
             return None
         scores = self._bm25.get_scores(terms)
         per_entry = np.zeros(len(self._entry_terms))
         np.maximum.at(per_entry, self._owners, scores)
+        if tags:
+            mask = np.full(len(per_entry), -np.inf)
+            mask[allowed] = 0.0
+            per_entry = per_entry + mask
         position = int(np.argmax(per_entry))
         # A number is a value the person gives ("meu filho de 7 anos"), not part of the topic.
         weights = {t: self._idf.get(t, self._unknown_idf) for t in set(terms) if not t.isdigit()}

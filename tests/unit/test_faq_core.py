@@ -253,3 +253,23 @@ def test_how_many_years_asks_the_minimum_age_whatever_the_verb(
     result = ask(text, index, pack)
     assert result.entry_ids == ["idade"]
     assert result.unanswered == []
+
+
+def test_mid_booking_a_bare_price_question_asks_the_trial_price(
+    index: FaqIndex, pack: Pack
+) -> None:
+    context = index.config.booking_context
+    assert context is not None
+    tags = context.tags_for({"stage": "ask_date"})
+    assert retrieve("e qnt custa?", index=index).entry_ids == ["planos"]
+    assert retrieve("e qnt custa?", index=index, context=tags).entry_ids == ["aula_experimental"]
+    # A question the trial entries do not know as well stays with its own entry.
+    assert retrieve("qnt é a mensalidade?", index=index, context=tags).entry_ids == ["planos"]
+    assert retrieve("onde fica?", index=index, context=tags).entry_ids == ["endereco"]
+
+
+def test_no_booking_context_outside_a_booking(index: FaqIndex) -> None:
+    context = index.config.booking_context
+    assert context is not None
+    assert context.tags_for(None) == []
+    assert context.tags_for({"stage": "booked"}) == []
