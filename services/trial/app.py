@@ -4,12 +4,14 @@ publish the part and the domain events. Every decision is in ``flow.py`` (call s
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import Any
 
 from services.trial.bookings import BookingStore
 from services.trial.commands import CommandHandler
 from services.trial.config import load_trial_config
-from services.trial.extraction import extract_trial_fields
+from services.trial.extraction import customer_texts_before, extract_trial_fields, with_earlier
 from services.trial.flow import finish_turn, plan_turn
 from services.trial.llm import (
     PhrasedReply,
@@ -27,6 +29,9 @@ from shared.capabilities import CapabilitiesConfig, allowed_tools
 from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
 from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
+
+# History entries looked at for what the customer said before a booking started.
+EARLIER_SCAN = 30
 
 
 def build(rt: Runtime) -> None:
@@ -65,6 +70,14 @@ def build(rt: Runtime) -> None:
         )
         return merge_extractions(rules, llm) if llm else rules
 
+    async def earlier_customer_texts(turn: Turn) -> list[str]:
+        """What the customer wrote before this turn, oldest first, within the pack's window
+        (``earlier_messages_minutes``): read once, when a booking starts."""
+        rows = await rt.redis.xrevrange(rt.keys.history(turn.conversation_id), count=EARLIER_SCAN)
+        entries = [json.loads(fields["m"]) for _, fields in reversed(rows)]
+        window = timedelta(minutes=config.earlier_messages_minutes)
+        return customer_texts_before(entries, turn, window)
+
     async def on_task(body: bytes) -> None:
         task = SpecialistTask.model_validate_json(body)
         turn = task.turn
@@ -80,6 +93,9 @@ def build(rt: Runtime) -> None:
                 return _decision(decision, erasure, erasure.text, erasure.events, snapshot)
             mode = (snapshot.get("mode") or {}).get("mode")
             extraction = await extract(turn, task.text, state, decision.journal)
+            if state is None:
+                earlier = await earlier_customer_texts(turn)
+                extraction = with_earlier(extraction, earlier, now=turn.now, tz=rt.tz)
             dates = seat_lookup_dates(
                 now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction
             )

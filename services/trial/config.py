@@ -73,6 +73,8 @@ class TrialConfig(_Section):
     # A yes/no question about a sensitive tool expires after this many minutes.
     confirmation_ttl_minutes: int = Field(gt=0)
     booking_id_prefix: str = Field(pattern=r"^[A-Z]{1,4}$")
+    # What the customer said this long before a booking started is read for its client data.
+    earlier_messages_minutes: int = Field(default=120, gt=0)
     # Context entry that remembers the conversation's booking (what the gate injects from).
     booking_context_key: str
     # Monday-first names used when showing dates ("terça, 10/02").

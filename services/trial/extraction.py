@@ -8,16 +8,22 @@ LLM instead and hand it to ``plan_turn``; either way only the validators decide 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
-from datetime import datetime
+from collections.abc import Collection, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
+
+import structlog
 
 from services.trial.config import Action, TrialConfig
 from services.trial.models import Asked, TrialExtraction, TrialState
+from shared.contracts import Turn
 from shared.nlu.dates import parse_iso_date
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
+
+log = structlog.get_logger()
 
 # The trial slice fields an extraction may fill (``confirmed`` is an answer, not state).
 MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time")
@@ -80,6 +86,51 @@ def extract_trial_fields(
         contact_name=slots.contact_name,
         for_someone_else=slots.for_someone_else,
     )
+
+
+def customer_texts_before(
+    entries: Sequence[dict[str, Any]], turn: Turn, window: timedelta
+) -> list[str]:
+    """The customer's messages among history ``entries`` (oldest first) sent before ``turn``
+    and no longer than ``window`` before its business time; the turn's own are left out."""
+    own = {message.message_id for message in turn.messages}
+    since = turn.now - window
+    texts: list[str] = []
+    for entry in entries:
+        if entry.get("author") != "customer" or entry.get("message_id") in own:
+            continue
+        try:
+            at = datetime.fromisoformat(str(entry.get("at")))
+        except ValueError:
+            log.warning("trial.history_entry_unreadable", entry=entry)
+            continue
+        if since <= at < turn.now and entry.get("text"):
+            texts.append(str(entry["text"]))
+    return texts
+
+
+def with_earlier(
+    current: TrialExtraction, earlier: Sequence[str], *, now: datetime, tz: ZoneInfo
+) -> TrialExtraction:
+    """The first booking message's extraction, completed by what the person said before it.
+
+    People often tell their age or level while asking questions ("tenho 45 anos, nunca joguei,
+    tem que pagar?"), before the booking starts; asking for it again is a lost answer. Only the
+    client fields (nome, idade, nivel) and who writes are carried, later messages over earlier
+    ones and the current message over all; a message about someone else ("meu neto de 6 anos")
+    counts only when the booking is for someone else too. Dates and times said in a question
+    ("tem aula sexta?") are not a request and are not carried.
+    """
+    carried: dict[str, object] = {}
+    for text in earlier:
+        said = extract_trial_fields(text, now=now, tz=tz, asked=None)
+        if said.for_someone_else != current.for_someone_else:
+            continue
+        for name in ("nome", "idade", "nivel", *WRITER_FIELDS):
+            if (value := getattr(said, name)) is not None:
+                carried[name] = value
+    own = current.model_dump(exclude_none=True)
+    return current.model_copy(update={**carried, **own}) if carried else current
 
 
 def merge_trial(state: TrialState, extraction: TrialExtraction) -> TrialState:

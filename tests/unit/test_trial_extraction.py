@@ -3,21 +3,24 @@ optional LLM phrasing guard."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from services.trial.config import load_trial_config
 from services.trial.extraction import (
+    customer_texts_before,
     detect_action,
     ensure_trial_defaults,
     extract_trial_fields,
     find_booking_code,
     merge_trial,
+    with_earlier,
 )
 from services.trial.models import NlgRequest, Stage, TrialExtraction, TrialState
 from services.trial.nlg import build_nlg_request, fallback_or_nlg
+from shared.contracts import InboundMessage, Turn
 from shared.pack import load_pack
 
 TZ = ZoneInfo("America/Sao_Paulo")
@@ -219,3 +222,65 @@ def test_the_following_tuesday_is_after_the_slice_date() -> None:
         reference_date="2026-02-10",
     )
     assert (ext.desired_date, ext.desired_time) == ("2026-02-17", None)
+
+
+# What the person said about themselves before the booking started
+
+
+def test_age_and_level_said_before_the_booking_are_kept() -> None:
+    # Asked the FAQ first ("sou iniciante total, 52 anos, pode?"), then asked to book: the
+    # booking starts with what they already told.
+    earlier = ["boa tarde! tenho 52 anos e sou iniciante total, tem turma terça às 19h?"]
+    current = extract_trial_fields("beleza, quero marcar. Sou o Marcos", now=NOW, tz=TZ, asked=None)
+    ext = with_earlier(current, earlier, now=NOW, tz=TZ)
+    assert (ext.nome, ext.idade, ext.nivel) == ("Marcos", 52, "iniciante")
+    assert (ext.desired_date, ext.desired_time) == (None, None)
+
+
+def test_the_booking_message_wins_over_what_was_said_before() -> None:
+    earlier = ["jogo faz 3 anos, tem turma intermediaria?"]
+    current = extract_trial_fields("quero agendar, sou avançado", now=NOW, tz=TZ, asked=None)
+    assert with_earlier(current, earlier, now=NOW, tz=TZ).nivel == "avancado"
+
+
+def test_facts_about_someone_else_do_not_become_the_writers() -> None:
+    # The age of a grandson asked about first is not the age of the grandfather who books.
+    earlier = ["meu neto de 6 anos pode jogar?"]
+    current = extract_trial_fields(
+        "entendi. entao quero marcar pra mim, me chamo Otto", now=NOW, tz=TZ, asked=None
+    )
+    ext = with_earlier(current, earlier, now=NOW, tz=TZ)
+    assert (ext.nome, ext.idade, ext.for_someone_else) == ("Otto", None, None)
+
+
+def test_only_the_customers_recent_messages_before_the_turn_are_read() -> None:
+    def entry(message_id: str, author: str, text: str, minutes_ago: int) -> dict[str, str]:
+        at = NOW - timedelta(minutes=minutes_ago)
+        return {"message_id": message_id, "author": author, "text": text, "at": at.isoformat()}
+
+    message = InboundMessage(
+        channel="http",
+        conversation_id="c1",
+        message_id="m4",
+        text="quero marcar",
+        sent_at=NOW,
+        received_at=NOW,
+    )
+    turn = Turn(
+        turn_id="t1",
+        conversation_id="c1",
+        channel="http",
+        seq=1,
+        messages=[message],
+        text="quero marcar",
+        now=NOW,
+    )
+    entries = [
+        entry("m1", "customer", "tenho 70 anos", 600),
+        entry("m2", "customer", "tenho 45 anos", 30),
+        entry("r2", "bot", "Temos turma pra iniciante!", 29),
+        entry("m3", "customer", "nunca joguei", 5),
+        entry("m4", "customer", "quero marcar", 0),
+    ]
+    texts = customer_texts_before(entries, turn, timedelta(hours=2))
+    assert texts == ["tenho 45 anos", "nunca joguei"]
