@@ -79,6 +79,9 @@ _RELATION_WORDS = """
 """
 _RELATIONS = frozenset(_RELATION_WORDS.split())
 _POSSESSIVES = frozenset({"meu", "minha", "nosso", "nossa"})
+# Irregular past forms of the third person ("minha irmã fez aula aí"): a relative who did
+# something is talked about, not booked for. Regular ones end in "-ou" (gostou, jogou).
+_IRREGULAR_PAST = frozenset({"fez", "foi", "veio", "teve", "disse", "deu", "trouxe", "quis"})
 # Titles before a name ("sou o Dr. Fernando"): skipped, never the name itself.
 _TITLES = frozenset(
     {"dr", "dra", "sr", "sra", "srta", "prof", "profa", "doutor", "doutora", "dona", "seu"}
@@ -334,7 +337,7 @@ class _Reader:
         for at in range(len(words) - 1):
             if words[at].key in _POSSESSIVES and words[at + 1].key in _RELATIONS:
                 before = words[at - 1].key if at else ""
-                if before not in ("com", "e"):
+                if before not in ("com", "e") and not self.did_something(at + 2):
                     return at + 1, at + 2
             if (
                 words[at].key in _RELATIONS
@@ -344,6 +347,16 @@ class _Reader:
             ):
                 return at, at + 2
         return None
+
+    def did_something(self, at: int) -> bool:
+        """Whether the word at ``at`` (right after a relation, same clause) is a past verb:
+        the relative is the subject of a story ("minha irmã fez aula aí", "meu primo jogou"),
+        not the person to book."""
+        words = self.words
+        if at >= len(words) or words[at].clause != words[at - 1].clause:
+            return False
+        key = words[at].key
+        return key in _IRREGULAR_PAST or (len(key) > 3 and key.endswith("ou"))
 
     def relation_name(self, after: int) -> str | None:
         """The name right after the relation ("minha filha Sofia") or as the next clause."""

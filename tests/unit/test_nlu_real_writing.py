@@ -12,7 +12,7 @@ import pytest
 
 from shared.nlu.dates import parse_iso_date, resolve_date, resolve_time, time_candidates
 from shared.nlu.extract import extract_slots
-from shared.nlu.slots import extract_age, extract_level, extract_name
+from shared.nlu.slots import extract_age, extract_level, extract_name, extract_people
 
 TZ = ZoneInfo("America/Sao_Paulo")
 THURSDAY = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)
@@ -390,3 +390,14 @@ def test_a_stored_date_is_read_only_when_it_is_a_real_day(
     value: str | None, expected: date | None
 ) -> None:
     assert parse_iso_date(value) == expected
+
+
+def test_a_relative_in_a_story_is_not_the_person_booked() -> None:
+    """A relative who did something ("meu primo jogou aí") is talked about, not booked for;
+    one who is named or wants a class is."""
+    story = extract_people("meu primo jogou aí ano passado e gostou, queria experimentar também")
+    assert story.for_someone_else is None
+    told = extract_people("minha tia foi na aula de vcs e recomendou, eu queria conhecer")
+    assert told.for_someone_else is None
+    booked = extract_people("queria marcar pro meu primo Caio, 16 anos")
+    assert booked.for_someone_else is True and booked.nome == "Caio"
