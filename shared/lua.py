@@ -365,7 +365,18 @@ return id
 # KEYS: item, conversation index, journal.
 # ARGV: item_json, status, due_ms, item_id, ttl_s, bucket, journal_entry, journal_max.
 # Returns {1, status} when created, {0, existing status} when it existed.
-SCHED_ADD = """
+SCHED_ADD = (
+    ARG_CHECKS
+    + """
+need_keys(3)
+str_arg(1, 'item_json')
+str_arg(2, 'status')
+int_arg(3, 'due_ms', 0)
+str_arg(4, 'item_id')
+int_arg(5, 'ttl_s', 1)
+str_arg(6, 'bucket')
+str_arg(7, 'journal_entry')
+int_arg(8, 'journal_max', 1)
 local current = redis.call('HGET', KEYS[1], 'status')
 if current then return {0, current} end
 redis.call('HSET', KEYS[1], 'item', ARGV[1], 'status', ARGV[2], 'bucket', ARGV[6])
@@ -377,12 +388,19 @@ redis.call('LTRIM', KEYS[3], -tonumber(ARGV[8]), -1)
 redis.call('EXPIRE', KEYS[3], ARGV[5])
 return {1, ARGV[2]}
 """
+)
 
 # Scheduler: claim what is due in one bucket, so two replicas never take the same message.
 # Claims carry an expiry; a claim its replica did not finish (it died) is handed out again.
 # KEYS: due, claimed. ARGV: now_ms, claim_ms, limit.
 # Returns {remaining (due + claimed), member...}.
-SCHED_CLAIM = """
+SCHED_CLAIM = (
+    ARG_CHECKS
+    + """
+need_keys(2)
+int_arg(1, 'now_ms', 0)
+int_arg(2, 'claim_ms', 1)
+int_arg(3, 'limit', 1)
 local now = tonumber(ARGV[1])
 local until_ms = now + tonumber(ARGV[2])
 local out = {0}
@@ -398,13 +416,20 @@ end
 out[1] = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2])
 return out
 """
+)
 
 # Scheduler: take a claimed message for sending. While a person owns the conversation it is
 # held instead (journaled). A message left 'sending' by a replica that died is sent again: the
 # channel's delivery claim on its turn id makes the second send a no-op.
 # KEYS: item, state, journal. ARGV: held_entry, journal_max, ttl_s.
 # Returns {'send', item_json} | {'held'} | {status} | {'gone'}.
-SCHED_TAKE = """
+SCHED_TAKE = (
+    ARG_CHECKS
+    + """
+need_keys(3)
+str_arg(1, 'held_entry')
+int_arg(2, 'journal_max', 1)
+int_arg(3, 'ttl_s', 1)
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 if status == 'sending' then return {'send', redis.call('HGET', KEYS[1], 'item')} end
@@ -420,11 +445,20 @@ end
 redis.call('HSET', KEYS[1], 'status', 'sending')
 return {'send', redis.call('HGET', KEYS[1], 'item')}
 """
+)
 
 # Scheduler: move a message from one of the statuses in ARGV[1] (comma-separated) to ARGV[2],
 # journaling the change once. KEYS: item, journal. ARGV: from, to, entry, journal_max, ttl_s.
 # Returns 1 when it moved, 0 otherwise.
-SCHED_MOVE = """
+SCHED_MOVE = (
+    ARG_CHECKS
+    + """
+need_keys(2)
+str_arg(1, 'from')
+str_arg(2, 'to')
+str_arg(3, 'entry')
+int_arg(4, 'journal_max', 1)
+int_arg(5, 'ttl_s', 1)
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return 0 end
 if not string.find(',' .. ARGV[1] .. ',', ',' .. status .. ',', 1, true) then return 0 end
@@ -434,6 +468,7 @@ redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 return 1
 """
+)
 
 
 @dataclass(frozen=True)
