@@ -26,6 +26,11 @@ def partition_of(name: str, partitions: int) -> int:
     return zlib.crc32(name.encode()) % partitions if partitions > 1 else 0
 
 
+def sched_member(conversation_id: str, item_id: str) -> str:
+    """A scheduler bucket's member: the conversation (the item's slot) and the item."""
+    return f"{conversation_id}|{item_id}"
+
+
 @dataclass(frozen=True)
 class Keys:
     prefix: str = "orq:"

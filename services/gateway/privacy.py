@@ -23,7 +23,7 @@ from services.gateway import auth
 from services.gateway.api import ConversationPath
 from services.trial.bookings import BookingStore
 from shared.contracts import utcnow
-from shared.keys import Keys
+from shared.keys import Keys, sched_member
 from shared.state import StateStore
 
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
@@ -91,6 +91,25 @@ class Privacy:
             "stored": stored,
         }
 
+    async def _unschedule(self, conversation_id: str) -> None:
+        """Take the conversation's scheduled messages out of the scheduler's shared buckets
+        and held list (the items themselves are the conversation's keys, deleted with it)."""
+        ids = await self.redis.zrange(self.keys.sched_index(conversation_id), 0, -1)
+        if not ids:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for ident in ids:
+                pipe.hget(self.keys.sched_item(conversation_id, _text(ident)), "bucket")
+            buckets = await pipe.execute()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for ident, bucket in zip(ids, buckets, strict=True):
+                name = sched_member(conversation_id, _text(ident))
+                pipe.zrem(self.keys.sched_held, name)
+                if bucket:
+                    pipe.zrem(self.keys.sched_due(_text(bucket)), name)
+                    pipe.zrem(self.keys.sched_claimed(_text(bucket)), name)
+            await pipe.execute()
+
     async def erase(self, conversation_id: str) -> dict[str, Any]:
         """Delete every key of the conversation and anonymize its bookings."""
         now = utcnow()
@@ -98,6 +117,7 @@ class Privacy:
         turn_ids = {e["turn_id"] for e in journal if e.get("turn_id")}
         # A turn's merge record holds its texts; it expires with the turn, but goes now.
         merge_keys = [self.keys.merge_turn(t) for t in turn_ids]
+        await self._unschedule(conversation_id)
         keys = await self._keys(conversation_id)
         deleted = 0
         for key in [*keys, *merge_keys]:

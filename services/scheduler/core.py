@@ -25,6 +25,7 @@ from services.scheduler.config import RemindersConfig, _Message
 from services.trial.config import TrialConfig
 from services.trial.replies import show_date, show_day
 from services.trial.schedule import next_class_day
+from shared.keys import sched_member
 from shared.pack import Pack
 
 Kind = Literal["day_before", "before_class", "attended", "no_show"]
@@ -181,7 +182,7 @@ def bucket_start(bucket: str) -> datetime:
 
 def member(conversation_id: str, ident: str) -> str:
     """A bucket member names the conversation (the item's slot) and the item."""
-    return f"{conversation_id}|{ident}"
+    return sched_member(conversation_id, ident)
 
 
 def parse_member(value: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -208,6 +209,11 @@ def test_export_then_erase_leaves_nothing_of_the_person(
     client = redis_sync.Redis.from_url(redis_url)
     try:
         assert keys_naming(client, prefix, chat.id)  # there was something to erase
+        schedule = Keys(prefix).sched_index(chat.id)
+        deadline = time.monotonic() + 30
+        while not client.exists(schedule):  # the scheduler planned the class reminders
+            assert time.monotonic() < deadline, "no reminder was scheduled for the booking"
+            time.sleep(0.1)
         index = Keys(prefix).conversation_index
         assert client.zscore(index, chat.id) is not None
         erased = system.http.delete(f"/v1/conversations/{chat.id}")
@@ -216,6 +222,10 @@ def test_export_then_erase_leaves_nothing_of_the_person(
 
         assert keys_naming(client, prefix, chat.id) == []
         assert client.zscore(index, chat.id) is None
+        for key in client.scan_iter(match=f"{prefix}sched:*", count=1000):
+            if client.type(key) == b"zset":
+                members = client.zrange(key, 0, -1)
+                assert not any(chat.id.encode() in m for m in members), key
         store_keys = [k for k in client.scan_iter(match=f"{prefix}trial:*", count=1000)]
         for key in store_keys:
             if client.type(key) == b"hash":
