@@ -58,7 +58,7 @@ def test_explain_tells_each_turn_in_english(system: System, conversation: str, o
         "specialists: trial, faq",
         "stage: collect_client_info → collect_client_info",
         "knowledge-base answers: endereco",
-        "parts: trial, faq",
+        "parts: faq, trial",
         "delivery: sent (channel: http)",
         "from start to delivery: ",
     ]:

@@ -96,12 +96,13 @@ def test_bad_input_gets_a_clear_422(system: System) -> None:
     assert not_json.status_code == 422
 
 
-def test_unknown_conversation_reads_as_empty(system: System) -> None:
+def test_an_unknown_conversation_is_404_and_has_no_replies(system: System) -> None:
+    """As for an erased one (issue 17): the state and journal routes say it is unknown; the
+    replies long-poll (which a chat page opens before its first message) is simply empty."""
     cid = conv()
     assert system.replies(cid) == {"replies": [], "cursor": "0-0"}
-    state = system.conversation(cid)
-    assert all(state[s] is None for s in ("meta", "triage", "trial", "context", "mode"))
-    assert system.journal(cid) == []
+    assert system.http.get(f"/v1/conversations/{cid}").status_code == 404
+    assert system.http.get(f"/v1/conversations/{cid}/journal").status_code == 404
 
 
 def test_health_and_metrics(system: System) -> None:
