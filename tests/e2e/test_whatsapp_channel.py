@@ -83,7 +83,12 @@ class Env:
         return self.system.http.post(PATH, content=body, headers=headers)
 
     def journal(self, conv: str) -> list[dict[str, Any]]:
-        return self.system.journal(conv)
+        """The conversation's journal; none for a conversation nothing was stored for (404)."""
+        response = self.system.http.get(f"/v1/conversations/{conv}/journal")
+        if response.status_code == 404:
+            return []
+        response.raise_for_status()
+        return response.json()["entries"]
 
     def events(self, conv: str, name: str) -> list[dict[str, Any]]:
         return [e for e in self.journal(conv) if e["event"] == name]
