@@ -161,6 +161,8 @@ class StateStore:
         pipe.ltrim(key, -self.journal_max, -1)
         pipe.expire(key, self.state_ttl_s)
 
-    async def journal(self, conversation_id: str) -> list[dict[str, Any]]:
-        raw = await self.redis.lrange(self.keys.journal(conversation_id), 0, -1)
+    async def journal(self, conversation_id: str, last: int | None = None) -> list[dict[str, Any]]:
+        """The journal in order; with ``last``, only its newest ``last`` entries."""
+        start = -last if last else 0
+        raw = await self.redis.lrange(self.keys.journal(conversation_id), start, -1)
         return [json.loads(r) for r in raw]

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field
 from redis.exceptions import MaxConnectionsError
 
 from services.gateway import auth
@@ -24,6 +24,16 @@ from shared.keys import SERVICES, SLICES
 from shared.metrics import INBOUND, LIVE_SERVICES
 
 MAX_TEXT = 4096
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+# Text a person wrote: WhatsApp's length limit, and something besides spaces.
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_not_blank)]
 # The same rule as the body's id: an id a POST cannot use is refused by the GET routes too.
 ConversationPath = Annotated[str, Path(pattern=CONVERSATION_ID_PATTERN)]
 # A Redis stream id (reply and history cursors): each part fits Redis' 64-bit counters.
@@ -32,7 +42,7 @@ STREAM_ID = r"^\d{1,19}-\d{1,19}$"
 
 class MessageIn(BaseModel):
     conversation_id: ConversationId
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    text: Text
     message_id: str | None = Field(default=None, min_length=1, max_length=256)
     sent_at: datetime | None = Field(
         default=None,
@@ -41,13 +51,6 @@ class MessageIn(BaseModel):
     )
     origin: str | None = Field(default=None, max_length=64, description="inbound, campaign:<id>")
     campaign_mode: str | None = Field(default=None, max_length=32)
-
-    @field_validator("text")
-    @classmethod
-    def not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("text must not be blank")
-        return value
 
 
 class Accepted(BaseModel):
@@ -65,8 +68,10 @@ class ReplyOut(BaseModel):
 
 
 class AgentMessageIn(BaseModel):
-    agent: str = Field(min_length=1, max_length=128, description="Who writes (staff name).")
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    agent: Annotated[str, AfterValidator(_not_blank)] = Field(
+        min_length=1, max_length=128, description="Who writes (staff name)."
+    )
+    text: Text
     client_message_id: str | None = Field(
         default=None, min_length=1, max_length=256, description="Repeats are sent once."
     )
@@ -74,13 +79,6 @@ class AgentMessageIn(BaseModel):
     template: bool = Field(
         default=False, description="WhatsApp outside the 24-hour window: send the template."
     )
-
-    @field_validator("text", "agent")
-    @classmethod
-    def not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
 
 
 class AgentMessageOut(BaseModel):

@@ -31,6 +31,7 @@ from shared.state import StateStore, journal_entry
 
 SCAN_BATCH = 100
 ECHO_AGENT = "whatsapp-app"
+SUMMARY_JOURNAL = 60  # journal entries read for a row's summary: the last few turns
 MAX_SCANNED = 5000
 
 
@@ -113,7 +114,9 @@ class Inbox:
         if meta is None:
             return None
         slices = {name: snapshot.get(name) for name in ("meta", "triage", "trial")}
-        journal = await self.store.journal(conversation_id)
+        # Recent turns only: the list is read often (the page refreshes it), and the question
+        # the bot could not answer that matters to staff is a recent one.
+        journal = await self.store.journal(conversation_id, last=SUMMARY_JOURNAL)
         latest = await self.history.latest(conversation_id)
         owner = meta.get("handoff", "bot")
         return {

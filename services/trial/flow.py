@@ -619,20 +619,7 @@ def _without_booking(state: TrialState) -> TrialState:
 def _handoff(
     state: TrialState, ctx: ContextState, *, reason: str, field: str | None = None
 ) -> _Reply:
-    resume = state.resume_stage if state.stage == "handoff_requested" else state.stage
-    handed = state.model_copy(
-        update={
-            "stage": "handoff_requested",
-            "handoff_requested": True,
-            "resume_stage": resume,
-            "pending_tool": None,
-            "rescheduling": False,
-        }
-    )
-    event = {
-        "type": "handoff.requested",
-        "data": {"reason": reason, "field": field, "stage": state.stage},
-    }
+    handed, event = state.handed_off(reason, field)
     key = "trial_handoff" if reason == "asked" else "trial_handoff_attempts"
     return _Reply(handed, ctx, key=key, events=[event], handoff=reason)
 

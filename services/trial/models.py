@@ -22,6 +22,8 @@ Nivel = Literal["iniciante", "intermediario", "avancado"]
 Asked = Literal["nome", "idade", "nivel", "date", "time", "confirmation"]
 
 CLIENT_FIELDS: tuple[Asked, ...] = ("nome", "idade", "nivel")
+# A domain event a decision emits: {"type": ..., "data": {...}}, published by the shell.
+Event = dict[str, Any]
 
 
 class _Slice(BaseModel):
@@ -68,6 +70,25 @@ class TrialState(_Slice):
 
     def missing_client_field(self) -> Asked | None:
         return next((f for f in CLIENT_FIELDS if getattr(self, f) is None), None)
+
+    def handed_off(self, reason: str, field: str | None = None) -> tuple[TrialState, Event]:
+        """The slice once a person is asked for (the booking flow paused where it was, to
+        resume there) and the ``handoff.requested`` event that asks."""
+        resume = self.resume_stage if self.stage == "handoff_requested" else self.stage
+        handed = self.model_copy(
+            update={
+                "stage": "handoff_requested",
+                "handoff_requested": True,
+                "resume_stage": resume,
+                "pending_tool": None,
+                "rescheduling": False,
+            }
+        )
+        event: Event = {
+            "type": "handoff.requested",
+            "data": {"reason": reason, "field": field, "stage": self.stage},
+        }
+        return handed, event
 
 
 class TrialExtraction(BaseModel):

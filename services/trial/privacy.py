@@ -79,21 +79,7 @@ def erasure_handoff(
     config: PrivacyConfig,
 ) -> TrialOutcome:
     """The reply and the handoff for an erasure request; the booking flow is paused, not lost."""
-    current = state or TrialState()
-    resume = current.resume_stage if current.stage == "handoff_requested" else current.stage
-    handed = current.model_copy(
-        update={
-            "stage": "handoff_requested",
-            "handoff_requested": True,
-            "resume_stage": resume,
-            "pending_tool": None,
-            "rescheduling": False,
-        }
-    )
-    event = {
-        "type": "handoff.requested",
-        "data": {"reason": REASON, "field": None, "stage": current.stage},
-    }
+    handed, event = (state or TrialState()).handed_off(REASON)
     return TrialOutcome(
         text=pack.text(config.text_key, seed=seed),
         asks_question=False,

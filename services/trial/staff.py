@@ -16,10 +16,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from services.trial.config import TrialConfig
-from services.trial.models import ContextState, StaffBooking, TrialState
+from services.trial.models import ContextState, Event, StaffBooking, TrialState
 from services.trial.replies import TextSource, show_date
-
-Event = dict[str, Any]
 
 
 def lifecycle_events(events: list[Event], conversation_id: str, *, reason: str = "") -> list[Event]:
