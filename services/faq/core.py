@@ -8,14 +8,16 @@ for the rules mode.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from services.faq.config import FaqConfig, FaqEntry
 from services.faq.index import FaqIndex, Match
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
+from shared.nlu.normalize import normalize
 
 
 class TextSource(Protocol):
@@ -46,6 +48,8 @@ class Retrieval(BaseModel):
     clauses: list[ClauseMatch]
     # Whether some clause was shaped like a question (a "?" or a question word first).
     asked: bool = True
+    # Entry id → the one part of its answer that a follow-up ("e sábado?") asks about.
+    focus: dict[str, str] = Field(default_factory=dict)
 
     @property
     def entry_ids(self) -> list[str]:
@@ -140,6 +144,37 @@ def _as_request_and_questions(
     return [m for m in matches if m is not None]
 
 
+# An answer's parts: its sentences, and the members of a ", e" coordination inside one.
+_ANSWER_PARTS = re.compile(r"(?<=[.!])\s+|,\s+e\s+")
+_FOLLOW_UP_WORDS = 5
+
+
+def _is_follow_up(clause: str) -> bool:
+    """A short question that continues the last one with "e ..." ("e sábado?", "e pra
+    criança?"): it asks about one part of something already asked."""
+    words = normalize(clause).split()
+    return 2 <= len(words) <= _FOLLOW_UP_WORDS and words[0] == "e"
+
+
+def focus(answer: str, clause: str, index: FaqIndex) -> str | None:
+    """The one part of ``answer`` that a follow-up ``clause`` asks about, as a sentence.
+
+    "vcs abrem q horas?" gets the whole opening-hours answer; "e sábado?" then gets only the
+    part about Saturdays, not the same paragraph again. None when the clause is not a
+    follow-up or its words point at no single part (the whole answer is said).
+    """
+    if not _is_follow_up(clause):
+        return None
+    asked = set(index.terms(clause))
+    parts = [p.strip() for p in _ANSWER_PARTS.split(answer.strip()) if p.strip()]
+    hits = [p for p in parts if asked & set(index.terms(p))]
+    if len(parts) < 2 or len(hits) != 1:
+        return None
+    part = hits[0].rstrip(".!,;")
+    first = next((i for i, ch in enumerate(part) if ch.isalpha()), 0)
+    return f"{part[:first]}{part[first].upper()}{part[first + 1 :]}."
+
+
 def retrieve(text: str, *, index: FaqIndex, context: Collection[str] = ()) -> Retrieval:
     """Match every question clause of ``text``; entries deduplicated, first ask first.
 
@@ -173,8 +208,18 @@ def retrieve(text: str, *, index: FaqIndex, context: Collection[str] = ()) -> Re
                 unanswered.append(clause.text)
     if not entries and not unanswered and text.strip():
         unanswered.append(text.strip())
+    focused: dict[str, str] = {}
+    for entry in entries.values():
+        asked_by = [m.clause for m in matches if m.answered and m.entry_id == entry.id]
+        parts = {focus(entry.answer, clause, index) for clause in asked_by}
+        if len(parts) == 1 and (part := parts.pop()) is not None:
+            focused[entry.id] = part
     return Retrieval(
-        entries=list(entries.values()), unanswered=unanswered, clauses=matches, asked=asking
+        entries=list(entries.values()),
+        unanswered=unanswered,
+        clauses=matches,
+        asked=asking,
+        focus=focused,
     )
 
 
@@ -202,7 +247,7 @@ def compose(
     right whichever variant of a text was picked.
     """
     used_llm = False
-    lines = [e.answer.strip() for e in retrieval.entries]
+    lines = [retrieval.focus.get(e.id, e.answer.strip()) for e in retrieval.entries]
     entry_ids = retrieval.entry_ids
     if llm_answer is not None and accept_llm_answer(llm_answer, retrieval.entry_ids):
         used_llm = True

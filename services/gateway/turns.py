@@ -128,10 +128,24 @@ def screen_entries(
     return messages, rejected
 
 
+def joined_text(messages: list[InboundMessage], unfinished: Callable[[str], bool]) -> str:
+    """The texts of a turn's messages, one per line, except that a question with no subject
+    yet ("quanto custa") runs on into the next message ("a aula experimental"): one sentence."""
+    texts = [m.text for m in messages if m.text]
+    joints = (" " if unfinished(before) else "\n" for before in texts)
+    return "".join(t + joint for t, joint in zip(texts, joints, strict=True)).rstrip(" \n")
+
+
 def build_turn(
-    turn_id: str, conversation_id: str, seq: int, prev_ms: str, messages: list[InboundMessage]
+    turn_id: str,
+    conversation_id: str,
+    seq: int,
+    prev_ms: str,
+    messages: list[InboundMessage],
+    unfinished: Callable[[str], bool],
 ) -> Turn:
-    """The Turn for the drained messages: texts in order, ``now`` = the latest message's time."""
+    """The Turn for the drained messages: texts in order (see :func:`joined_text`), ``now`` =
+    the latest message's time."""
     latest = max(messages, key=lambda m: m.sent_at)
     previous = datetime.fromtimestamp(int(prev_ms) / 1000, UTC) if prev_ms else None
     return Turn(
@@ -140,7 +154,7 @@ def build_turn(
         channel=latest.channel,
         seq=seq,
         messages=messages,
-        text="\n".join(m.text for m in messages if m.text),
+        text=joined_text(messages, unfinished),
         now=latest.sent_at,
         previous_message_at=previous,
     )
@@ -388,7 +402,9 @@ class TurnKeeper:
             # if messages waited meanwhile).
             await self.release(conversation_id, turn_id)
             return
-        turn = build_turn(turn_id, conversation_id, seq, prev_ms, messages)
+        turn = build_turn(
+            turn_id, conversation_id, seq, prev_ms, messages, self.fragments.is_unfinished
+        )
         # The wait the latest message called for: the one its arrival scheduled.
         quiet = self.quiet_after(turn.messages[-1].text)
         journal = [

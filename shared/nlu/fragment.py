@@ -6,7 +6,10 @@ still being typed, so the gateway waits longer after such a *fragment* and only 
 after a message that carries something to answer.
 
 A fragment is a message made only of the pack's greetings and openers, plus emojis and
-punctuation: every word is covered by one of those phrases. Any other word (a request, a
+punctuation: every word is covered by one of those phrases. A question that does not yet say
+what it is about ("quanto custa", "qual o valor") is a fragment too while it has no question
+mark: "quanto custa" / "a aula experimental" is one question typed in two messages, while
+"quanto custa?" is finished. Any other word (a request, a
 question's subject, a name, an age, a date, "sim", a menu number) makes the message complete,
 so the rule errs towards answering at once. The words come from the pack: the triage's
 small-talk entries named in ``burst.general`` (the greetings) and the phrases of
@@ -32,6 +35,8 @@ class BurstConfig(BaseModel):
 
     general: list[str] = Field(default_factory=list)
     openers: list[str] = Field(default_factory=list)
+    # Questions that name no subject: fragments unless the message ends with "?".
+    unfinished: list[str] = Field(default_factory=list)
 
 
 class _General(BaseModel):
@@ -68,7 +73,8 @@ class Fragments:
     """The fragment vocabulary of one pack, compiled once: phrases as word tuples, longest
     first; a phrase word ending in ``*`` matches any word starting that way."""
 
-    def __init__(self, phrases: list[str]) -> None:
+    def __init__(self, phrases: list[str], unfinished: list[str] | None = None) -> None:
+        self._unfinished = Fragments([*phrases, *unfinished]) if unfinished else None
         compiled = sorted({p for p in map(_phrase, phrases) if p}, key=len, reverse=True)
         # Candidates by first word, so a message is checked against a handful of phrases.
         self._by_first: dict[str, list[tuple[str, ...]]] = {}
@@ -88,13 +94,32 @@ class Fragments:
             for kind in triage.general:
                 if kind.name in config.general:
                     phrases.extend(kind.keywords)
-        return cls(phrases)
+        return cls(phrases, config.unfinished)
 
     def is_fragment(self, text: str) -> bool:
         """True when ``text`` has words or symbols but says nothing beyond greetings and
-        openers. An empty text (a photo without caption) is not a fragment."""
+        openers (or, with no question mark, a question that names no subject yet). An empty
+        text (a photo without caption) is not a fragment."""
         if not text.strip():
             return False
+        if self._unfinished is not None and not text.rstrip().endswith("?"):
+            return self._unfinished.covers(text)
+        return self.covers(text)
+
+    def is_unfinished(self, text: str) -> bool:
+        """A question that names no subject yet and has no end mark ("quanto custa"): the next
+        message of the same burst is its subject, so the two are read as one sentence."""
+        stripped = text.rstrip()
+        return (
+            self._unfinished is not None
+            and bool(stripped)
+            and not stripped.endswith(("?", ".", "!"))
+            and not self.covers(text)
+            and self._unfinished.covers(text)
+        )
+
+    def covers(self, text: str) -> bool:
+        """Whether every word of ``text`` belongs to one of this vocabulary's phrases."""
         words = _words(text)
         i = 0
         while i < len(words):

@@ -44,6 +44,31 @@ def test_fragments_seconds_apart_ending_in_a_question_get_one_answer(system: Sys
     assert system.replies(conversation, after=reply["cursor"])["replies"] == []
 
 
+def test_a_question_typed_before_its_subject_is_one_question(system: System) -> None:
+    """ "quanto custa" / "a aula experimental": the price of the trial class, one answer."""
+    conversation = cid("unfinished")
+    for text in ("quanto custa", "a aula experimental"):
+        assert system.post(conversation, text).status_code == 202
+        if text == "quanto custa":
+            time.sleep(1.5)  # the input: a person typing the subject
+    reply = system.next_reply(conversation)
+    (turn,) = started(system, conversation)
+    assert turn["messages"] == ["quanto custa", "a aula experimental"]
+    assert "gratuita" in reply["text"]
+    assert PLAN_3X_PRICE not in reply["text"]
+    assert system.replies(conversation, after=reply["cursor"])["replies"] == []
+
+
+def test_a_follow_up_question_gets_the_part_it_asks_about(system: System) -> None:
+    """ "e sábado?" after the opening hours: the Saturday hours, not the paragraph again."""
+    conversation = cid("follow-up")
+    whole = system.say(conversation, "que horas vcs abrem?")
+    part = system.say(conversation, "e sábado?", after=whole["cursor"])["text"]
+    whole = whole["text"]
+    assert "segunda a sexta" in whole and "sábados" in whole
+    assert "sábados" in part and "segunda a sexta" not in part
+
+
 def test_a_complete_question_alone_waits_only_the_short_window(system: System) -> None:
     conversation = cid("complete")
     reply = system.say(conversation, "quanto custa o plano de 3x?")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.faq.config import FaqConfig
-from services.faq.core import FaqResult, answer, retrieve
+from services.faq.core import FaqResult, answer, focus, retrieve
 from services.faq.index import FaqIndex
 from services.faq.llm import FaqLLMAnswer
 from shared.pack import Pack, load_pack
@@ -273,3 +273,13 @@ def test_no_booking_context_outside_a_booking(index: FaqIndex) -> None:
     assert context is not None
     assert context.tags_for(None) == []
     assert context.tags_for({"stage": "booked"}) == []
+
+
+def test_a_follow_up_gets_the_one_part_of_the_answer_it_asks_about(index: FaqIndex) -> None:
+    """ "e domingo?" after the hours: that part, not the whole paragraph again."""
+    answer = index.entry("horarios").answer
+    assert focus(answer, "e domingo?", index) == "Domingos e feriados ficamos fechados."
+    saturday = focus(answer, "e no sábado?", index)
+    assert saturday is not None and saturday.startswith("Aos *sábados")
+    assert focus(answer, "que horas abre?", index) is None  # not a follow-up: whole answer
+    assert focus(answer, "e aí?", index) is None  # a follow-up naming no part of it

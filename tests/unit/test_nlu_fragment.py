@@ -84,3 +84,26 @@ def test_a_trailing_star_matches_word_starts() -> None:
     assert fragments.is_fragment("salveee, bom dia")
     assert fragments.is_fragment("Salvo")
     assert not fragments.is_fragment("bom")
+
+
+@pytest.mark.parametrize(
+    "text", ["quanto custa", "Quanto é", "oi, qual o valor", "como funciona...", "vcs tem"]
+)
+def test_a_question_naming_no_subject_waits_for_it(text: str) -> None:
+    """Typed as "quanto custa" then "a aula experimental": the subject is the next message."""
+    assert is_fragment(text, PACK)
+
+
+@pytest.mark.parametrize(
+    "text", ["quanto custa?", "oi, qual o valor?", "quanto custa o plano", "como funciona a aula"]
+)
+def test_a_question_mark_or_a_subject_finishes_it(text: str) -> None:
+    assert not is_fragment(text, PACK)
+
+
+def test_an_unfinished_question_runs_on_into_the_next_message() -> None:
+    fragments = Fragments.from_pack(PACK)
+    assert fragments.is_unfinished("quanto custa")
+    assert fragments.is_unfinished("opa, qual o valor")
+    for finished in ("quanto custa?", "oi", "quanto custa o plano", "Paulo"):
+        assert not fragments.is_unfinished(finished)
