@@ -44,7 +44,14 @@ def test_after_a_15s_redis_outage_health_and_answers_come_back(tmp_path: Path) -
             assert healthy_within(system, 10) is not None
             server.stop()
             server.process = None
-            time.sleep(OUTAGE_S)  # the fault itself: Redis stays away this long
+            down_at = time.monotonic()
+            # A request meanwhile is told to retry (503, Retry-After), not a server error.
+            response = system.http.get("/v1/conversations/during/replies", timeout=30)
+            assert response.status_code == 503, response.text
+            assert response.headers["Retry-After"]
+            assert system.watcher.wait_for("redis unavailable; answered 503", 5)
+            # The fault itself: Redis stays away this long.
+            time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down_at)))
             server.start()  # same port, same data folder
             health = healthy_within(system, 60)
             assert health is not None, f"/healthz never 200 again\n{system.watcher.tail()}"

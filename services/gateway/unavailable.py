@@ -1,0 +1,51 @@
+"""Redis out of reach during a request: a 503 the client can retry, not a 500.
+
+The clients retry a dropped connection for several seconds (``shared/connections.py``); when
+Redis is still away after that (an outage, a cluster failover in progress) the request cannot
+be served now but may be in a moment. Saying so with ``Retry-After`` lets an HTTP client or a
+long-poll loop wait and try again, and the log line says why, without a traceback per request.
+"""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from redis.exceptions import (
+    ClusterDownError,
+    MasterDownError,
+    TryAgainError,
+)
+from redis.exceptions import (
+    ConnectionError as RedisConnectionError,
+)
+from redis.exceptions import (
+    TimeoutError as RedisTimeoutError,
+)
+
+from shared.logs import get_logger
+
+# The errors that mean "not reachable now", as opposed to a bad command or a bug.
+UNAVAILABLE: tuple[type[Exception], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ClusterDownError,
+    MasterDownError,
+    TryAgainError,
+)
+RETRY_AFTER_S = 2
+
+log = get_logger("gateway")
+
+
+async def redis_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    log.warning(
+        "redis unavailable; answered 503",
+        path=request.url.path,
+        error=type(exc).__name__,
+        detail=str(exc)[:200],
+    )
+    return JSONResponse(
+        {"detail": "temporarily unavailable; retry shortly"},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
