@@ -38,6 +38,10 @@ class Run:
     cursors: dict[str, str] = field(default_factory=dict)
 
 
+# A 503 (Redis out of reach, e.g. mid-failover) is retried after its Retry-After this often.
+UNAVAILABLE_RETRIES = 10
+
+
 async def converse(
     client: httpx.AsyncClient,
     conversation_id: str,
@@ -59,11 +63,16 @@ async def converse(
         if response.status_code != 202:
             run.failures.append(f"{conversation_id}#{i}: HTTP {response.status_code}")
             return
-        got = await client.get(
-            f"/v1/conversations/{conversation_id}/replies",
-            params={"after": cursor, "wait": reply_wait_s},
-            timeout=reply_wait_s + 10,
-        )
+        for _ in range(UNAVAILABLE_RETRIES):
+            got = await client.get(
+                f"/v1/conversations/{conversation_id}/replies",
+                params={"after": cursor, "wait": reply_wait_s},
+                timeout=reply_wait_s + 10,
+            )
+            if got.status_code != 503:
+                break
+            # Redis out of reach for now (a failover): the gateway says when to try again.
+            await asyncio.sleep(float(got.headers.get("Retry-After", "1")))
         if got.status_code != 200:
             run.failures.append(f"{conversation_id}#{i}: HTTP {got.status_code} on replies")
             return
