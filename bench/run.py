@@ -78,6 +78,8 @@ class Options:
     trial_burn_ms: int = 100
     scaling_users: int = 16
     profile: str | None = None  # a service to sample with py-spy during the max phase
+    # With --url: the processes of that system (name -> pids) whose CPU the phases count.
+    system_pids: dict[str, list[int]] = field(default_factory=dict)
     skip: set[str] = field(default_factory=set)
 
 
@@ -169,7 +171,7 @@ class Counters:
         result: dict[str, Any] = {
             "cpu_ms_per_turn": {name: round(1000 * s / turns, 3) for name, s in cpu.items()},
         }
-        if self.cluster is not None and wall > 0:
+        if (self.cluster is not None or self.extra_pids) and wall > 0:
             result["cpu_ms_per_turn_total"] = round(1000 * system / turns, 3)
             result["cores_used"] = round(system / wall, 3)
             result["other_load_cores"] = round(others / wall, 3)
@@ -264,7 +266,8 @@ class Benchmark:
         skip = self.options.skip
         system_redis = client if (self.cluster or self.options.redis_url) else None
         parts: list[tuple[str, Callable[[], Awaitable[Any]], bool]] = [
-            ("system", lambda: self.system_phases(Counters(system_redis, self.cluster), client),
+            ("system", lambda: self.system_phases(
+                Counters(system_redis, self.cluster, extra_pids=self.options.system_pids), client),
              True),
             ("baseline_a", lambda: self.baseline_a(client), "baselines" not in skip),
             ("baseline_b", lambda: self.baseline_b(client), "baselines" not in skip),

@@ -22,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
     from bench.report import render
     from bench.run import Benchmark, Options
 
+    if args.peer:
+        return versus(args)
     if args.render:
         results = json.loads(Path(args.render).read_text())
     else:
@@ -50,11 +52,64 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def versus(args: argparse.Namespace) -> int:
+    """``--peer PATH``: the peer, then this system, through the same phases; the ratios."""
+    from bench.cluster import ROOT
+    from bench.peer import Peer, compare
+    from bench.peer import render as render_versus
+    from bench.run import Benchmark, Options
+
+    def options(**kwargs: object) -> Options:
+        return Options(users=args.users, seconds=args.seconds, skip=set(PARTS), **kwargs)
+
+    peer = Peer(Path(args.peer).resolve(), Path(args.peer_src or ROOT).resolve())
+    try:
+        peer.start()
+        print(f"bench: peer on {peer.url}, Redis {peer.redis_url}", file=sys.stderr, flush=True)
+        theirs = asyncio.run(
+            Benchmark(
+                options(url=peer.url, redis_url=peer.redis_url, system_pids=peer.pids())
+            ).run()
+        )
+    except KeyboardInterrupt:
+        print("orquestra bench: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        peer.stop()
+    try:
+        ours = asyncio.run(Benchmark(options()).run())
+    except KeyboardInterrupt:
+        print("orquestra bench: interrupted", file=sys.stderr)
+        return 130
+    command = "orquestra bench " + " ".join(sys.argv[2:])
+    results = {"command": command, "peer": theirs, "orquestra": ours}
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    targets = compare(theirs, ours)
+    print(
+        json.dumps(results, indent=2, ensure_ascii=False)
+        if args.json
+        else render_versus(theirs, ours, targets)
+    )
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "bench", help="load-test the system next to its logic and framework floors"
     )
     parser.add_argument("--url", help="drive a running system instead of starting one")
+    parser.add_argument(
+        "--peer",
+        metavar="PATH",
+        help="also run the peer at PATH (PATH/run, e.g. a copy of the LangGraph peer) and "
+        "print the ratios against it",
+    )
+    parser.add_argument(
+        "--peer-src",
+        metavar="CHECKOUT",
+        help="with --peer: the orquestra checkout the peer imports (ORQ_SRC; default this one)",
+    )
     parser.add_argument("--redis-url", help="with --url: its Redis, for commands and memory")
     parser.add_argument(
         "--token",

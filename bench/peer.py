@@ -1,0 +1,169 @@
+"""``orquestra bench --peer PATH``: this system next to a peer of the same logic, in one run.
+
+The peer (for example the LangGraph monolith of issue 20) is started from ``PATH/run`` with
+``ORQ_SRC`` naming the orquestra checkout whose cores it imports, its own embedded Redis and a
+burst window of 0; it prints its Redis URL and pid. Both systems then go through the same
+phases of ``bench.run`` (warm-up, one conversation, max load, half load) one after the other,
+each stamped with the speed probe, and ``compare`` turns the two results into the ratios and
+targets of the issue: CPU ms per turn at max load (the whole process tree: the peer and its
+Redis against every service and their Redis), turns/s at max load, p50 at one conversation and
+Redis commands per turn (``INFO commandstats`` deltas on each side's Redis).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from orquestra.redis_server import free_port
+
+REDIS_LINE = re.compile(r"started embedded Redis on (redis://\S+) \(pid (\d+)")
+UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"  # never the developer's 6379: the peer embeds its own
+READY_TIMEOUT_S = 180.0  # the first start builds the peer's virtualenv
+
+
+@dataclass(frozen=True)
+class Target:
+    figure: str
+    peer: float | None
+    ours: float | None
+    ratio: float | None  # ours / peer
+    goal: str
+    met: bool | None  # None when a figure is missing
+
+
+def _ratio(ours: float | None, peer: float | None) -> float | None:
+    if ours is None or peer is None or peer == 0:
+        return None
+    return round(ours / peer, 2)
+
+
+def _figure(results: dict[str, Any], phase: str, key: str) -> float | None:
+    value = results.get("system", {}).get(phase, {}).get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def compare(peer: dict[str, Any], ours: dict[str, Any]) -> list[Target]:
+    """The issue's table from two ``bench.run`` results: figures, ratio ours/peer, target met.
+
+    Targets: CPU per turn at max load ≤ 1.0 × the peer's, turns/s at max load ≥ 1.8 × the
+    peer's, p50 at one conversation ≤ the peer's, Redis commands per turn ≤ 60.
+    """
+    rows = [
+        ("CPU ms per turn, max load", "max", "cpu_ms_per_turn_total", "≤ 1.0 × peer", 1.0, True),
+        ("turns/s, max load", "max", "turns_per_s", "≥ 1.8 × peer", 1.8, False),
+        ("p50 ms, one conversation", "one", "p50_ms", "≤ 1.0 × peer", 1.0, True),
+    ]
+    targets = []
+    for figure, phase, key, goal, bound, at_most in rows:
+        mine, theirs = _figure(ours, phase, key), _figure(peer, phase, key)
+        ratio = _ratio(mine, theirs)
+        met = None if ratio is None else (ratio <= bound if at_most else ratio >= bound)
+        targets.append(Target(figure, theirs, mine, ratio, goal, met))
+    mine = _figure(ours, "max", "redis_commands_per_turn")
+    theirs = _figure(peer, "max", "redis_commands_per_turn")
+    met = None if mine is None else mine <= 60
+    targets.append(
+        Target("Redis commands per turn, max load", theirs, mine, _ratio(mine, theirs), "≤ 60", met)
+    )
+    return targets
+
+
+def render(peer: dict[str, Any], ours: dict[str, Any], targets: list[Target]) -> str:
+    def num(value: float | None) -> str:
+        return "—" if value is None else f"{value:.4g}"
+
+    users = ours.get("system", {}).get("max", {}).get("users", "?")
+    lines = [
+        f"orquestra bench --peer: {users} conversations at max load; speed probe (ms) "
+        f"peer {peer.get('speed_probe_ms', {}).get('system')}, "
+        f"orquestra {ours.get('speed_probe_ms', {}).get('system')}",
+        "",
+        "| figure | peer | orquestra | ratio | target | met |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t in targets:
+        met = "—" if t.met is None else ("yes" if t.met else "no")
+        lines.append(
+            f"| {t.figure} | {num(t.peer)} | {num(t.ours)} | {num(t.ratio)} | {t.goal} | {met} |"
+        )
+    for name, results in (("peer", peer), ("orquestra", ours)):
+        cpu = results.get("system", {}).get("max", {}).get("cpu_ms_per_turn", {})
+        parts = ", ".join(
+            f"{key} {value:g}" for key, value in sorted(cpu.items(), key=lambda kv: -kv[1])
+        )
+        lines.append(f"{name} CPU ms per turn at max load: {parts}")
+        top = results.get("system", {}).get("max", {}).get("redis_top_commands_per_turn", {})
+        lines.append(
+            f"{name} Redis commands per turn: " + ", ".join(f"{k} {v:g}" for k, v in top.items())
+        )
+    return "\n".join(lines)
+
+
+class Peer:
+    """The peer's process (``PATH/run``), its embedded Redis's URL and pid."""
+
+    def __init__(self, path: Path, src: Path) -> None:
+        self.path = path
+        self.src = src
+        self.port = free_port()
+        self.workdir = Path(tempfile.mkdtemp(prefix="orquestra-peer-"))
+        self.process: subprocess.Popen[str] | None = None
+        self.redis_url = ""
+        self.redis_pid = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Peer:
+        env = {**os.environ, "ORQ_SRC": str(self.src), "ORQ_BURST_WINDOW_MS": "0"}
+        env.pop("REDIS_URL", None)
+        log = open(self.workdir / "peer.log", "w")  # noqa: SIM115 - closed with the process
+        self.process = subprocess.Popen(
+            [str(self.path / "run"), "--port", str(self.port),
+             "--data-dir", str(self.workdir / "data"), "--burst-window-ms", "0",
+             "--redis-url", UNREACHABLE_REDIS],
+            env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        log.close()
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the peer exited: {self.log()[-2000:]}")
+            found = REDIS_LINE.search(self.log())
+            if found and self._healthy():
+                self.redis_url, self.redis_pid = found.group(1), int(found.group(2))
+                return self
+            time.sleep(0.2)
+        raise RuntimeError(f"the peer did not answer /healthz: {self.log()[-2000:]}")
+
+    def log(self) -> str:
+        return (self.workdir / "peer.log").read_text(errors="replace")
+
+    def _healthy(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def pids(self) -> dict[str, list[int]]:
+        assert self.process is not None
+        return {"peer": [self.process.pid], "peer_redis": [self.redis_pid]}
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

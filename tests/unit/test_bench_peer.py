@@ -1,0 +1,57 @@
+"""The ratios and targets of ``orquestra bench --peer`` (issue 20's table), and its wiring."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.peer import Target, compare, render
+from orquestra.cli import build_parser
+
+
+def results(cpu: float, rate: float, p50: float, commands: float) -> dict[str, Any]:
+    return {
+        "speed_probe_ms": {"system": 50.0},
+        "system": {
+            "one": {"p50_ms": p50},
+            "max": {
+                "users": 32,
+                "turns_per_s": rate,
+                "cpu_ms_per_turn_total": cpu,
+                "redis_commands_per_turn": commands,
+                "cpu_ms_per_turn": {"peer": cpu},
+            },
+        },
+    }
+
+
+def test_every_target_met_when_the_ratios_are_within_bounds() -> None:
+    peer = results(cpu=10.0, rate=100.0, p50=8.0, commands=37.0)
+    ours = results(cpu=9.0, rate=200.0, p50=8.0, commands=60.0)
+    assert compare(peer, ours) == [
+        Target("CPU ms per turn, max load", 10.0, 9.0, 0.9, "≤ 1.0 × peer", True),
+        Target("turns/s, max load", 100.0, 200.0, 2.0, "≥ 1.8 × peer", True),
+        Target("p50 ms, one conversation", 8.0, 8.0, 1.0, "≤ 1.0 × peer", True),
+        Target("Redis commands per turn, max load", 37.0, 60.0, 1.62, "≤ 60", True),
+    ]
+
+
+def test_targets_missed_and_missing_figures() -> None:
+    peer = results(cpu=10.0, rate=100.0, p50=8.0, commands=37.0)
+    ours = results(cpu=18.0, rate=150.0, p50=13.0, commands=148.0)
+    del ours["system"]["one"]["p50_ms"]
+    met = [(t.ratio, t.met) for t in compare(peer, ours)]
+    assert met == [(1.8, False), (1.5, False), (None, None), (4.0, False)]
+
+
+def test_the_table_names_every_figure() -> None:
+    peer = results(cpu=10.0, rate=100.0, p50=8.0, commands=37.0)
+    ours = results(cpu=9.0, rate=200.0, p50=8.0, commands=60.0)
+    table = render(peer, ours, compare(peer, ours))
+    assert "| CPU ms per turn, max load | 10 | 9 | 0.9 | ≤ 1.0 × peer | yes |" in table
+
+
+def test_the_cli_takes_the_peer_and_its_checkout() -> None:
+    args = build_parser().parse_args(
+        ["bench", "--peer", "/peers/langgraph", "--peer-src", "/tmp/orq", "--seconds", "3"]
+    )
+    assert (args.peer, args.peer_src, args.seconds) == ("/peers/langgraph", "/tmp/orq", 3.0)
