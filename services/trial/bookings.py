@@ -2,7 +2,8 @@
 
 Several trial replicas may book the last seat of a class at the same moment; each write is one
 Lua script that counts the class's seats and takes one in the same step, so a class never holds
-more bookings than seats. Every script is kept in this module, next to the keys it touches.
+more bookings than seats. Every write script is kept in this module, next to the keys it
+touches; the seat lookup (one read of many classes) is ``shared.lua.SEATS_TAKEN``.
 
 Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
 
@@ -43,6 +44,7 @@ from services.trial.tool_gate import (
     GetBookingArgs,
     RescheduleBookingArgs,
 )
+from shared.lua import SEATS_TAKEN
 
 FULL = "full"
 ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -150,6 +152,7 @@ class BookingStore:
         self._reschedule = redis.register_script(_RESCHEDULE)
         self._cancel = redis.register_script(_CANCEL)
         self._attendance = redis.register_script(_ATTENDANCE)
+        self._seats_taken = redis.register_script(SEATS_TAKEN)
 
     # Keys
     def _key(self, name: str) -> str:
@@ -372,14 +375,12 @@ class BookingStore:
         return [r["booking_id"] for r in records]
 
     async def seats_taken(self, dates: list[str], times: list[str]) -> dict[tuple[str, str], int]:
-        """Seats taken per (date, time), for every combination asked (one round trip)."""
+        """Seats taken per (date, time), for every combination asked (one command)."""
         slots = [(d, t) for d in dates for t in times]
         if not slots:
             return {}
-        pipe = self.redis.pipeline(transaction=False)
-        for d, t in slots:
-            pipe.scard(self.slot_key(d, t))
-        counts = await pipe.execute()
+        keys = [self.slot_key(d, t) for d, t in slots]
+        counts = await self._seats_taken(keys=keys, args=[len(keys)])
         return {slot: int(count) for slot, count in zip(slots, counts, strict=True)}
 
     async def run(

@@ -94,6 +94,8 @@ CASES = [
     (lua.SCHED_CLAIM, 2, [1000, 0, 10], "claim_ms"),
     (lua.SCHED_TAKE, 3, ["{}", 50], "ttl_s"),
     (lua.SCHED_MOVE, 2, ["pending", "", "{}", 50, 60], "to"),
+    (lua.SEATS_TAKEN, 2, [3], "keys"),
+    (lua.SEATS_TAKEN, 2, ["two"], "slots"),
     (ZREM_IF_SCORE, 1, ["c1", "abc"], "expected_score"),
     (UPDATE_RECORD, 1, ["sent", "x", "now", 60, ""], "rank"),
     (UPDATE_RECORD, 1, ["sent", 1, "now", 60, "", "turn_id"], "pairs"),
