@@ -472,15 +472,27 @@ return 1
 )
 
 
-# Trial seat lookup: the size of every class set asked for, in one command instead of one
-# SCARD each (a booking turn asks for about 25 classes). KEYS: the class sets, all with the
-# ``{trial-bookings}`` hash tag. ARGV: how many there are. Returns the sizes in KEYS' order.
+# Trial seat lookup: the seats taken of every class asked for, in one HMGET of the seat counts
+# (``services/trial/bookings.py`` keeps a class's count equal to the size of its set in every
+# script that changes the set). A class without a count yet (booked before the counts existed,
+# or never looked up) is counted from its set once and the count stored.
+# KEYS: the seat counts hash, then the class sets. ARGV: how many classes, then their fields in
+# the hash, in the order of the sets. Returns the seats taken, in that order.
 SEATS_TAKEN = (
     ARG_CHECKS
     + """
-need_keys(int_arg(1, 'slots', 1))
-local counts = {}
-for i, key in ipairs(KEYS) do counts[i] = redis.call('SCARD', key) end
+local n = int_arg(1, 'slots', 1)
+need_keys(n + 1)
+for i = 2, n + 1 do str_arg(i, 'field ' .. (i - 1)) end
+local counts = redis.call('HMGET', KEYS[1], unpack(ARGV, 2, n + 1))
+for i = 1, n do
+  if counts[i] then
+    counts[i] = tonumber(counts[i])
+  else
+    counts[i] = redis.call('SCARD', KEYS[i + 1])
+    redis.call('HSET', KEYS[1], ARGV[i + 1], counts[i])
+  end
+end
 return counts
 """
 )

@@ -16,6 +16,9 @@ Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
   lack it (``StaffBooking`` reads them with defaults).
 - ``P{trial-bookings}:slot:<date>:<time>`` — set of the ids of the class's active bookings;
   its size is the number of seats taken.
+- ``P{trial-bookings}:seats`` — hash: ``<date> <time>`` → the size of that class set, kept
+  equal to it by every script here that changes the set, so the trial's seat lookup is one
+  HMGET (``shared.lua.SEATS_TAKEN``, which counts a class without a field from its set once).
 - ``P{trial-bookings}:day:<date>`` — set of the ids of every booking of that class day, active
   or cancelled, for the staff view (older bookings are found through the slot sets).
 - ``P{trial-bookings}:idem:<key>`` — string: the booking id created for an idempotency key
@@ -51,8 +54,9 @@ ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 ID_LENGTH = 6
 _MAX_TRIES = 5
 
-# KEYS: idempotency key, class set, booking hash, day index.
-# ARGV: booking id, seats in the class, idempotency TTL (s), then field/value pairs of the hash.
+# KEYS: idempotency key, class set, booking hash, day index, seat counts.
+# ARGV: booking id, seats in the class, idempotency TTL (s), the class's field in the seat
+# counts, then field/value pairs of the hash.
 # Returns the booking id (new, or the one already created for this idempotency key), "full",
 # or "collision" when the generated id already exists (the caller draws another).
 _CREATE = """
@@ -61,16 +65,18 @@ if existing then return existing end
 if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 'full' end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 'collision' end
 redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[5], ARGV[4], redis.call('SCARD', KEYS[2]))
 redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('HSET', KEYS[3], unpack(ARGV, 4))
+redis.call('HSET', KEYS[3], unpack(ARGV, 5))
 redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[3]))
 return ARGV[1]
 """
 
 # KEYS: booking hash, its current class set, the target class set, the current and target day
-# indexes.
+# indexes, the seat counts.
 # ARGV: booking id, owner conversation ("" = any), seats in the target class, date and time the
-# caller read (the booking must still be there), new date, new time, updated_at.
+# caller read (the booking must still be there), new date, new time, updated_at, the current
+# and the target class's fields in the seat counts.
 # Returns "rescheduled", "full", "not_found", or "retry" when the booking moved meanwhile.
 _RESCHEDULE = """
 local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time')
@@ -80,14 +86,17 @@ if b[3] ~= ARGV[4] or b[4] ~= ARGV[5] then return 'retry' end
 if KEYS[2] == KEYS[3] then return 'rescheduled' end
 if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 'full' end
 redis.call('SMOVE', KEYS[2], KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[6], ARGV[9], redis.call('SCARD', KEYS[2]),
+  ARGV[10], redis.call('SCARD', KEYS[3]))
 if KEYS[4] ~= KEYS[5] then redis.call('SREM', KEYS[4], ARGV[1]) end
 redis.call('SADD', KEYS[5], ARGV[1])
 redis.call('HSET', KEYS[1], 'date', ARGV[6], 'time', ARGV[7], 'updated_at', ARGV[8])
 return 'rescheduled'
 """
 
-# KEYS: booking hash, its class set. ARGV: booking id, owner ("" = any), date and time the
-# caller read, updated_at, reason, idempotency key ("" = none), role (customer/staff). Returns
+# KEYS: booking hash, its class set, the seat counts. ARGV: booking id, owner ("" = any), date
+# and time the caller read, updated_at, reason, idempotency key ("" = none), role
+# (customer/staff), the class's field in the seat counts. Returns
 # "cancelled" (also when this idempotency key cancelled it before), "already_cancelled",
 # "not_found" or "retry".
 _CANCEL = """
@@ -100,6 +109,7 @@ if b[1] == 'cancelled' then
 end
 if b[3] ~= ARGV[3] or b[4] ~= ARGV[4] then return 'retry' end
 redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[9], redis.call('SCARD', KEYS[2]))
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[5],
   'cancel_reason', ARGV[6], 'cancelled_by', ARGV[7], 'cancelled_role', ARGV[8])
 return 'cancelled'
@@ -133,6 +143,11 @@ def _staff(raw: dict[Any, Any]) -> StaffBooking | None:
     return StaffBooking.from_record(data) if data else None
 
 
+def seat_field(date: str, time: str) -> str:
+    """A class's field in the seat counts hash."""
+    return f"{date} {time}"
+
+
 class BookingStore:
     """Async store of trial bookings over one ``redis.asyncio`` client."""
 
@@ -160,6 +175,9 @@ class BookingStore:
 
     def booking_key(self, booking_id: str) -> str:
         return self._key(f"booking:{booking_id}")
+
+    def seats_key(self) -> str:
+        return self._key("seats")
 
     def slot_key(self, date: str, time: str) -> str:
         return self._key(f"slot:{date}:{time}")
@@ -216,8 +234,15 @@ class BookingStore:
                         self.slot_key(date, time),
                         self.booking_key(booking_id),
                         self.day_key(date),
+                        self.seats_key(),
                     ],
-                    args=[booking_id, capacity, self.idempotency_ttl_s, *pairs],
+                    args=[
+                        booking_id,
+                        capacity,
+                        self.idempotency_ttl_s,
+                        seat_field(date, time),
+                        *pairs,
+                    ],
                 )
             )
             if result != "collision":
@@ -255,6 +280,7 @@ class BookingStore:
                         self.slot_key(date, time),
                         self.day_key(current.date),
                         self.day_key(date),
+                        self.seats_key(),
                     ],
                     args=[
                         booking_id,
@@ -265,6 +291,8 @@ class BookingStore:
                         date,
                         time,
                         now.isoformat(),
+                        seat_field(current.date, current.time),
+                        seat_field(date, time),
                     ],
                 )
             )
@@ -296,6 +324,7 @@ class BookingStore:
                     keys=[
                         self.booking_key(booking_id),
                         self.slot_key(current.date, current.time),
+                        self.seats_key(),
                     ],
                     args=[
                         booking_id,
@@ -306,6 +335,7 @@ class BookingStore:
                         reason,
                         idempotency_key,
                         role,
+                        seat_field(current.date, current.time),
                     ],
                 )
             )
@@ -379,8 +409,10 @@ class BookingStore:
         slots = [(d, t) for d in dates for t in times]
         if not slots:
             return {}
-        keys = [self.slot_key(d, t) for d, t in slots]
-        counts = await self._seats_taken(keys=keys, args=[len(keys)])
+        counts = await self._seats_taken(
+            keys=[self.seats_key(), *(self.slot_key(d, t) for d, t in slots)],
+            args=[len(slots), *(seat_field(d, t) for d, t in slots)],
+        )
         return {slot: int(count) for slot, count in zip(slots, counts, strict=True)}
 
     async def run(

@@ -82,6 +82,35 @@ async def test_create_and_get(store: BookingStore) -> None:
     }
 
 
+async def test_seat_counts_follow_every_change_of_a_class(
+    store: BookingStore, client: Redis
+) -> None:
+    day, times = ["2026-02-10"], ["19:00", "20:00"]
+    first = await book(store, "turn-1")
+    await book(store, "turn-2", conv="c2")
+    assert await store.seats_taken(day, times) == {
+        ("2026-02-10", "19:00"): 2,
+        ("2026-02-10", "20:00"): 0,
+    }
+    moved = await store.reschedule(
+        first, date="2026-02-10", time="20:00", capacity=SEATS, conversation_id="c1", now=NOW
+    )
+    assert moved == "rescheduled"
+    assert await store.seats_taken(day, times) == {
+        ("2026-02-10", "19:00"): 1,
+        ("2026-02-10", "20:00"): 1,
+    }
+    await store.cancel(first, conversation_id="c1", now=NOW)
+    assert await store.seats_taken(day, times) == {
+        ("2026-02-10", "19:00"): 1,
+        ("2026-02-10", "20:00"): 0,
+    }
+    # A class booked before the counts existed is counted from its set, then kept.
+    await client.sadd(store.slot_key("2026-02-11", "19:00"), "AE-OLD234")
+    assert await store.seats_taken(["2026-02-11"], ["19:00"]) == {("2026-02-11", "19:00"): 1}
+    assert await client.hget(store.seats_key(), "2026-02-11 19:00") == b"1"
+
+
 async def test_keys_share_one_hash_tag(
     store: BookingStore, client: Redis, store_prefix: str
 ) -> None:
@@ -93,6 +122,7 @@ async def test_keys_share_one_hash_tag(
             store.slot_key("2026-02-10", "19:00"),
             store.day_key("2026-02-10"),
             store.idempotency_key("turn-1"),
+            store.seats_key(),
         ]
     )
     assert {re.findall(r"\{[^}]*\}", k)[0] for k in keys} == {"{trial-bookings}"}
