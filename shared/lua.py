@@ -294,14 +294,24 @@ int_arg(4, 'now_ms', 0)
 int_arg(5, 'republish_after_ms', 0)
 local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-if redis.call('HEXISTS', KEYS[1], '_done') == 1 then return settled(ARGV[4], ARGV[5]) end
+-- One read of the hash for every check below (a command each would be 4-6 per input).
+local flat = redis.call('HGETALL', KEYS[1])
+local h = {}
+for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
+if h['_done'] then return settled(ARGV[4], ARGV[5]) end
 if added == 0 then return {'dup'} end
-local plan = redis.call('HGET', KEYS[1], 'plan')
-if (not plan) or redis.call('HEXISTS', KEYS[1], 'turn') == 0 then return {'wait'} end
-for _, source in ipairs(cjson.decode(plan).expected) do
-  if redis.call('HEXISTS', KEYS[1], 'part:' .. source) == 0 then return {'wait'} end
+if (not h['plan']) or (not h['turn']) then return {'wait'} end
+for _, source in ipairs(cjson.decode(h['plan']).expected) do
+  if not h['part:' .. source] then return {'wait'} end
 end
-return finish('complete', ARGV[4])
+redis.call('HSET', KEYS[1], '_done', 'complete', '_done_at', ARGV[4])
+local out = {'complete'}
+for _, v in ipairs(flat) do out[#out + 1] = v end
+out[#out + 1] = '_done'
+out[#out + 1] = 'complete'
+out[#out + 1] = '_done_at'
+out[#out + 1] = ARGV[4]
+return out
 """
 )
 
