@@ -29,12 +29,8 @@ from pydantic import BaseModel
 
 from bench.conversations import DEFAULT_MIX, Conversation, Message, conversation
 from bench.load import LoadPlan, Reply, run_load
-from services.faq.app import build as build_faq
 from services.gateway.app import build as build_gateway
-from services.merger.app import build as build_merger
-from services.mode_router.app import build as build_mode_router
-from services.triage.app import build as build_triage
-from services.trial.app import build as build_trial
+from services.registry import BY_NAME, SPECS
 from shared.contracts import InboundMessage, new_id, utcnow
 from shared.contracts import Reply as ReplyContract
 from shared.logs import setup_logging
@@ -42,14 +38,6 @@ from shared.service import Runtime, make_runtime
 from shared.settings import Settings
 
 Handler = Callable[[bytes], Awaitable[None]]
-
-BUILDERS: dict[str, Callable[[Runtime], None]] = {
-    "triage": build_triage,
-    "trial": build_trial,
-    "faq": build_faq,
-    "mode_router": build_mode_router,
-    "merger": build_merger,
-}
 
 
 class Router:
@@ -115,13 +103,14 @@ class Pipeline:
         app = SimpleNamespace(state=SimpleNamespace())
         build_gateway(gateway, app)  # type: ignore[arg-type]
         self.turns = app.state.turns
-        for name, build in BUILDERS.items():
-            build(self._runtime(name))
+        for spec in SPECS:
+            if spec.in_process:
+                spec.builder()(self._runtime(spec.name))
         self.router.delivered[gateway.keys.outbound] = self._on_delivered
         self.background: list[asyncio.Task[None]] = []
 
     def _runtime(self, service: str) -> Runtime:
-        rt = make_runtime(service, self.settings)
+        rt = make_runtime(BY_NAME[service], self.settings)
         rt.bus = LocalBus(self.router, service)  # type: ignore[assignment]
         self.runtimes.append(rt)
         return rt

@@ -11,7 +11,6 @@ document, with every payload's JSON schema taken from its pydantic model.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from dataclasses import dataclass
@@ -19,8 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from services.registry import SPECIALISTS, SPECS
 from shared import contracts
-from shared.keys import SERVICES, SPECIALISTS, Keys
+from shared.keys import Keys
 from shared.settings import get_settings
 
 
@@ -78,13 +78,13 @@ def consumers() -> list[tuple[str, str, str]]:
     from shared.service import make_runtime
 
     found: dict[tuple[str, str], str] = {}
-    for service in SERVICES:
-        rt = make_runtime(service)
-        module = importlib.import_module(f"services.{service}.app")
+    for spec in SPECS:
+        service = spec.name
+        rt = make_runtime(spec)
         if service == "gateway":
-            module.build(rt, FastAPI())
+            spec.builder()(rt, FastAPI())
         else:
-            module.build(rt)
+            spec.builder()(rt)
         for subscriber in rt.bus.broker.subscribers:
             sub = subscriber.stream_sub
             found.setdefault((sub.name, sub.group or service), service)

@@ -42,7 +42,7 @@ from orquestra.scenario_run import await_replies
 from orquestra.scenario_schema import parse_duration
 from orquestra.style import Style, wants_color
 from orquestra.timeline import LANGS, Lang, render_timeline
-from shared.keys import SLICES
+from services.registry import SLICES
 
 HELP = """commands: /new  /state  /why  /at <time|+duration|now>  /help  /quit"""
 BUBBLE_WIDTH = 60

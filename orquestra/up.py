@@ -31,7 +31,7 @@ import httpx
 
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import EmbeddedRedis, reachable
-from shared.keys import SERVICES
+from services.registry import SERVICES
 from shared.settings import get_settings
 
 WORKERS = [s for s in SERVICES if s != "gateway"]

@@ -16,9 +16,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-SLICES = ("meta", "triage", "trial", "context", "mode")
 SPECIALISTS = ("trial", "faq")
-SERVICES = ("gateway", "triage", "trial", "faq", "mode_router", "merger", "scheduler")
 
 
 def partition_of(name: str, partitions: int) -> int:
@@ -71,6 +69,10 @@ class Keys:
         return f"{self.prefix}partitions"
 
     # Streams (bus streams are partitioned: publish to ``route(stream, conversation_id)``)
+    def stream(self, name: str) -> str:
+        """A stream as service specs name it (``"turns"``, ``"tasks.trial"``)."""
+        return f"{self.prefix}{name}"
+
     @property
     def turns(self) -> str:
         return f"{self.prefix}turns"

@@ -34,6 +34,7 @@ from shared.lua import Scripts, register
 from shared.metrics import LLM_CALLS
 from shared.pack import Pack, load_pack
 from shared.settings import Settings, get_settings
+from shared.spec import ServiceSpec
 from shared.state import Outbox, Snapshot, StateConflict, StateStore, journal_entry
 
 M = TypeVar("M", bound=BaseModel)
@@ -57,7 +58,9 @@ class Runtime:
     on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
-def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
+def make_runtime(spec: ServiceSpec, settings: Settings | None = None) -> Runtime:
+    """A service's runtime; its state store accepts commits only of the slices ``spec`` owns."""
+    service = spec.name
     settings = settings or get_settings()
     keys = Keys(settings.prefix, settings.partitions)
     redis = connect(settings)
@@ -69,6 +72,8 @@ def make_runtime(service: str, settings: Settings | None = None) -> Runtime:
         journal_max=settings.journal_max,
         state_ttl_s=settings.state_ttl_days * 86400,
         outbox_ttl_s=settings.turn_ttl_s,
+        owner=service,
+        owns=spec.slices,
     )
     pack = load_pack(settings.pack)
     bus = Bus(make_broker(settings), redis, settings, keys, service)
@@ -146,9 +151,9 @@ async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
     await rt.redis.aclose()
 
 
-async def _serve(service: str, build: Callable[[Runtime], None]) -> None:
-    rt = make_runtime(service)
-    build(rt)
+async def _serve(spec: ServiceSpec) -> None:
+    rt = make_runtime(spec)
+    spec.builder()(rt)
     if rt.settings.metrics_port:
         start_http_server(rt.settings.metrics_port)
         register_lag_collector(
@@ -165,12 +170,12 @@ async def _serve(service: str, build: Callable[[Runtime], None]) -> None:
     await stop(rt, tasks)
 
 
-def run_service(service: str, build: Callable[[Runtime], None]) -> None:
+def run_service(spec: ServiceSpec) -> None:
     """Run a service on uvloop: its event loop and socket transports are C, and a bus
     service spends most of its CPU in them (README "Performance")."""
     settings = get_settings()
-    setup_logging(service, settings.log_level, settings.log_json)
-    uvloop.run(_serve(service, build))
+    setup_logging(spec.name, settings.log_level, settings.log_json)
+    uvloop.run(_serve(spec))
 
 
 @dataclass

@@ -10,6 +10,7 @@ again, so a crash between commit and publish loses nothing and does nothing twic
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,12 +19,16 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from shared.contracts import utcnow
-from shared.keys import SLICES, Keys
+from shared.keys import Keys
 from shared.lua import Scripts
 
 
 class StateConflict(RuntimeError):
     """A slice changed between load and commit (another writer, or a late redelivery)."""
+
+
+class UnregisteredSlice(ValueError):
+    """A service wrote a slice its spec does not declare: it would never load it back."""
 
 
 @dataclass
@@ -62,7 +67,8 @@ class Outbox:
 
 
 def _snapshot(raw: dict[str, str]) -> Snapshot:
-    return Snapshot({name: json.loads(raw[name]) if name in raw else None for name in SLICES})
+    """Every field of the state hash is a slice."""
+    return Snapshot({name: json.loads(value) for name, value in raw.items()})
 
 
 def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any) -> str:
@@ -87,8 +93,14 @@ class StateStore:
         journal_max: int,
         state_ttl_s: int,
         outbox_ttl_s: int,
+        owner: str | None = None,
+        owns: Collection[str] | None = None,
     ) -> None:
+        """``owner`` and ``owns``: the service and the slices its spec declares; a commit of
+        any other slice fails at once (``None``: unchecked, for tests of the store itself)."""
         self.redis = redis
+        self.owner = owner
+        self.owns = None if owns is None else frozenset(owns)
         self.scripts = scripts
         self.keys = keys
         self.journal_max = journal_max
@@ -127,8 +139,18 @@ class StateStore:
     ) -> bool:
         """Write slices, outbox and journal atomically. False if this turn was committed before.
 
-        Raises StateConflict when a slice's version moved since ``snapshot`` was loaded.
+        Raises StateConflict when a slice's version moved since ``snapshot`` was loaded, and
+        UnregisteredSlice (before any write) when a slice is not one the service declares.
         """
+        if self.owns is not None:
+            undeclared = sorted(name for name in writes if name not in self.owns)
+            if undeclared:
+                raise UnregisteredSlice(
+                    f"{self.owner or service} writes slice(s) {', '.join(undeclared)} that its "
+                    f"spec does not declare: add Owns(<slice>, <model>) to "
+                    f"services/{self.owner or service}/spec.py (registered in "
+                    "services/registry.py)"
+                )
         args: list[Any] = [len(writes)]
         for name, value in writes.items():
             expected = snapshot.version(name) if snapshot else 0

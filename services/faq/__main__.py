@@ -1,7 +1,7 @@
 """``python -m services.faq``: one replica of the faq service."""
 
-from services.faq.app import build
+from services.faq.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service("faq", build)
+    run_service(SPEC)

@@ -19,8 +19,8 @@ from services.gateway.history import MAX_PAGE
 from services.gateway.inbox import Refusal
 from services.gateway.turns import MessageRefused
 from services.gateway.validation import field_error
+from services.registry import SERVICES, SLICES
 from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMessage, new_id, utcnow
-from shared.keys import SERVICES, SLICES
 from shared.metrics import INBOUND, LIVE_SERVICES
 
 MAX_TEXT = 4096

@@ -31,6 +31,7 @@ from services.gateway.limits import BodyLimit
 from services.gateway.privacy import Privacy
 from services.gateway.privacy import router as privacy_router
 from services.gateway.schedule_api import router as schedule_router
+from services.gateway.spec import SPEC
 from services.gateway.turns import TurnKeeper
 from services.gateway.unavailable import UNAVAILABLE, redis_unavailable
 from services.gateway.validation import validation_error
@@ -156,7 +157,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        rt = make_runtime("gateway", settings)
+        rt = make_runtime(SPEC, settings)
         build(rt, app)
         tasks: list[asyncio.Task[None]] = await start(rt)
         for warning in auth.startup_warnings(rt.settings):

@@ -1,7 +1,7 @@
 """``python -m services.merger``: one replica of the merger service."""
 
-from services.merger.app import build
+from services.merger.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service("merger", build)
+    run_service(SPEC)

@@ -1,7 +1,7 @@
 """``python -m services.mode_router``: one replica of the mode_router service."""
 
-from services.mode_router.app import build
+from services.mode_router.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service("mode_router", build)
+    run_service(SPEC)

@@ -1,7 +1,7 @@
 """``python -m services.scheduler``: one replica of the scheduler (any number may run)."""
 
-from services.scheduler.app import build
+from services.scheduler.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service("scheduler", build)
+    run_service(SPEC)

@@ -1,7 +1,7 @@
 """``python -m services.trial``: one replica of the trial service."""
 
-from services.trial.app import build
+from services.trial.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service("trial", build)
+    run_service(SPEC)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from shared.keys import SERVICES
+from services.registry import SERVICES
 from shared.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

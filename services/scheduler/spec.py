@@ -1,0 +1,15 @@
+"""The scheduler: reminders and follow-ups, the funnel's counters."""
+
+from shared.spec import Consumes, ServiceSpec
+
+SPEC = ServiceSpec(
+    name="scheduler",
+    build="services.scheduler.app:build",
+    consumes=(
+        Consumes("events", "scheduler"),
+        Consumes("turns", "funnel"),
+        Consumes("tasks.trial", "funnel"),
+    ),
+    publishes=("outbound",),
+    in_process=False,
+)

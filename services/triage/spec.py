@@ -1,0 +1,12 @@
+"""Triage: which specialists a turn needs."""
+
+from services.triage.models import TriageState
+from shared.spec import Consumes, Owns, ServiceSpec
+
+SPEC = ServiceSpec(
+    name="triage",
+    build="services.triage.app:build",
+    consumes=(Consumes("turns", "triage"),),
+    owns=(Owns("triage", TriageState),),
+    publishes=("merge", "tasks.trial", "tasks.faq"),
+)

@@ -1,0 +1,13 @@
+"""The trial-class specialist: stages, validation, booking."""
+
+from services.trial.models import ContextState, TrialState
+from shared.spec import Consumes, Owns, ServiceSpec
+
+SPEC = ServiceSpec(
+    name="trial",
+    build="services.trial.app:build",
+    consumes=(Consumes("tasks.trial", "trial"), Consumes("commands.trial", "trial")),
+    owns=(Owns("trial", TrialState), Owns("context", ContextState)),
+    publishes=("merge", "events"),
+    specialist=True,
+)
