@@ -21,6 +21,7 @@ COMMANDS = [
     "funnel",
     "bookings",
     "erase",
+    "docs",
 ]
 
 
