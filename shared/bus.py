@@ -15,6 +15,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
@@ -68,7 +69,7 @@ def make_broker(settings: Settings) -> RedisBroker:
     synchronous lookup in a worker thread on every delivery (a quarter of a busy service's
     CPU in the profile, README "Performance").
     """
-    options: dict[str, object] = {
+    options: dict[str, Any] = {
         "max_connections": 2 * settings.redis_max_connections,
         "apply_types": False,
         **retry_options(),
@@ -78,7 +79,7 @@ def make_broker(settings: Settings) -> RedisBroker:
     if settings.redis_mode == "cluster":
         # The same subscribers and publishes; each XREADGROUP, XACK and XADD goes to the node
         # that holds its stream (``max_connections`` is then per node).
-        return RedisClusterBroker(settings.redis_url, **options)  # type: ignore[arg-type]
+        return RedisClusterBroker(settings.redis_url, **options)
     return RedisBroker(settings.redis_url, **options)
 
 

@@ -78,7 +78,8 @@ class FailoverPatientCluster(RedisCluster):
     """
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        backoff = Retry(ExponentialBackoff(cap=2.0, base=0.05), RECONNECT_ATTEMPTS, FAILOVER_ERRORS)
+        # Retry catches any exception type; its stubs accept only RedisError subclasses.
+        backoff = Retry(ExponentialBackoff(cap=2.0, base=0.05), RECONNECT_ATTEMPTS, FAILOVER_ERRORS)  # type: ignore[arg-type]
         call = super().execute_command
         return await backoff.call_with_retry(lambda: call(*args, **kwargs), _note)
 

@@ -132,7 +132,7 @@ class ConsumerLagCollector(Collector):
         after = self.client.xrange(
             stream, min=f"({info['last-delivered-id']}", max="+", count=LAG_COUNT_LIMIT
         )
-        return {**info, "lag": len(after)}
+        return {**info, "lag": len(after or [])}
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:

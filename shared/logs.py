@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import structlog
@@ -38,7 +39,7 @@ def _mask_values(value: Any) -> Any:
     return value
 
 
-def _mask_processor(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _mask_processor(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Mapping[str, Any]:
     return {k: v if k in _NOT_MASKED else _mask_values(v) for k, v in event_dict.items()}
 
 

@@ -24,7 +24,7 @@ CAP_S = 5.0
 def backoff_s(failures: int, *, base_s: float, cap_s: float, jitter: float) -> float:
     """The wait after ``failures`` consecutive failures (>= 1): base * 2^(n-1), capped, then
     scaled into [50%, 100%] by ``jitter`` in [0, 1)."""
-    full = min(cap_s, base_s * 2 ** (failures - 1))
+    full = min(cap_s, base_s * 2.0 ** (failures - 1))
     return full * (0.5 + jitter / 2)
 
 

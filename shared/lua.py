@@ -12,7 +12,7 @@ keys half-changed (a lease taken, an inbox moved) with nobody to finish the job.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -548,4 +548,4 @@ def queue(pipe: Pipeline, script: AsyncScript, *, keys: list[str], args: list[An
     ``client=pipe`` instead makes redis-py ask ``SCRIPT EXISTS`` before every such pipeline:
     one more round trip each time. Redis keeps the compiled script keyed by the text's SHA1,
     so ``EVAL`` compiles nothing again, and it cannot fail with NOSCRIPT after a restart."""
-    pipe.eval(script.script, len(keys), *keys, *args)
+    pipe.eval(cast(str, script.script), len(keys), *keys, *args)

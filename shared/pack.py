@@ -76,7 +76,7 @@ class Pack:
         if isinstance(variants, str):
             variants = [variants]
         index = int(hashlib.blake2s(f"{key}|{seed}".encode(), digest_size=4).hexdigest(), 16)
-        template = variants[index % len(variants)]
+        template = str(variants[index % len(variants)])
         return template.format(**values) if values else template
 
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 from zoneinfo import ZoneInfo
 
 import uvloop
@@ -63,7 +63,8 @@ def make_runtime(spec: ServiceSpec, settings: Settings | None = None) -> Runtime
     service = spec.name
     settings = settings or get_settings()
     keys = Keys(settings.prefix, settings.partitions)
-    redis = connect(settings)
+    # A cluster client answers every command the services use as a single-node one does.
+    redis = cast(Redis, connect(settings))
     scripts = register(redis)
     store = StateStore(
         redis,
@@ -241,7 +242,7 @@ async def ask_llm(
     if rt.llm is None:
         return None
     try:
-        result = await rt.llm.structured(messages, model_cls)  # type: ignore[arg-type]
+        result = await rt.llm.structured(messages, model_cls)
     except LLMError as exc:
         LLM_CALLS.labels(rt.service, exc.kind).inc()
         rt.log.warning("llm failed, using rules", purpose=purpose, kind=exc.kind, turn_id=turn_id)

@@ -10,7 +10,7 @@ again, so a crash between commit and publish loses nothing and does nothing twic
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,11 +62,11 @@ class Outbox:
         return json.dumps(self.messages)
 
     @classmethod
-    def load(cls, raw: str) -> Outbox:
+    def load(cls, raw: str | bytes) -> Outbox:
         return cls([(s, p) for s, p in json.loads(raw)])
 
 
-def _snapshot(raw: dict[str, str]) -> Snapshot:
+def _snapshot(raw: Mapping[Any, Any]) -> Snapshot:
     """Every field of the state hash is a slice."""
     return Snapshot({name: json.loads(value) for name, value in raw.items()})
 

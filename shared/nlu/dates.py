@@ -281,8 +281,8 @@ def _relative(
 ) -> date | None:
     """Rules 3–5 on ``text``; ``before`` is what the message said ahead of it and ``reference``
     the date the conversation is about (anchors for "terça seguinte")."""
-    for match in _DAY_OF_MONTH.finditer(text):
-        found = _next_day_of_month(int(match[1]), today)
+    for day in _DAY_OF_MONTH.finditer(text):
+        found = _next_day_of_month(int(day[1]), today)
         if found is not None:
             return found
     found = _weekday_and_day(text, today)
@@ -456,7 +456,7 @@ def time_candidates(text: str, *, expecting: bool = False) -> list[time]:
         bare = _BARE_HOUR.match(normalized)
         hour = number_value(bare[1]) if bare else None
         literal = _clock(hour, 0)
-        if literal is not None and hour is not None:
+        if bare is not None and literal is not None and hour is not None:
             found = literal, 1 <= hour <= 11 and not bare[1].startswith("0")
     if found is None:
         return []

@@ -518,9 +518,9 @@ def extract_age(text: str, expecting_age: bool = False) -> int | None:
             if not _is_duration(normalized, match, check_before=check_before):
                 return _number_in(match)
     if expecting_age:
-        match = _AGE_EXPECTED.match(with_digits(normalize(_first_clause(text))))
-        if match:
-            return _number_in(match)
+        expected = _AGE_EXPECTED.match(with_digits(normalize(_first_clause(text))))
+        if expected:
+            return _number_in(expected)
     return _comma_list_age(text)
 
 
@@ -602,10 +602,10 @@ def extract_level(text: str, expecting_level: bool = False) -> Level | None:
             if pattern.match(first):
                 return level
     found: list[tuple[int, Level]] = []
-    for level, pattern in _LEVEL_PATTERNS:
+    for named, pattern in _LEVEL_PATTERNS:
         for match in pattern.finditer(normalized):
             if _NEGATED.search(normalized, 0, match.start()):
                 continue
-            found.append((match.start(), level or _level_for_duration(match)))
+            found.append((match.start(), named or _level_for_duration(match)))
             break
     return min(found)[1] if found else None

@@ -192,8 +192,12 @@ _EDGE_MARKS = ":/@+-"
 def _phrase_table() -> dict[str, list[tuple[tuple[str, ...], bool, bool]]]:
     """Phrases indexed by first word, longest first: (words, answer, strong)."""
     table: dict[str, list[tuple[tuple[str, ...], bool, bool]]] = {}
-    groups = ((_STRONG_YES, True, True), (_WEAK_YES, True, False))
-    groups += ((_STRONG_NO, False, True), (_WEAK_NO, False, False))
+    groups: tuple[tuple[tuple[str, ...], bool, bool], ...] = (
+        (_STRONG_YES, True, True),
+        (_WEAK_YES, True, False),
+        (_STRONG_NO, False, True),
+        (_WEAK_NO, False, False),
+    )
     for phrases, answer, strong in groups:
         for phrase in phrases:
             words = tuple(phrase.split())
