@@ -80,6 +80,22 @@ class Contract(BaseModel):
     v: int = SCHEMA_VERSION
 
 
+class SliceView(BaseModel):
+    """The public part of a slice another service owns: what others may read of it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ModeView(SliceView):
+    """The ``mode`` slice (mode_router's) as other services read it."""
+
+    mode: str
+    pending_transition: str | None = None
+    last_decision: str | None = None
+    # The turn (or event) of the last decision.
+    last_turn_id: str | None = None
+
+
 class InboundMessage(Contract):
     """One message from a person, as a channel adapter understood it."""
 

@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from shared.contracts import utcnow
+from shared.contracts import ModeView, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class StateConflict(RuntimeError):
@@ -44,9 +46,15 @@ class Snapshot:
         data = self.slices.get(name)
         return int(data.get("_v", 0)) if data else 0
 
-    def model(self, name: str, model: type[BaseModel]) -> Any:
+    def model(self, name: str, model: type[M]) -> M | None:
+        """The slice as ``model``: the owner's own model, or another slice's public view."""
         data = self.slices.get(name)
         return model.model_validate(data) if data else None
+
+    def mode(self) -> str | None:
+        """The conversation's funnel mode (mode_router's slice), if it has one yet."""
+        view = self.model("mode", ModeView)
+        return view.mode if view else None
 
 
 @dataclass

@@ -23,7 +23,7 @@ def build(rt: Runtime) -> None:
 
         async def decide(snapshot: Snapshot) -> Decision:
             decision = Decision()
-            mode = (snapshot.get("mode") or {}).get("mode")
+            mode = snapshot.mode()
             booking = config.booking_context
             context = booking.tags_for(snapshot.get(booking.slice)) if booking else []
             retrieval = retrieve(task.text, index=index, context=context)

@@ -91,7 +91,7 @@ def build(rt: Runtime) -> None:
                     state, context, pack=rt.pack, seed=turn.turn_id, config=privacy
                 )
                 return _decision(decision, erasure, erasure.text, erasure.events, snapshot)
-            mode = (snapshot.get("mode") or {}).get("mode")
+            mode = snapshot.mode()
             extraction = await extract(turn, task.text, state, decision.journal)
             if state is None:
                 earlier = await earlier_customer_texts(turn)
