@@ -52,6 +52,11 @@ def produced(keys: Keys) -> dict[str, Produced]:
             contracts.DomainEvent,
             "Business events (trial.booked, booking.cancelled, booking.attendance…).",
         ),
+        keys.funnel: Produced(
+            "triage",
+            contracts.FunnelStep,
+            "A funnel step a conversation showed for the first time, for the funnel's counters.",
+        ),
         keys.dlq: Produced("any service", contracts.DeadLetter, "Messages that kept failing."),
         keys.commands("trial"): Produced(
             "gateway",

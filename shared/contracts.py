@@ -204,6 +204,19 @@ class DomainEvent(Contract):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+FunnelStepName = Literal["started", "plan_interest", "trial_asked"]
+
+
+class FunnelStep(Contract):
+    """A funnel step a turn showed (``started``, ``plan_interest``, ``trial_asked``), published
+    by triage the first time the conversation shows it; the scheduler counts it once per
+    conversation (``services/scheduler/funnel.py``)."""
+
+    conversation_id: str
+    step: FunnelStepName
+    at: AwareDatetime
+
+
 class BookingCommand(Contract):
     """Staff ask the trial service to change a booking it owns (the gateway only relays).
 

@@ -61,7 +61,7 @@ class Keys:
     @property
     def _partitioned_streams(self) -> set[str]:
         return {self.turns, *(self.tasks(s) for s in SPECIALISTS), self.merge, self.outbound,
-                self.events}  # fmt: skip
+                self.events, self.funnel}  # fmt: skip
 
     @property
     def partition_count(self) -> str:
@@ -93,6 +93,11 @@ class Keys:
         return f"{self.prefix}events"
 
     @property
+    def funnel(self) -> str:
+        """Funnel steps shown by turns (``FunnelStep``), for the scheduler's counters."""
+        return f"{self.prefix}funnel.steps"
+
+    @property
     def dlq(self) -> str:
         return f"{self.prefix}dlq"
 
@@ -107,7 +112,8 @@ class Keys:
 
     def all_streams(self) -> list[str]:
         named = [self.turns, *(self.tasks(s) for s in SPECIALISTS), self.merge, self.outbound,
-                 self.events, self.dlq, self.unanswered, self.commands("trial")]  # fmt: skip
+                 self.events, self.funnel, self.dlq, self.unanswered,
+                 self.commands("trial")]  # fmt: skip
         return [part for stream in named for part in self.parts(stream)]
 
     def groups(self) -> list[tuple[str, str]]:
@@ -125,16 +131,18 @@ class Keys:
             (self.events, "mode_router"),
             (self.events, "gateway"),
             (self.events, "scheduler"),
-            (self.turns, "funnel"),
-            (self.tasks("trial"), "funnel"),
+            (self.funnel, "funnel"),
             (self.commands("trial"), "trial"),
         ]
         return [(part, group) for stream, group in named for part in self.parts(stream)]
 
     def retired_groups(self) -> list[tuple[str, str]]:
         """Groups earlier versions created and nothing reads any more: removed at start-up,
-        because the janitor keeps every entry a group has not read (it would never trim)."""
-        return [(part, "merger") for part in self.parts(self.turns)]
+        because the janitor keeps every entry a group has not read (it would never trim). The
+        funnel read every turn and every trial task; it now reads only the steps triage
+        publishes on its own stream."""
+        retired = [(self.turns, "merger"), (self.turns, "funnel"), (self.tasks("trial"), "funnel")]
+        return [(part, group) for stream, group in retired for part in self.parts(stream)]
 
     # Per conversation
     def conv(self, conversation_id: str, name: str) -> str:

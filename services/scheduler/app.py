@@ -195,8 +195,7 @@ def build(rt: Runtime) -> None:
             await tick_once()
             await asyncio.sleep(rt.settings.scheduler_tick_ms / 1000)
 
-    funnel = FunnelCounter(rt.redis, rt.keys, rt.tz, rt.pack, rt.log)
+    funnel = FunnelCounter(rt.redis, rt.keys, rt.tz, rt.log)
     rt.bus.subscribe(rt.keys.events, "scheduler", on_event)
-    rt.bus.subscribe(rt.keys.turns, "funnel", funnel.on_turn)
-    rt.bus.subscribe(rt.keys.tasks("trial"), "funnel", funnel.on_task)
+    rt.bus.subscribe(rt.keys.funnel, "funnel", funnel.on_step)
     rt.background.append(scheduler_loop)

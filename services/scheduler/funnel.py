@@ -1,6 +1,11 @@
 """The funnel's counters per business day: started, trial_asked, booked, attended,
 plan_interest, each also per source (the click-to-WhatsApp ad, else the HTTP ``origin``).
 
+The steps a turn shows (``steps_of_turn``) are found by triage, which reads every turn anyway:
+it publishes each on the funnel stream the first time the conversation shows it, so this
+counter is delivered a few messages per conversation rather than every turn and trial task.
+Bookings and attendance come from the domain events.
+
 Every step counts once per conversation (``booked``/``attended`` once per booking): a marker in
 the conversation's slot is set first (``HSETNX``), and only the call that set it increments the
 day's hash, so a redelivered turn, task or event is not counted twice.
@@ -19,7 +24,7 @@ from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
 from shared.attribution import source_of
-from shared.contracts import DomainEvent, SpecialistTask, Turn
+from shared.contracts import DomainEvent, FunnelStep, FunnelStepName, Turn
 from shared.keys import Keys
 from shared.metrics import FUNNEL_STEPS
 from shared.nlu.normalize import normalize
@@ -48,12 +53,22 @@ class FunnelConfig(BaseModel):
         return values
 
 
-def steps_of_turn(turn: Turn, patterns: list[re.Pattern[str]]) -> list[str]:
-    """Funnel steps a turn shows (pure)."""
-    steps = ["started"] if turn.seq == 1 else []
+def plan_patterns(pack: Pack) -> list[re.Pattern[str]]:
+    """The pack's ``plan_interest`` patterns (none without a ``funnel`` section)."""
+    config = pack.section("funnel", FunnelConfig) if pack.has("funnel") else FunnelConfig()
+    return [re.compile(p) for p in config.plan_interest]
+
+
+def steps_of_turn(
+    turn: Turn, routes: list[str], patterns: list[re.Pattern[str]]
+) -> list[FunnelStepName]:
+    """Funnel steps a turn routed to ``routes`` shows (pure)."""
+    steps: list[FunnelStepName] = ["started"] if turn.seq == 1 else []
     text = normalize(turn.text)
     if any(p.search(text) for p in patterns):
         steps.append("plan_interest")
+    if "trial" in routes:
+        steps.append("trial_asked")
     return steps
 
 
@@ -68,15 +83,11 @@ def step_of_event(event: DomainEvent) -> tuple[str, str] | None:
 
 
 class FunnelCounter:
-    def __init__(
-        self, redis: Redis, keys: Keys, tz: ZoneInfo, pack: Pack, log: FilteringBoundLogger
-    ) -> None:
+    def __init__(self, redis: Redis, keys: Keys, tz: ZoneInfo, log: FilteringBoundLogger) -> None:
         self.redis = redis
         self.keys = keys
         self.tz = tz
         self.log = log
-        config = pack.section("funnel", FunnelConfig) if pack.has("funnel") else FunnelConfig()
-        self.patterns = [re.compile(p) for p in config.plan_interest]
 
     async def count(self, conversation_id: str, step: str, marker: str, at: datetime) -> bool:
         seen = self.keys.funnel_seen(conversation_id)
@@ -94,15 +105,9 @@ class FunnelCounter:
         FUNNEL_STEPS.labels(step).inc()
         return True
 
-    async def on_turn(self, body: bytes) -> None:
-        turn = Turn.model_validate_json(body)
-        for step in steps_of_turn(turn, self.patterns):
-            await self.count(turn.conversation_id, step, step, turn.now)
-
-    async def on_task(self, body: bytes) -> None:
-        task = SpecialistTask.model_validate_json(body)
-        if task.route == "trial":
-            await self.count(task.turn.conversation_id, "trial_asked", "trial_asked", task.turn.now)
+    async def on_step(self, body: bytes) -> None:
+        step = FunnelStep.model_validate_json(body)
+        await self.count(step.conversation_id, step.step, step.step, step.at)
 
     async def on_event(self, event: DomainEvent) -> None:
         found = step_of_event(event)

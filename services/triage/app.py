@@ -5,13 +5,14 @@ Every decision is in the pure core (``core.triage_turn``); this file only does I
 
 from __future__ import annotations
 
+from services.scheduler.funnel import plan_patterns, steps_of_turn
 from services.triage.config import load_config
 from services.triage.core import asks_llm, triage_turn
 from services.triage.faq_evidence import faq_knows
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageResult, TriageState
 from services.triage.rules import classify, mode_awaits_answer, trial_context
-from shared.contracts import Part, SpecialistTask, Turn, TurnPlan
+from shared.contracts import FunnelStep, Part, SpecialistTask, Turn, TurnPlan
 from shared.notices import notice_keys
 from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
@@ -21,6 +22,7 @@ def build(rt: Runtime) -> None:
     config = load_config(rt.pack)
     mode = rt.settings.nlu_mode
     knows = faq_knows(rt.pack, config)
+    funnel_patterns = plan_patterns(rt.pack)
 
     async def understand(
         turn: Turn, state: TriageState | None, trial_stage: str | None, journal: list[str]
@@ -96,7 +98,14 @@ def build(rt: Runtime) -> None:
                 parts=inline,
             )
             decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), plan)
-            decision.writes["triage"] = outcome.state
+            told = state.funnel if state else []
+            shown = steps_of_turn(turn, outcome.routes, funnel_patterns)
+            for step in (new := [s for s in shown if s not in told]):
+                decision.outbox.add(
+                    rt.keys.route(rt.keys.funnel, turn.conversation_id),
+                    FunnelStep(conversation_id=turn.conversation_id, step=step, at=turn.now),
+                )
+            decision.writes["triage"] = outcome.state.model_copy(update={"funnel": told + new})
             decision.journal.append(
                 journal_entry("triage", turn.turn_id, "triage.decided", **outcome.journal)
             )

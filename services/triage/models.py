@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
+from shared.contracts import FunnelStepName
+
 Intent = Literal["trial", "faq", "general", "handoff"]
 Source = Literal["rules", "llm"]
 
@@ -51,6 +53,8 @@ class TriageState(BaseModel):
     last_source: Source | None = None
     last_confidences: dict[str, float] = Field(default_factory=dict)
     pending: PendingClarification | None = None
+    # Funnel steps already published for the conversation (each is counted once anyway).
+    funnel: list[FunnelStepName] = Field(default_factory=list)
 
 
 ClarificationStep = Literal[

@@ -20,9 +20,10 @@ from services.scheduler.core import (
     parse_member,
     plan_event,
 )
-from services.scheduler.funnel import FunnelConfig, read_days
+from services.scheduler.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
 from services.trial.config import TrialConfig
 from shared.attribution import attribution, source_of
+from shared.contracts import InboundMessage, Turn
 from shared.pack import Pack, PackError, load_pack
 
 PACK = load_pack("ctsmash")
@@ -185,3 +186,25 @@ def test_a_reminder_naming_a_missing_text_or_a_bad_pattern_is_refused_at_start()
         load_reminders(Pack("broken", sections))
     with pytest.raises(ValueError, match="plan_interest"):
         FunnelConfig(plan_interest=["(planos"])
+
+
+def funnel_turn(seq: int, text: str) -> Turn:
+    at = datetime(2026, 2, 9, 12, tzinfo=UTC)
+    message = InboundMessage(
+        channel="http", conversation_id="c1", message_id=f"m{seq}", text=text, sent_at=at,
+        received_at=at,
+    )  # fmt: skip
+    return Turn(
+        turn_id=f"t{seq}", conversation_id="c1", channel="http", seq=seq, messages=[message],
+        text=text, now=at,
+    )  # fmt: skip
+
+
+def test_the_funnel_steps_a_turn_shows_from_its_seq_text_and_routes() -> None:
+    patterns = plan_patterns(PACK)
+    assert steps_of_turn(funnel_turn(1, "oi"), ["faq"], patterns) == ["started"]
+    assert steps_of_turn(funnel_turn(2, "Quanto custa o plano?"), ["faq"], patterns) == [
+        "plan_interest"
+    ]
+    assert steps_of_turn(funnel_turn(3, "quero marcar"), ["trial"], patterns) == ["trial_asked"]
+    assert steps_of_turn(funnel_turn(4, "onde fica?"), ["faq"], patterns) == []
