@@ -230,25 +230,35 @@ int_arg(3 + n * 3, 'outbox_ttl_s', 1)
 int_arg(4 + n * 3, 'journal_max', 1)
 int_arg(5 + n * 3, 'state_ttl_s', 1)
 if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
-for i = 0, n - 1 do
-  local field = ARGV[2 + i * 3]
-  local expected = tonumber(ARGV[3 + i * 3])
-  local raw = redis.call('HGET', KEYS[1], field)
-  local current = 0
-  if raw then current = cjson.decode(raw)._v or 0 end
-  if current ~= expected then return {0, field} end
-end
-for i = 0, n - 1 do
-  redis.call('HSET', KEYS[1], ARGV[2 + i * 3], ARGV[4 + i * 3])
-end
 local base = 2 + n * 3
-redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
 local state_ttl = ARGV[base + 3]
-if n > 0 then redis.call('EXPIRE', KEYS[1], state_ttl) end
+if n > 0 then
+  local fields = {}
+  for i = 0, n - 1 do fields[i + 1] = ARGV[2 + i * 3] end
+  fields[n + 1] = 'meta'
+  local current = redis.call('HMGET', KEYS[1], unpack(fields))
+  for i = 0, n - 1 do
+    local v = 0
+    if current[i + 1] then v = cjson.decode(current[i + 1])._v or 0 end
+    if v ~= tonumber(ARGV[3 + i * 3]) then return {0, fields[i + 1]} end
+  end
+  local writes = {}
+  for i = 0, n - 1 do
+    writes[#writes + 1] = ARGV[2 + i * 3]
+    writes[#writes + 1] = ARGV[4 + i * 3]
+  end
+  redis.call('HSET', KEYS[1], unpack(writes))
+  -- Every inbound message refreshes the TTL of a state that has its meta slice (INGEST); only
+  -- a state without one (erased while the turn was in flight, or never ingested) gets it here.
+  if not current[n + 1] then redis.call('EXPIRE', KEYS[1], state_ttl) end
+end
+redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
 if #ARGV >= base + 4 then
-  for i = base + 4, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
+  local length = redis.call('RPUSH', KEYS[3], unpack(ARGV, base + 4, #ARGV))
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[base + 2]), -1)
-  redis.call('EXPIRE', KEYS[3], state_ttl)
+  -- The turn's start refreshed the journal's TTL (and every append outside a turn does); a
+  -- journal this append created gets it here.
+  if length == #ARGV - base - 3 then redis.call('EXPIRE', KEYS[3], state_ttl) end
 end
 return {1}
 """
@@ -293,9 +303,11 @@ int_arg(3, 'ttl_s', 1)
 int_arg(4, 'now_ms', 0)
 int_arg(5, 'republish_after_ms', 0)
 local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
 -- One read of the hash for every check below (a command each would be 4-6 per input).
 local flat = redis.call('HGETALL', KEYS[1])
+-- The TTL counts from the hash's creation (the gateway opens it as the turn starts, with the
+-- TTL): only a hash this input created gets it here.
+if added == 1 and #flat == 2 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 local h = {}
 for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
 if h['_done'] then return settled(ARGV[4], ARGV[5]) end

@@ -110,6 +110,34 @@ async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
     assert len(published) == 1
 
 
+async def test_a_commit_gives_a_ttl_only_to_what_it_creates(keeper) -> None:
+    """The TTLs of the state and journal are refreshed by each inbound message and turn start;
+    a commit sets them only on keys it creates (a conversation erased mid-turn), so no key of
+    the conversation is ever left without one."""
+    _, _, store = keeper
+    redis, keys = store.redis, store.keys
+    snap = await store.load("c9")
+    entries = [journal_entry("trial", "t1", "x"), journal_entry("trial", "t1", "y")]
+    assert await store.commit(
+        "c9", "t1", "trial", snapshot=snap, writes={"trial": {"stage": "ask_date"}},
+        outbox=Outbox([]), journal=entries,
+    )  # fmt: skip
+    assert 0 < await redis.ttl(keys.state("c9")) <= 3600
+    assert 0 < await redis.ttl(keys.journal("c9")) <= 3600
+    assert len(await store.journal("c9")) == 2
+    # A state with its meta slice and an existing journal keep the TTL they had.
+    await redis.hset(keys.state("c9"), "meta", "{}")
+    await redis.expire(keys.state("c9"), 100)
+    await redis.expire(keys.journal("c9"), 100)
+    assert await store.commit(
+        "c9", "t2", "trial", snapshot=await store.load("c9"),
+        writes={"trial": {"stage": "booked"}}, outbox=Outbox([]), journal=entries[:1],
+    )  # fmt: skip
+    assert 0 < await redis.ttl(keys.state("c9")) <= 100
+    assert 0 < await redis.ttl(keys.journal("c9")) <= 100
+    assert len(await store.journal("c9")) == 3
+
+
 async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:
     _, _, store = keeper
     outbox = Outbox([("s", "{}")])
