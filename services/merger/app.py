@@ -12,13 +12,28 @@ deadline passes is a turn that did not complete, or whose publisher died before 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
+from typing import Annotated, Any
+
+from pydantic import Discriminator, Tag, TypeAdapter
 
 from services.merger.compose import MergerConfig, compose
 from shared.contracts import Part, Reply, Turn, TurnPlan, now_ms
 from shared.service import Runtime
 from shared.state import journal_entry
+
+
+def _kind(value: Any) -> str:
+    """A merge input's kind; one without ``kind`` is a part, as that field's default says."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "plan" if kind == "plan" else "part"
+
+
+# Validated straight from the message's JSON, which is then stored as it came (the publisher
+# serialized the model): one parse per input, no re-serialization.
+MERGE_INPUT: TypeAdapter[Part | TurnPlan] = TypeAdapter(
+    Annotated[Annotated[Part, Tag("part")] | Annotated[TurnPlan, Tag("plan")], Discriminator(_kind)]
+)
 
 
 class Merger:
@@ -29,13 +44,9 @@ class Merger:
         )
 
     async def on_merge(self, body: bytes) -> None:
-        data = json.loads(body)
-        if data.get("kind") == "plan":
-            plan = TurnPlan.model_validate(data)
-            await self._add(plan.turn_id, "plan", plan.model_dump_json())
-        else:
-            part = Part.model_validate(data)
-            await self._add(part.turn_id, f"part:{part.source}", part.model_dump_json())
+        item = MERGE_INPUT.validate_json(body)
+        field = "plan" if isinstance(item, TurnPlan) else f"part:{item.source}"
+        await self._add(item.turn_id, field, body.decode())
 
     async def _add(self, turn_id: str, field: str, value: str) -> None:
         settings = self.rt.settings
