@@ -24,7 +24,7 @@ EARLIEST_MS = int(EARLIEST_SENT_AT.timestamp() * 1000)
 
 # Argument checks shared by every script: each raises a clear error reply (nothing written).
 ARG_CHECKS = """
-local function bad_arg(message) error({err = 'ERR bad argument: ' .. message}) end
+local function bad_arg(message) error('ERR bad argument: ' .. message, 0) end
 local function need_keys(n)
   if #KEYS ~= n then bad_arg('expected ' .. n .. ' keys, got ' .. #KEYS) end
 end

@@ -314,7 +314,11 @@ def test_the_bookings_and_erase_commands_work_against_the_gateway(system: System
 def drained(client: redis_sync.Redis, stream: str, group: str) -> bool:
     """Every entry of ``stream`` was read and acknowledged by ``group``."""
     [info] = [g for g in client.xinfo_groups(stream) if g["name"].decode() == group]
-    return info["pending"] == 0 and info["lag"] == 0
+    if "lag" in info:
+        caught_up = info["lag"] == 0
+    else:  # Redis before 7 (the embedded server) has no lag: compare the last ids instead
+        caught_up = info["last-delivered-id"] == client.xinfo_stream(stream)["last-generated-id"]
+    return info["pending"] == 0 and caught_up
 
 
 def test_a_redelivered_command_changes_and_tells_nothing_twice(
