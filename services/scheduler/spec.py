@@ -7,8 +7,7 @@ SPEC = ServiceSpec(
     build="services.scheduler.app:build",
     consumes=(
         Consumes("events", "scheduler"),
-        Consumes("turns", "funnel"),
-        Consumes("tasks.trial", "funnel"),
+        Consumes("funnel.steps", "funnel"),
     ),
     publishes=("outbound",),
     in_process=False,

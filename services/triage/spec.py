@@ -8,5 +8,5 @@ SPEC = ServiceSpec(
     build="services.triage.app:build",
     consumes=(Consumes("turns", "triage"),),
     owns=(Owns("triage", TriageState),),
-    publishes=("merge", "tasks.trial", "tasks.faq"),
+    publishes=("merge", "tasks.trial", "tasks.faq", "funnel.steps"),
 )
