@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -102,6 +103,16 @@ class Env:
 
     def channel_events(self) -> list[dict[str, Any]]:
         return [json.loads(e) for e in self.redis.lrange(self.keys.wa_events, 0, -1)]
+
+    @contextmanager
+    def outbound_held(self, name: str) -> Iterator[None]:
+        """A group of the test's own that reads nothing: the janitor trims only what every
+        group has read, so replies published meanwhile stay on the stream for ``replies``."""
+        self.binary.xgroup_create(self.keys.outbound, name, id="$", mkstream=True)
+        try:
+            yield
+        finally:
+            self.binary.xgroup_destroy(self.keys.outbound, name)
 
     def replies(self, conv: str) -> list[tuple[bytes, dict[bytes, bytes], Reply]]:
         """Every Reply published on the outbound stream for ``conv`` (entry id, fields, reply)."""
@@ -529,10 +540,12 @@ def test_request_shapes_match_the_corpus(env: Env) -> None:
 def test_text_is_answered_in_order_and_statuses_update_the_records(env: Env) -> None:
     sender = fresh_sender()
     at = int(time.time())
-    conv, wamid = say(env, sender, "text", text="quero agendar uma aula experimental e onde fica?")
-    (delivered,) = env.delivered(conv)
-    assert delivered["status"] == "sent"
-    ((_, _, reply),) = env.replies(conv)
+    with env.outbound_held(f"hold-{sender}"):
+        text = "quero agendar uma aula experimental e onde fica?"
+        conv, wamid = say(env, sender, "text", text=text)
+        (delivered,) = env.delivered(conv)
+        assert delivered["status"] == "sent"
+        ((_, _, reply),) = env.replies(conv)
     sent = texts_to(env, sender)
     assert [r.body["text"]["body"] for r in sent] == reply.bubbles  # strictly in order
     claims = [env.redis.get(env.keys.sent(conv, reply.turn_id, i)) for i in range(len(sent))]
@@ -622,16 +635,10 @@ def test_a_failed_status_with_another_error_is_recorded_only(env: Env) -> None:
 
 def test_a_redelivered_reply_sends_nothing_twice(env: Env) -> None:
     sender = fresh_sender()
-    # A group of the test's own that reads nothing: the janitor trims only what every group
-    # has read, so the reply stays on the stream for the test to publish again.
-    hold = f"hold-{sender}"
-    env.binary.xgroup_create(env.keys.outbound, hold, id="$", mkstream=True)
-    try:
+    with env.outbound_held(f"hold-{sender}"):
         conv, _ = say(env, sender, "image")
         env.delivered(conv)
         ((_, fields, reply),) = env.replies(conv)
-    finally:
-        env.binary.xgroup_destroy(env.keys.outbound, hold)
     before = texts_to(env, sender)
     assert len(before) == len(reply.bubbles) == 1
     again = env.binary.xadd(env.keys.outbound, fields)
