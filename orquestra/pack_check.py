@@ -28,7 +28,6 @@ from services.gateway.whatsapp.notices import WhatsAppPack
 from services.merger.compose import MergerConfig
 from services.mode_router.config import ModeRouterConfig
 from services.scheduler.config import load_reminders
-from services.scheduler.funnel import FunnelConfig
 from services.triage.config import load_config as load_triage
 from services.trial.config import TrialConfig, load_trial_config
 from services.trial.flow import text_keys as trial_text_keys
@@ -36,6 +35,7 @@ from services.trial.models import TrialState
 from services.trial.privacy import PrivacyConfig
 from services.trial.replies import base_values
 from shared.capabilities import CapabilitiesConfig
+from shared.funnel import FunnelConfig
 from shared.pack import Pack, PackError, load_pack
 
 _HH_MM = re.compile(r"\b(?:[01]\d|2[0-3]):[0-5]\d\b")

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import AwareDatetime, BaseModel
 
 from services.gateway import auth
-from services.scheduler.funnel import read_days
 from shared.contracts import CONVERSATION_ID_PATTERN
+from shared.funnel import read_days
 
 MAX_FUNNEL_DAYS = 366
 

@@ -5,7 +5,6 @@ Every decision is in the pure core (``core.triage_turn``); this file only does I
 
 from __future__ import annotations
 
-from services.scheduler.funnel import plan_patterns, steps_of_turn
 from services.triage.config import load_config
 from services.triage.core import asks_llm, triage_turn
 from services.triage.faq_evidence import faq_knows
@@ -13,6 +12,7 @@ from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import LLMTriage, TriageResult, TriageState
 from services.triage.rules import classify, mode_awaits_answer, trial_context
 from shared.contracts import FunnelStep, Part, SpecialistTask, Turn, TurnPlan
+from shared.funnel import plan_patterns, steps_of_turn
 from shared.notices import notice_keys
 from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry

@@ -20,10 +20,10 @@ from services.scheduler.core import (
     parse_member,
     plan_event,
 )
-from services.scheduler.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
 from services.trial.config import TrialConfig
 from shared.attribution import attribution, source_of
 from shared.contracts import InboundMessage, Turn
+from shared.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
 from shared.pack import Pack, PackError, load_pack
 
 PACK = load_pack("ctsmash")
