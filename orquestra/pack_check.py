@@ -23,7 +23,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from services.faq.config import FaqConfig
 from services.gateway.whatsapp.notices import WhatsAppPack
 from services.merger.compose import MergerConfig
 from services.mode_router.config import ModeRouterConfig
@@ -35,6 +34,7 @@ from services.trial.models import TrialState
 from services.trial.privacy import PrivacyConfig
 from services.trial.replies import base_values
 from shared.capabilities import CapabilitiesConfig
+from shared.faq.config import FaqConfig
 from shared.funnel import FunnelConfig
 from shared.pack import Pack, PackError, load_pack
 

@@ -3,11 +3,11 @@ compose, commit, publish. Unanswered questions are journaled for ``orquestra una
 
 from __future__ import annotations
 
-from services.faq.config import FaqConfig
 from services.faq.core import compose, retrieve
-from services.faq.index import FaqIndex
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer, build_llm_messages
 from shared.contracts import Part, SpecialistTask, Unanswered
+from shared.faq.config import FaqConfig
+from shared.faq.index import FaqIndex
 from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
 

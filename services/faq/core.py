@@ -14,9 +14,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.faq.config import FaqConfig, FaqEntry
-from services.faq.index import FaqIndex, Match
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
+from shared.faq.config import FaqConfig, FaqEntry
+from shared.faq.index import FaqIndex, Match
 from shared.nlu.normalize import normalize
 
 

@@ -14,9 +14,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
-from services.faq.config import FaqConfig
 from services.faq.core import retrieve
-from services.faq.index import FaqIndex
+from shared.faq.config import FaqConfig
+from shared.faq.index import FaqIndex
 from shared.pack import load_pack
 
 DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "tests" / "data" / "faq_eval.yaml"

@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 
 from pydantic import BaseModel, Field
 
-from services.faq.config import FaqEntry
+from shared.faq.config import FaqEntry
 
 
 class FaqLLMAnswer(BaseModel):

@@ -8,10 +8,10 @@ question it vouches for is one the FAQ will answer.
 
 from __future__ import annotations
 
-from services.faq.config import FaqConfig
-from services.faq.index import FaqIndex
 from services.triage.config import TriageConfig
 from services.triage.questions import FaqKnows
+from shared.faq.config import FaqConfig
+from shared.faq.index import FaqIndex
 from shared.pack import Pack
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from services.faq.config import FaqConfig
+from shared.faq.config import FaqConfig
 from tests.e2e.journey import PACK, Bus, Chat, assert_said, together
 from tests.system import ROOT, System, service_env
 

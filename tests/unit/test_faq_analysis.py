@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.faq.analysis import Analyzer, stem
+from shared.faq.analysis import Analyzer, stem
 from shared.nlu.normalize import normalize
 
 

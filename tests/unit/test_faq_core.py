@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from services.faq.config import FaqConfig
 from services.faq.core import FaqResult, answer, focus, retrieve
-from services.faq.index import FaqIndex
 from services.faq.llm import FaqLLMAnswer
+from shared.faq.config import FaqConfig
+from shared.faq.index import FaqIndex
 from shared.pack import Pack, load_pack
 
 

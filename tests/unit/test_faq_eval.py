@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from services.faq.config import FaqConfig
 from services.faq.evaluate import DEFAULT_EVAL, evaluate, main
+from shared.faq.config import FaqConfig
 from shared.nlu.normalize import normalize
 from shared.pack import load_pack
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.faq.config import FaqEntry
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer, build_llm_messages
+from shared.faq.config import FaqEntry
 
 RETRIEVED = ["endereco", "planos"]
 

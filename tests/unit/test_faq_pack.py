@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from services.faq.config import FaqConfig
+from shared.faq.config import FaqConfig
 from shared.pack import load_pack
 
 

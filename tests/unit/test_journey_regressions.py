@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from services.faq.config import FaqConfig
 from services.faq.core import answer
-from services.faq.index import FaqIndex
 from services.trial.config import load_trial_config
 from services.trial.flow import plan_turn
 from services.trial.models import TrialOutcome, TrialState
+from shared.faq.config import FaqConfig
+from shared.faq.index import FaqIndex
 from shared.pack import load_pack
 
 TZ = ZoneInfo("America/Sao_Paulo")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import bm25s
 import numpy as np
 
-from services.faq.analysis import Analyzer, stem
-from services.faq.config import FaqConfig, FaqEntry
+from shared.faq.analysis import Analyzer, stem
+from shared.faq.config import FaqConfig, FaqEntry
 
 
 @dataclass(frozen=True)
