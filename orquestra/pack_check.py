@@ -28,7 +28,6 @@ from services.merger.compose import MergerConfig
 from services.mode_router.config import ModeRouterConfig
 from services.scheduler.config import load_reminders
 from services.triage.config import load_config as load_triage
-from services.trial.config import TrialConfig, load_trial_config
 from services.trial.flow import text_keys as trial_text_keys
 from services.trial.models import TrialState
 from services.trial.privacy import PrivacyConfig
@@ -37,6 +36,7 @@ from shared.capabilities import CapabilitiesConfig
 from shared.faq.config import FaqConfig
 from shared.funnel import FunnelConfig
 from shared.pack import Pack, PackError, load_pack
+from shared.trial.config import TrialConfig, load_trial_config
 
 _HH_MM = re.compile(r"\b(?:[01]\d|2[0-3]):[0-5]\d\b")
 # Placeholders the trial fills besides base_values (one day's times in a list of options).

@@ -495,7 +495,7 @@ return 1
 
 
 # Trial seat lookup: the seats taken of every class asked for, in one HMGET of the seat counts
-# (``services/trial/bookings.py`` keeps a class's count equal to the size of its set in every
+# (``shared/trial/bookings.py`` keeps a class's count equal to the size of its set in every
 # script that changes the set). A class without a count yet (booked before the counts existed,
 # or never looked up) is counted from its set once and the count stored.
 # KEYS: the seat counts hash, then the class sets. ARGV: how many classes, then their fields in

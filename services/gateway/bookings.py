@@ -15,11 +15,10 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, Field, field_validator
 
 from services.gateway import auth
-from services.trial.bookings import BookingStore
-from services.trial.config import TrialConfig
-from services.trial.models import StaffBooking
-from services.trial.roster import class_dates, range_problem, roster
 from shared.contracts import BookingCommand
+from shared.trial.bookings import BookingStore, StaffBooking
+from shared.trial.config import TrialConfig
+from shared.trial.roster import class_dates, range_problem, roster
 
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
 # A booking code ("AE-7K3Q9P"): the pack's prefix, a dash, letters and digits.

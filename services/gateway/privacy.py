@@ -21,10 +21,10 @@ from redis.asyncio import Redis
 
 from services.gateway import auth
 from services.gateway.api import ConversationPath
-from services.trial.bookings import BookingStore
 from shared.contracts import utcnow
 from shared.keys import Keys, sched_member
 from shared.state import StateStore
+from shared.trial.bookings import BookingStore
 
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
 

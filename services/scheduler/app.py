@@ -26,12 +26,12 @@ from services.scheduler.core import (
 )
 from services.scheduler.funnel import FunnelCounter
 from services.scheduler.store import Claimed, ScheduleStore
-from services.trial.config import TrialConfig
 from shared.clock import Clock
 from shared.contracts import DomainEvent, Reply
 from shared.metrics import SCHEDULED
 from shared.service import Runtime
 from shared.state import journal_entry
+from shared.trial.config import TrialConfig
 
 BUCKET_GRACE = timedelta(minutes=5)
 SERVICE = "scheduler"

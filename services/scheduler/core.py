@@ -22,11 +22,10 @@ from zoneinfo import ZoneInfo
 from pydantic import AwareDatetime, BaseModel, Field
 
 from services.scheduler.config import RemindersConfig, _Message
-from services.trial.config import TrialConfig
-from services.trial.replies import show_date, show_day
-from services.trial.schedule import next_class_day
 from shared.keys import sched_member
 from shared.pack import Pack
+from shared.trial.config import TrialConfig
+from shared.trial.days import next_class_day, show_date, show_day
 
 Kind = Literal["day_before", "before_class", "attended", "no_show"]
 REMINDER_KINDS: tuple[Kind, ...] = ("day_before", "before_class")

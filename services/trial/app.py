@@ -8,9 +8,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from services.trial.bookings import BookingStore
 from services.trial.commands import CommandHandler
-from services.trial.config import load_trial_config
 from services.trial.extraction import customer_texts_before, extract_trial_fields, with_earlier
 from services.trial.flow import finish_turn, plan_turn
 from services.trial.llm import (
@@ -24,11 +22,14 @@ from services.trial.nlg import fallback_or_nlg
 from services.trial.privacy import PrivacyConfig, asks_erasure, erasure_handoff
 from services.trial.schedule import seat_lookup_dates
 from services.trial.staff import lifecycle_events
+from services.trial.tools import run_tool
 from shared.attribution import attribution
 from shared.capabilities import CapabilitiesConfig, allowed_tools
 from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
 from shared.service import Decision, Runtime, ask_llm, handle_once
 from shared.state import Snapshot, journal_entry
+from shared.trial.bookings import BookingStore
+from shared.trial.config import load_trial_config
 
 # History entries looked at for what the customer said before a booking started.
 EARLIER_SCAN = 30
@@ -120,7 +121,8 @@ def build(rt: Runtime) -> None:
             reason = ""
             if plan.tool_call is not None:
                 reason = str(plan.tool_call.args.get("reason") or "")
-                result = await store.run(
+                result = await run_tool(
+                    store,
                     plan.tool_call,
                     conversation_id=turn.conversation_id,
                     capacity=config.seats_per_slot,

@@ -9,9 +9,7 @@ customer's message on a cancellation) once, so a redelivered command repeats not
 
 from __future__ import annotations
 
-from services.trial.bookings import BookingStore
-from services.trial.config import TrialConfig
-from services.trial.models import ContextState, StaffBooking, TrialState
+from services.trial.models import ContextState, TrialState
 from services.trial.staff import (
     Event,
     attendance_event,
@@ -23,6 +21,8 @@ from services.trial.staff import (
 from shared.contracts import BookingCommand, DomainEvent, Reply
 from shared.service import Decision, Runtime, handle_once
 from shared.state import Snapshot, journal_entry
+from shared.trial.bookings import BookingStore, StaffBooking
+from shared.trial.config import TrialConfig
 
 
 class CommandHandler:

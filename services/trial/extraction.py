@@ -15,13 +15,13 @@ from zoneinfo import ZoneInfo
 
 import structlog
 
-from services.trial.config import Action, TrialConfig
 from services.trial.models import Asked, TrialExtraction, TrialState
 from shared.contracts import Turn
 from shared.nlu.dates import parse_iso_date
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
+from shared.trial.config import Action, TrialConfig
 
 log = structlog.get_logger()
 

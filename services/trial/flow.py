@@ -33,9 +33,10 @@ Two steps, so the core never does I/O. The shell (``services/trial/app.py``), pe
                      allowed_tools=..., mode=..., conversation_id=turn.conversation_id,
                      extraction=extraction, intents=task.intents)
     if plan.tool_call is not None:       # already approved by the tool gate
-        result = await store.run(plan.tool_call, conversation_id=turn.conversation_id,
-                                 capacity=config.seats_per_slot, turn_id=turn.turn_id,
-                                 now=turn.now)
+        result = await run_tool(store, plan.tool_call,
+                                conversation_id=turn.conversation_id,
+                                capacity=config.seats_per_slot, turn_id=turn.turn_id,
+                                now=turn.now)
         outcome = finish_turn(plan, result)
     else:
         outcome = plan.outcome
@@ -56,7 +57,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from services.trial.config import Action, TrialConfig
 from services.trial.extraction import (
     MERGEABLE,
     detect_action,
@@ -84,18 +84,13 @@ from services.trial.replies import (
     class_day_options,
     free_options,
     join_list,
-    show_date,
 )
 from services.trial.summary import SUMMARY_FIELDS, facts, summary
 from services.trial.tool_gate import GateDecision, gate_tool_call
-from services.trial.validators import (
-    ERROR_FIELD,
-    SeatsTaken,
-    parse_date,
-    validate_age,
-    validate_slot,
-)
+from services.trial.validators import ERROR_FIELD, SeatsTaken, validate_age, validate_slot
 from shared.nlu.yesno import yes_no
+from shared.trial.config import Action, TrialConfig
+from shared.trial.days import parse_date, show_date
 
 _ASK_CLIENT: dict[str, str] = {
     "nome": "trial_ask_name",

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from services.trial.config import ToolName
+from shared.trial.bookings import BookingView
+from shared.trial.config import ToolName
 
 Stage = Literal[
     "collect_client_info", "ask_date", "awaiting_confirmation", "booked", "handoff_requested"
@@ -149,63 +150,6 @@ class ToolCall(BaseModel):
 
     tool: ToolName
     args: dict[str, Any] = Field(default_factory=dict)
-
-
-class BookingView(BaseModel):
-    """A booking as the store reports it."""
-
-    booking_id: str
-    date: str
-    time: str
-    status: Literal["active", "cancelled"]
-    nome: str | None = None
-    conversation_id: str | None = None
-
-
-BookingStatus = Literal["booked", "cancelled", "attended", "no_show"]
-
-
-class StaffBooking(BaseModel):
-    """A booking as staff see it: the person, the class and where it stands."""
-
-    booking_id: str
-    date: str
-    time: str
-    status: BookingStatus
-    student_name: str | None = None
-    age: int | None = None
-    level: str | None = None
-    conversation_id: str | None = None
-    contact_name: str | None = None
-    booked_at: str | None = None
-    cancel_reason: str | None = None
-    cancelled_by: Literal["customer", "staff"] | None = None
-
-    @classmethod
-    def from_record(cls, record: dict[str, str]) -> StaffBooking:
-        """Read a stored hash; fields an older writer did not store come back as None."""
-        stored = record.get("status", "active")
-        attendance = record.get("attendance") or ""
-        status: BookingStatus = "cancelled" if stored == "cancelled" else "booked"
-        if status == "booked" and attendance in ("attended", "no_show"):
-            status = attendance  # type: ignore[assignment]
-        age = record.get("idade") or ""
-        # Before staff could cancel, every cancellation came from the customer.
-        role = record.get("cancelled_role") or ("customer" if status == "cancelled" else "")
-        return cls(
-            booking_id=record["booking_id"],
-            date=record["date"],
-            time=record["time"],
-            status=status,
-            student_name=record.get("nome") or None,
-            age=int(age) if age.isdigit() else None,
-            level=record.get("nivel") or None,
-            conversation_id=record.get("conversation_id") or None,
-            contact_name=record.get("contact_name") or None,
-            booked_at=record.get("created_at") or None,
-            cancel_reason=record.get("cancel_reason") or None,
-            cancelled_by=role if role in ("customer", "staff") else None,  # type: ignore[arg-type]
-        )
 
 
 ToolStatus = Literal[

@@ -13,8 +13,8 @@ import json
 import re
 from typing import Any
 
-from services.trial.config import NlgConfig
 from services.trial.models import NlgRequest, Stage
+from shared.trial.config import NlgConfig
 
 # Facts a rephrasing must keep verbatim: dd/mm dates, HH:MM times and booking codes.
 _FACTS = re.compile(r"\b\d{2}/\d{2}\b|\b\d{2}:\d{2}\b|\b[A-Z]{1,4}-[A-Z0-9]{6}\b")

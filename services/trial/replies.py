@@ -10,16 +10,11 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 
-from services.trial.config import TrialConfig
 from services.trial.models import TrialState
-from services.trial.schedule import (
-    class_days,
-    free_times,
-    next_class_day,
-    next_day_with_room,
-    next_open_day,
-)
-from services.trial.validators import SeatsTaken, parse_date
+from services.trial.schedule import class_days, free_times, next_day_with_room, next_open_day
+from services.trial.validators import SeatsTaken
+from shared.trial.config import TrialConfig
+from shared.trial.days import next_class_day, show_date, show_day
 
 
 class TextSource(Protocol):
@@ -28,18 +23,6 @@ class TextSource(Protocol):
     def text(self, key: str, seed: str = "", **values: Any) -> str: ...
 
     def has_text(self, key: str) -> bool: ...
-
-
-def show_day(day: date, config: TrialConfig) -> str:
-    return f"{config.weekday_names[day.weekday()]}, {day:%d/%m}"
-
-
-def show_date(value: str | None, config: TrialConfig) -> str:
-    """A stored date for people; a value that is not a date is shown as the person wrote it."""
-    day = parse_date(value)
-    if day is None:
-        return value or ""
-    return show_day(day, config)
 
 
 def join_list(items: list[str], config: TrialConfig) -> str:

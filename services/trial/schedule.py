@@ -10,14 +10,10 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from services.trial.config import TrialConfig
 from services.trial.models import TrialExtraction, TrialState
-from services.trial.validators import SeatsTaken, bookable_times, parse_date
-
-
-def next_class_day(start: date, weekday: int) -> date:
-    """The first class day on or after ``start``."""
-    return start + timedelta(days=(weekday - start.weekday()) % 7)
+from services.trial.validators import SeatsTaken, bookable_times
+from shared.trial.config import TrialConfig
+from shared.trial.days import next_class_day, parse_date
 
 
 def next_open_day(*, now_local: datetime, config: TrialConfig) -> date:

@@ -15,9 +15,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from services.trial.config import TrialConfig
-from services.trial.models import ContextState, Event, StaffBooking, TrialState
-from services.trial.replies import TextSource, show_date
+from services.trial.models import ContextState, Event, TrialState
+from services.trial.replies import TextSource
+from shared.trial.bookings import StaffBooking
+from shared.trial.config import TrialConfig
+from shared.trial.days import show_date
 
 
 def lifecycle_events(events: list[Event], conversation_id: str, *, reason: str = "") -> list[Event]:

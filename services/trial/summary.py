@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from services.trial.config import TrialConfig
 from services.trial.models import Asked, TrialState
 from services.trial.replies import TextSource, base_values, join_list
+from shared.trial.config import TrialConfig
 
 # What a summary lists, in order (date and time are said together when both are known).
 SUMMARY_FIELDS: tuple[Asked, ...] = ("nome", "idade", "nivel", "date", "time")

@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from services.trial.config import GateConfig, ToolName
 from services.trial.models import ContextState, Nivel, ToolCall
 from services.trial.replies import TextSource
 from shared.capabilities import violation_record
+from shared.trial.config import GateConfig, ToolName
 
 
 class _Contract(BaseModel):

@@ -14,12 +14,12 @@ from datetime import date, datetime, time
 
 from pydantic import BaseModel
 
-from services.trial.config import TrialConfig
 from services.trial.models import Asked
+from shared.trial.config import TrialConfig
+from shared.trial.days import parse_date
 
 SeatsTaken = dict[tuple[str, str], int]
 
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _HH_MM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
 TUESDAY = 1
 
@@ -47,16 +47,6 @@ OK = ValidationResult(ok=True)
 
 def _fail(code: str) -> ValidationResult:
     return ValidationResult(ok=False, error=code)
-
-
-def parse_date(value: str | None) -> date | None:
-    """The date of a strict YYYY-MM-DD string, else None."""
-    if value is None or not _ISO_DATE.match(value):
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def parse_time(value: str | None) -> time | None:

@@ -23,10 +23,10 @@ from typing import Any, TypeVar
 import redis as redis_sync
 from redis.asyncio import Redis
 
-from services.trial.bookings import BookingStore
-from services.trial.config import load_trial_config
 from shared.keys import Keys
 from shared.pack import Pack, load_pack
+from shared.trial.bookings import BookingStore
+from shared.trial.config import load_trial_config
 from tests.system import System, decode_entry
 
 PACK: Pack = load_pack("ctsmash")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from services.trial.config import load_trial_config
+from shared.trial.config import load_trial_config
 from tests.e2e.journey import PACK, Chat, assert_said, said, together
 from tests.system import System
 

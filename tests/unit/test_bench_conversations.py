@@ -17,9 +17,9 @@ from bench.conversations import (
     conversation,
     reply_outcome,
 )
-from services.trial.config import load_trial_config
 from shared.nlu.fragment import is_fragment
 from shared.pack import load_pack
+from shared.trial.config import load_trial_config
 
 BASE = datetime(2026, 3, 2, 9, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))  # a Monday
 

@@ -6,12 +6,12 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from services.faq.core import answer
-from services.trial.config import load_trial_config
 from services.trial.flow import plan_turn
 from services.trial.models import TrialOutcome, TrialState
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.pack import load_pack
+from shared.trial.config import load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 

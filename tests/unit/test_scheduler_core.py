@@ -20,11 +20,11 @@ from services.scheduler.core import (
     parse_member,
     plan_event,
 )
-from services.trial.config import TrialConfig
 from shared.attribution import attribution, source_of
 from shared.contracts import InboundMessage, Turn
 from shared.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
 from shared.pack import Pack, PackError, load_pack
+from shared.trial.config import TrialConfig
 
 PACK = load_pack("ctsmash")
 CONFIG = PACK.section("reminders", RemindersConfig)

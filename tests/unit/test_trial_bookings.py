@@ -15,11 +15,12 @@ from zoneinfo import ZoneInfo
 import pytest
 from redis.asyncio import Redis
 
-from services.trial.bookings import FULL, BookingStore
-from services.trial.config import load_trial_config
 from services.trial.flow import finish_turn, plan_turn
 from services.trial.models import ContextState, ToolCall, TrialOutcome, TrialState
+from services.trial.tools import run_tool
 from shared.pack import load_pack
+from shared.trial.bookings import FULL, BookingStore
+from shared.trial.config import load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 NOW = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)
@@ -226,9 +227,9 @@ async def test_cancel_frees_the_seat(store: BookingStore) -> None:
 async def test_a_redelivered_cancel_answers_the_same(store: BookingStore) -> None:
     booking_id = await book(store, "turn-1")
     call = ToolCall(tool="cancel_booking", args={"booking_id": booking_id, "reason": "x"})
-    first = await store.run(call, conversation_id="c1", capacity=SEATS, turn_id="t2", now=NOW)
-    again = await store.run(call, conversation_id="c1", capacity=SEATS, turn_id="t2", now=NOW)
-    later = await store.run(call, conversation_id="c1", capacity=SEATS, turn_id="t3", now=NOW)
+    first = await run_tool(store, call, conversation_id="c1", capacity=SEATS, turn_id="t2", now=NOW)
+    again = await run_tool(store, call, conversation_id="c1", capacity=SEATS, turn_id="t2", now=NOW)
+    later = await run_tool(store, call, conversation_id="c1", capacity=SEATS, turn_id="t3", now=NOW)
     assert (first.status, again.status, later.status) == (
         "cancelled",
         "cancelled",
@@ -256,7 +257,8 @@ async def test_another_conversation_cannot_see_or_touch_a_booking(store: Booking
 async def test_unknown_booking(store: BookingStore) -> None:
     assert await store.get("AE-NOPE22") is None
     assert await store.cancel("AE-NOPE22", now=NOW) == "not_found"
-    result = await store.run(
+    result = await run_tool(
+        store,
         ToolCall(tool="get_booking", args={"booking_id": "AE-NOPE22"}),
         conversation_id="c1",
         capacity=SEATS,
@@ -288,8 +290,13 @@ async def test_a_whole_conversation_with_the_real_store(store: BookingStore) -> 
             conversation_id="c1",
         )
         if plan.tool_call is not None:
-            result = await store.run(
-                plan.tool_call, conversation_id="c1", capacity=SEATS, turn_id=f"turn-{n}", now=NOW
+            result = await run_tool(
+                store,
+                plan.tool_call,
+                conversation_id="c1",
+                capacity=SEATS,
+                turn_id=f"turn-{n}",
+                now=NOW,
             )
             outcome = finish_turn(plan, result)
         else:

@@ -8,7 +8,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.trial.config import load_trial_config
 from services.trial.extraction import (
     customer_texts_before,
     detect_action,
@@ -22,6 +21,7 @@ from services.trial.models import NlgRequest, Stage, TrialExtraction, TrialState
 from services.trial.nlg import build_nlg_request, fallback_or_nlg
 from shared.contracts import InboundMessage, Turn
 from shared.pack import load_pack
+from shared.trial.config import load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 NOW = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)

@@ -12,10 +12,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.trial.config import TrialConfig, load_trial_config
 from services.trial.flow import TrialPlan, finish_turn, plan_turn
 from services.trial.models import (
-    BookingView,
     ContextState,
     ToolResult,
     TrialExtraction,
@@ -23,6 +21,8 @@ from services.trial.models import (
     TrialState,
 )
 from shared.pack import Pack, load_pack
+from shared.trial.bookings import BookingView
+from shared.trial.config import TrialConfig, load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 NOW = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)

@@ -11,7 +11,8 @@ import pytest
 
 from services.trial.extraction import extract_trial_fields
 from services.trial.llm import llm_worth_asking
-from services.trial.models import BookingView, ToolResult, TrialExtraction, TrialState
+from services.trial.models import ToolResult, TrialExtraction, TrialState
+from shared.trial.bookings import BookingView
 from tests.unit.test_trial_flow import NOW, TZ, Chat, at_stage
 
 QUESTION = ["trial", "faq"]

@@ -8,12 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.trial.config import load_trial_config
-from services.trial.models import ContextState, StaffBooking, TrialState
+from services.trial.models import ContextState, TrialState
 from services.trial.privacy import PrivacyConfig, asks_erasure, erasure_handoff
-from services.trial.roster import class_dates, range_problem, roster
 from services.trial.staff import forget_booking, lifecycle_events
 from shared.pack import load_pack
+from shared.trial.bookings import StaffBooking
+from shared.trial.config import load_trial_config
+from shared.trial.roster import class_dates, range_problem, roster
 
 PACK = load_pack("ctsmash")
 CONFIG = load_trial_config(PACK)

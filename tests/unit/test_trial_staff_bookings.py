@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from redis.asyncio import Redis
 
-from services.trial.bookings import PERSONAL_FIELDS, BookingStore
-from services.trial.config import load_trial_config
 from shared.pack import load_pack
+from shared.trial.bookings import PERSONAL_FIELDS, BookingStore
+from shared.trial.config import load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 NOW = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)

@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
-from services.trial.config import GateConfig, load_trial_config
 from services.trial.models import ContextState, ToolCall
 from services.trial.tool_gate import GateDecision, gate_tool_call
 from shared.pack import load_pack
+from shared.trial.config import GateConfig, load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 NOW = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)

@@ -10,9 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from services.trial.config import TrialConfig, load_trial_config
 from services.trial.models import TrialExtraction, TrialState
-from services.trial.replies import free_options, join_list, show_date
+from services.trial.replies import free_options, join_list
 from services.trial.schedule import (
     class_days,
     free_times,
@@ -22,6 +21,8 @@ from services.trial.schedule import (
 )
 from services.trial.validators import validate_age, validate_date_time, validate_slot
 from shared.pack import load_pack
+from shared.trial.config import TrialConfig, load_trial_config
+from shared.trial.days import show_date
 
 TZ = ZoneInfo("America/Sao_Paulo")
 NOW = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)  # a Thursday

@@ -1,5 +1,10 @@
 """Trial bookings in Redis, with an atomic seat check (shell side: this module does I/O).
 
+Shared because the bookings are read and written from two services: the trial service, which
+owns them (books, moves, cancels, marks attendance — ``services/trial/tools.py`` runs its tool
+calls here), and the gateway, which reads them for staff (``/v1/bookings``, the roster) and for
+a person's export and erasure. Both need the same keys and the same record models.
+
 Several trial replicas may book the last seat of a class at the same moment; each write is one
 Lua script that counts the class's seats and takes one in the same step, so a class never holds
 more bookings than seats. Every write script is kept in this module, next to the keys it
@@ -38,16 +43,68 @@ import secrets
 from datetime import datetime
 from typing import Any, Literal, cast
 
+from pydantic import BaseModel
 from redis.asyncio import Redis
 
-from services.trial.models import BookingView, StaffBooking, ToolCall, ToolResult
-from services.trial.tool_gate import (
-    CancelBookingArgs,
-    CreateBookingArgs,
-    GetBookingArgs,
-    RescheduleBookingArgs,
-)
 from shared.lua import SEATS_TAKEN
+
+
+class BookingView(BaseModel):
+    """A booking as the store reports it."""
+
+    booking_id: str
+    date: str
+    time: str
+    status: Literal["active", "cancelled"]
+    nome: str | None = None
+    conversation_id: str | None = None
+
+
+BookingStatus = Literal["booked", "cancelled", "attended", "no_show"]
+
+
+class StaffBooking(BaseModel):
+    """A booking as staff see it: the person, the class and where it stands."""
+
+    booking_id: str
+    date: str
+    time: str
+    status: BookingStatus
+    student_name: str | None = None
+    age: int | None = None
+    level: str | None = None
+    conversation_id: str | None = None
+    contact_name: str | None = None
+    booked_at: str | None = None
+    cancel_reason: str | None = None
+    cancelled_by: Literal["customer", "staff"] | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, str]) -> StaffBooking:
+        """Read a stored hash; fields an older writer did not store come back as None."""
+        stored = record.get("status", "active")
+        attendance = record.get("attendance") or ""
+        status: BookingStatus = "cancelled" if stored == "cancelled" else "booked"
+        if status == "booked" and attendance in ("attended", "no_show"):
+            status = attendance  # type: ignore[assignment]
+        age = record.get("idade") or ""
+        # Before staff could cancel, every cancellation came from the customer.
+        role = record.get("cancelled_role") or ("customer" if status == "cancelled" else "")
+        return cls(
+            booking_id=record["booking_id"],
+            date=record["date"],
+            time=record["time"],
+            status=status,
+            student_name=record.get("nome") or None,
+            age=int(age) if age.isdigit() else None,
+            level=record.get("nivel") or None,
+            conversation_id=record.get("conversation_id") or None,
+            contact_name=record.get("contact_name") or None,
+            booked_at=record.get("created_at") or None,
+            cancel_reason=record.get("cancel_reason") or None,
+            cancelled_by=role if role in ("customer", "staff") else None,
+        )
+
 
 FULL = "full"
 ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -414,62 +471,3 @@ class BookingStore:
             args=[len(slots), *(seat_field(d, t) for d, t in slots)],
         )
         return {slot: int(count) for slot, count in zip(slots, counts, strict=True)}
-
-    async def run(
-        self,
-        call: ToolCall,
-        *,
-        conversation_id: str,
-        capacity: int,
-        turn_id: str,
-        now: datetime,
-        contact_name: str | None = None,
-    ) -> ToolResult:
-        """Execute a tool call the gate approved; the result feeds ``finish_turn``.
-
-        ``turn_id`` makes a cancel idempotent (a create carries its own key, a reschedule to
-        where the booking already is succeeds again), so a redelivered turn is safe.
-        """
-        if call.tool == "create_booking":
-            create = CreateBookingArgs.model_validate(call.args)
-            booking_id = await self.create(
-                date=create.date,
-                time=create.time,
-                capacity=capacity,
-                idempotency_key=create.idempotency_key,
-                conversation_id=conversation_id,
-                nome=create.nome,
-                idade=create.idade,
-                nivel=create.nivel,
-                now=now,
-                contact_name=contact_name,
-            )
-            if booking_id == FULL:
-                return ToolResult(status="full")
-            return ToolResult(status="created", booking=await self.get(booking_id))
-        if call.tool == "get_booking":
-            get = GetBookingArgs.model_validate(call.args)
-            found = await self.get(get.booking_id, conversation_id=conversation_id)
-            return ToolResult(status="found" if found else "not_found", booking=found)
-        if call.tool == "reschedule_booking":
-            move = RescheduleBookingArgs.model_validate(call.args)
-            moved = await self.reschedule(
-                move.booking_id,
-                date=move.new_date,
-                time=move.new_time,
-                capacity=capacity,
-                conversation_id=conversation_id,
-                now=now,
-            )
-            view = await self.get(move.booking_id, conversation_id=conversation_id)
-            return ToolResult(status=moved, booking=view)
-        cancel = CancelBookingArgs.model_validate(call.args)
-        cancelled = await self.cancel(
-            cancel.booking_id,
-            conversation_id=conversation_id,
-            reason=cancel.reason,
-            idempotency_key=turn_id,
-            now=now,
-        )
-        view = await self.get(cancel.booking_id, conversation_id=conversation_id)
-        return ToolResult(status=cancelled, booking=view)

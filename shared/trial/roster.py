@@ -7,8 +7,8 @@ from datetime import date, timedelta
 
 from pydantic import BaseModel
 
-from services.trial.config import TrialConfig
-from services.trial.models import StaffBooking
+from shared.trial.bookings import StaffBooking
+from shared.trial.config import TrialConfig
 
 MAX_RANGE_DAYS = 90
 
