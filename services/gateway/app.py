@@ -39,10 +39,10 @@ from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
-from services.scheduler.store import ScheduleStore
 from shared.clock import Clock
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
+from shared.scheduled import ScheduleStore
 from shared.service import Runtime, make_runtime, start, stop
 from shared.settings import Settings, get_settings
 from shared.trial.bookings import BookingStore

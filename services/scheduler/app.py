@@ -16,19 +16,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from services.scheduler.config import load_reminders
-from services.scheduler.core import (
-    Context,
-    Scheduled,
-    admit,
-    at_due,
-    bucket_finished,
-    plan_event,
-)
+from services.scheduler.core import Context, admit, at_due, bucket_finished, plan_event
 from services.scheduler.funnel import FunnelCounter
-from services.scheduler.store import Claimed, ScheduleStore
 from shared.clock import Clock
 from shared.contracts import DomainEvent, Reply
 from shared.metrics import SCHEDULED
+from shared.scheduled import Claimed, Scheduled, ScheduleStore
 from shared.service import Runtime
 from shared.state import journal_entry
 from shared.trial.config import TrialConfig

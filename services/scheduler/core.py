@@ -15,48 +15,23 @@ time zone. The shell compares them with its clock (``shared/clock.py``); nothing
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import AwareDatetime, BaseModel, Field
-
 from services.scheduler.config import RemindersConfig, _Message
-from shared.keys import sched_member
 from shared.pack import Pack
+from shared.scheduled import Kind, Scheduled, bucket_start
 from shared.trial.config import TrialConfig
 from shared.trial.days import next_class_day, show_date, show_day
 
-Kind = Literal["day_before", "before_class", "attended", "no_show"]
 REMINDER_KINDS: tuple[Kind, ...] = ("day_before", "before_class")
-Status = Literal["pending", "sending", "sent", "held", "cancelled", "dropped"]
 
 BOOKED = frozenset({"trial.booked"})
 CANCELLED = frozenset({"trial.cancelled", "booking.cancelled"})
 RESCHEDULED = frozenset({"trial.rescheduled"})
 ATTENDANCE = frozenset({"booking.attendance"})
 ATTENDANCE_KIND: dict[str, Kind] = {"attended": "attended", "no_show": "no_show"}
-
-
-class Scheduled(BaseModel):
-    """One message due at ``due_at``, rendered when scheduled (the booking's facts then)."""
-
-    id: str
-    conversation_id: str
-    kind: Kind
-    booking_id: str
-    due_at: AwareDatetime
-    class_at: AwareDatetime
-    text: str
-    template: str | None = None
-    template_params: list[str] = Field(default_factory=list)
-    channel: str
-    to: str | None = None
-
-    @property
-    def turn_id(self) -> str:
-        """The turn id of the message when sent: a turn of its own."""
-        return f"sched-{self.id}"
 
 
 @dataclass(frozen=True)
@@ -168,25 +143,6 @@ def admit(item: Scheduled, now: datetime, config: RemindersConfig) -> Admission:
     if item.due_at > now:
         return "schedule"
     return "send_now" if at_due(item, now, config) == "send" else "drop"
-
-
-def bucket_of(due: datetime) -> str:
-    """The hour bucket (UTC) a due time falls in: ``YYYYMMDDHH``."""
-    return due.astimezone(UTC).strftime("%Y%m%d%H")
-
-
-def bucket_start(bucket: str) -> datetime:
-    return datetime.strptime(bucket, "%Y%m%d%H").replace(tzinfo=UTC)
-
-
-def member(conversation_id: str, ident: str) -> str:
-    """A bucket member names the conversation (the item's slot) and the item."""
-    return sched_member(conversation_id, ident)
-
-
-def parse_member(value: str) -> tuple[str, str]:
-    conversation_id, _, ident = value.rpartition("|")
-    return conversation_id, ident
 
 
 def bucket_finished(bucket: str, now: datetime, grace: timedelta) -> bool:

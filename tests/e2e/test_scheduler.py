@@ -22,10 +22,10 @@ import pytest
 import redis as redis_sync
 
 from orquestra.funnel import COLUMNS
-from services.scheduler.core import member
 from shared.contracts import DomainEvent
 from shared.keys import Keys
 from shared.lua import SCHED_CLAIM
+from shared.scheduled import member
 from tests.e2e.journey import Chat, assert_said, eventually
 from tests.load import children
 from tests.support.fake_graph import CORPUS, FakeGraph, GraphRequest, message_webhook

@@ -10,10 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from redis.asyncio import Redis
 
-from services.scheduler.core import Scheduled
-from services.scheduler.store import ScheduleStore
 from shared.keys import Keys
 from shared.lua import register
+from shared.scheduled import Scheduled, ScheduleStore
 from shared.state import journal_entry
 
 DUE = datetime(2026, 2, 9, 21, 0, tzinfo=UTC)

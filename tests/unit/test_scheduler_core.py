@@ -9,21 +9,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from services.scheduler.config import RemindersConfig, load_reminders
-from services.scheduler.core import (
-    Context,
-    Scheduled,
-    admit,
-    at_due,
-    bucket_finished,
-    bucket_of,
-    member,
-    parse_member,
-    plan_event,
-)
+from services.scheduler.core import Context, admit, at_due, bucket_finished, plan_event
 from shared.attribution import attribution, source_of
 from shared.contracts import InboundMessage, Turn
 from shared.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
 from shared.pack import Pack, PackError, load_pack
+from shared.scheduled import Scheduled, bucket_of, member, parse_member
 from shared.trial.config import TrialConfig
 
 PACK = load_pack("ctsmash")

@@ -1,21 +1,69 @@
-"""Scheduled messages in Redis: created, claimed, taken, moved and listed.
+"""Scheduled messages in Redis: the stored message (``Scheduled``), the hour buckets they wait
+in, and the store that creates, claims, takes, moves and lists them.
+
+Shared because two services read the same records: the scheduler, which writes and sends them
+(what to schedule for an event stays in ``services/scheduler/core.py``), and the gateway, which
+lists them for ``GET /v1/scheduled``.
 
 Every write goes through a script of ``shared/lua.py`` on the keys of one slot: an item's hash,
 its conversation's index and journal share the conversation's hash tag; a bucket's due and
-claimed sets share the bucket's. Used by the scheduler service and by the gateway's listing.
+claimed sets share the bucket's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal, cast
 
+from pydantic import AwareDatetime, BaseModel, Field
 from redis.asyncio import Redis
 
-from services.scheduler.core import Scheduled, bucket_of, bucket_start, member, parse_member
-from shared.keys import Keys
+from shared.keys import Keys, sched_member
 from shared.lua import Scripts
+
+Kind = Literal["day_before", "before_class", "attended", "no_show"]
+Status = Literal["pending", "sending", "sent", "held", "cancelled", "dropped"]
+
+
+class Scheduled(BaseModel):
+    """One message due at ``due_at``, rendered when scheduled (the booking's facts then)."""
+
+    id: str
+    conversation_id: str
+    kind: Kind
+    booking_id: str
+    due_at: AwareDatetime
+    class_at: AwareDatetime
+    text: str
+    template: str | None = None
+    template_params: list[str] = Field(default_factory=list)
+    channel: str
+    to: str | None = None
+
+    @property
+    def turn_id(self) -> str:
+        """The turn id of the message when sent: a turn of its own."""
+        return f"sched-{self.id}"
+
+
+def bucket_of(due: datetime) -> str:
+    """The hour bucket (UTC) a due time falls in: ``YYYYMMDDHH``."""
+    return due.astimezone(UTC).strftime("%Y%m%d%H")
+
+
+def bucket_start(bucket: str) -> datetime:
+    return datetime.strptime(bucket, "%Y%m%d%H").replace(tzinfo=UTC)
+
+
+def member(conversation_id: str, ident: str) -> str:
+    """A bucket member names the conversation (the item's slot) and the item."""
+    return sched_member(conversation_id, ident)
+
+
+def parse_member(value: str) -> tuple[str, str]:
+    conversation_id, _, ident = value.rpartition("|")
+    return conversation_id, ident
 
 
 def ms(at: datetime) -> int:
@@ -46,6 +94,11 @@ class ScheduleStore:
         self.journal_max = journal_max
         self.ttl_s = ttl_s
 
+    async def _members(self, key: str) -> list[str]:
+        """Every member of a sorted set, as text (the clients decode responses:
+        ``shared/connections.py``)."""
+        return cast(list[str], await self.redis.zrange(key, 0, -1))
+
     async def add(self, item: Scheduled, status: str, send_at: datetime, entry: str) -> bool:
         """Record ``item``; a pending one goes into the bucket of ``send_at``. False when the
         item existed (a redelivered event): nothing is journaled again."""
@@ -74,7 +127,7 @@ class ScheduleStore:
 
     async def items(self, conversation_id: str) -> list[tuple[Scheduled, str, str]]:
         """Every scheduled message of a conversation: (item, status, bucket), by due time."""
-        ids = await self.redis.zrange(self.keys.sched_index(conversation_id), 0, -1)
+        ids = await self._members(self.keys.sched_index(conversation_id))
         if not ids:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -107,7 +160,8 @@ class ScheduleStore:
         return True
 
     async def due_buckets(self, now: datetime) -> list[str]:
-        return await self.redis.zrangebyscore(self.keys.sched_buckets, "-inf", ms(now))
+        due = await self.redis.zrangebyscore(self.keys.sched_buckets, "-inf", ms(now))
+        return cast(list[str], due)
 
     async def claim(
         self, bucket: str, now: datetime, claim_ms: int, limit: int = 100
@@ -150,20 +204,20 @@ class ScheduleStore:
     ) -> list[dict[str, Any]]:
         """Rows for ``GET /v1/scheduled``: one conversation's messages (every status), or, for
         staff, every message still to come plus those held for a person."""
+        rows: list[tuple[Scheduled, str | None]]
         if conversation_id is not None:
             rows = [(item, status) for item, status, _ in await self.items(conversation_id)]
         else:
             members: set[str] = set()
-            for bucket in await self.redis.zrange(self.keys.sched_buckets, 0, -1):
-                members.update(await self.redis.zrange(self.keys.sched_due(bucket), 0, -1))
-                members.update(await self.redis.zrange(self.keys.sched_claimed(bucket), 0, -1))
-            members.update(await self.redis.zrange(self.keys.sched_held, 0, -1))
+            for bucket in await self._members(self.keys.sched_buckets):
+                members.update(await self._members(self.keys.sched_due(bucket)))
+                members.update(await self._members(self.keys.sched_claimed(bucket)))
+            members.update(await self._members(self.keys.sched_held))
             rows = []
             for name in sorted(members):
                 conv, ident = parse_member(name)
-                raw, status = await self.redis.hmget(
-                    self.keys.sched_item(conv, ident), "item", "status"
-                )
+                fields = await self.redis.hmget(self.keys.sched_item(conv, ident), "item", "status")
+                raw, status = cast(list[str | None], fields)
                 if raw is not None:
                     rows.append((Scheduled.model_validate_json(raw), status))
         listed = [
