@@ -18,7 +18,7 @@ from typing import Any
 
 import uvicorn
 
-from tests.support.fake_openai import FakeOpenAI, reply
+from bench.fake_openai import FakeOpenAI, reply
 
 _TRIAL = re.compile(r"agend|aula|marc|terça|terca|\bsim\b|\d", re.IGNORECASE)
 _FAQ = re.compile(r"onde|estacion|raquete|horário|horario|\?", re.IGNORECASE)

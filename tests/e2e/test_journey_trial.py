@@ -22,13 +22,13 @@ from zoneinfo import ZoneInfo
 import pytest
 import redis as redis_sync
 
+from bench.fake_openai import FakeOpenAI, reply
 from services.triage.config import load_config
 from services.triage.models import LLMTriage
 from services.trial.llm import extraction_messages
 from services.trial.models import TrialExtraction
 from shared.trial.config import load_trial_config
 from tests.e2e.journey import PACK, Bus, Chat, assert_said, said, together
-from tests.support.fake_openai import FakeOpenAI, reply
 from tests.system import System
 
 TRIAL = load_trial_config(PACK)

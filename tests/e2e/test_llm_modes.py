@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.fake_openai import FakeOpenAI, Messages, fail, reply
+from bench.fake_openai import FakeOpenAI, Messages, fail, reply
 from tests.system import System
 
 MODEL_SAYS = "(resposta do modelo)"

@@ -30,7 +30,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from tests.support.serve import serve_in_thread
+from bench.serve import serve_in_thread
 
 CORPUS = Path("/work/shared/conformance/whatsapp")
 INVALID_TOKEN = {

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.fake_openai import FakeOpenAI
+from bench.fake_openai import FakeOpenAI
 
 
 @pytest.fixture(scope="session", name="fake_openai_server")

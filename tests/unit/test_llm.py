@@ -7,9 +7,7 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from services.triage.models import LLMTriage
-from shared.llm import LLMClient, LLMError, LLMSettings
-from tests.support.fake_openai import (
+from bench.fake_openai import (
     FakeOpenAI,
     Messages,
     fail,
@@ -18,6 +16,8 @@ from tests.support.fake_openai import (
     reply,
     reply_model,
 )
+from services.triage.models import LLMTriage
+from shared.llm import LLMClient, LLMError, LLMSettings
 from tests.support.fixtures import fake_openai_fixture, fake_openai_server_fixture  # noqa: F401
 
 MESSAGES = [{"role": "user", "content": "quero agendar e onde fica a CT?"}]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bench.fake_openai import FakeOpenAI, Messages, fail, malformed, reply, reply_model
 from services.triage.config import load_config
 from services.triage.core import asks_llm, triage_turn
 from services.triage.llm_prompt import from_llm, llm_messages
@@ -14,7 +15,6 @@ from services.triage.models import LLMTriage, TriageDecision, TriageResult, Tria
 from services.triage.rules import classify
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.pack import load_pack
-from tests.support.fake_openai import FakeOpenAI, Messages, fail, malformed, reply, reply_model
 from tests.support.fixtures import fake_openai_fixture, fake_openai_server_fixture  # noqa: F401
 
 PACK = load_pack("ctsmash")

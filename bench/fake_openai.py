@@ -4,6 +4,10 @@ The real ``openai`` client talks to it over HTTP, so tests exercise the client's
 (timeouts, status codes, response parsing) instead of patching it. Each request takes the next
 scripted :class:`Step` (or the default step when the script is empty): answer with content,
 possibly computed from the request's messages, after a delay, or fail with an HTTP status.
+
+It lives in ``bench/`` because the benchmark's simulated LLM (``bench/llm_server.py``) is this
+server with a fixed answer, and the tests import ``bench/`` while ``bench/`` never imports
+``tests/``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from tests.support.serve import serve_in_thread
+from bench.serve import serve_in_thread
 
 Messages = list[dict[str, Any]]
 

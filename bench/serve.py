@@ -1,4 +1,5 @@
-"""Serve an ASGI app on a free 127.0.0.1 port from a background thread (test fakes)."""
+"""Serve an ASGI app on a free 127.0.0.1 port from a background thread: the fake OpenAI server
+(``bench/fake_openai.py``) and the tests' fake Graph API (``tests/support/fake_graph.py``)."""
 
 from __future__ import annotations
 
