@@ -194,6 +194,19 @@ class LocalCluster:
                 return next(node for node in self.nodes if node.port == port)
         raise LookupError(f"no master serves slot {slot}")
 
+    def replica_of(self, master: ClusterNode) -> ClusterNode:
+        """A living replica of ``master`` (the node a manual ``CLUSTER FAILOVER`` is sent to)."""
+        for node in self.nodes:
+            if node is master or not node.alive():
+                continue
+            replication = node.client().info("replication")
+            if (
+                replication.get("role") == "slave"
+                and int(replication["master_port"]) == master.port
+            ):
+                return node
+        raise LookupError(f"no living replica of {master.address}")
+
     def await_takeover(self, dead: ClusterNode, timeout_s: float = 30.0) -> None:
         """Until a replica serves every slot ``dead`` served and the cluster is ``ok``."""
         deadline = time.monotonic() + timeout_s

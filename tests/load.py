@@ -74,7 +74,9 @@ async def converse(
             # Redis out of reach for now (a failover): the gateway says when to try again.
             await asyncio.sleep(float(got.headers.get("Retry-After", "1")))
         if got.status_code != 200:
-            run.failures.append(f"{conversation_id}#{i}: HTTP {got.status_code} on replies")
+            run.failures.append(
+                f"{conversation_id}#{i}: HTTP {got.status_code} on replies: {got.text[:200]}"
+            )
             return
         replies = got.json()["replies"]
         if not replies:

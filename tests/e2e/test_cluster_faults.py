@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 import uuid
 from collections import Counter
 from datetime import datetime, timedelta
 
+import httpx
 import pytest
 
-from orquestra.redis_cluster import LocalCluster
+from orquestra.redis_cluster import ClusterNode, LocalCluster
 from shared.keys import Keys
 from tests.load import FAQ, Run, children, drive, load_size
 from tests.system import System
@@ -28,6 +30,15 @@ FAST_RECOVERY = {
     "ORQ_LEASE_TTL_MS": "8000",
 }
 BASE = datetime.fromisoformat("2026-03-05T10:00:00-03:00")
+
+
+def await_blocked_client(node: ClusterNode, timeout_s: float = 20) -> None:
+    """Until a client is blocked on ``node`` (the long-poll's XREAD has reached it)."""
+    deadline = time.monotonic() + timeout_s
+    while node.client().info("clients")["blocked_clients"] < 1:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no client blocked on {node.address} in {timeout_s}s")
+        time.sleep(0.05)
 
 
 def scripts_for(label: str, n: int, texts: list[str]) -> dict[str, tuple[list[str], datetime]]:
@@ -82,7 +93,7 @@ def test_kill_9_a_worker_under_load_on_the_cluster(fresh_cluster: LocalCluster) 
             return run
 
         run = main_run = asyncio.run(main())
-        assert run.failures == []
+        assert run.failures == [], system.watcher.tail(200)
         for conversation in scripts:
             turn_ids = [r["turn_id"] for r in system.replies(conversation)["replies"]]
             assert len(turn_ids) == len(FAQ) == len(set(turn_ids)), conversation
@@ -129,3 +140,30 @@ def test_a_master_killed_under_load_fails_over_and_every_conversation_answers_ag
         f"{len(run.exchanges)} turns answered, {len(run.failures)} conversations stopped "
         f"({run.failures[:3]}), {repeated} messages taken up by a second turn"
     )
+
+
+def test_a_long_poll_on_a_master_that_becomes_a_replica_is_told_to_retry(
+    fresh_cluster: LocalCluster,
+) -> None:
+    """A master demoted to replica (a failover, also one the cluster starts by itself when a
+    loaded node misses ``cluster-node-timeout``) unblocks its blocked clients with an
+    ``UNBLOCKED`` error. A long-poll waiting there is answered 503 with Retry-After, as for any
+    Redis out of reach, and the retry reads the replies from the new master."""
+    prefix = f"orqtest-{uuid.uuid4().hex[:8]}:"
+    conversation = f"cl-unblock-{uuid.uuid4().hex[:6]}"
+    master = fresh_cluster.node_of(Keys(prefix, PARTITIONS).replies(conversation))
+    with System.up(fresh_cluster.url, prefix, **FAST_RECOVERY) as system:
+        url = f"/v1/conversations/{conversation}/replies"
+
+        async def main() -> httpx.Response:
+            async with httpx.AsyncClient(base_url=system.base_url, timeout=60) as client:
+                poll = asyncio.create_task(client.get(url, params={"wait": 30}))
+                await asyncio.to_thread(await_blocked_client, master)
+                fresh_cluster.replica_of(master).client().execute_command("CLUSTER", "FAILOVER")
+                return await poll
+
+        answer = asyncio.run(main())
+        assert answer.status_code == 503, system.watcher.tail(60)
+        assert answer.headers["Retry-After"]
+        assert system.watcher.wait_for("redis unavailable; answered 503", 10)
+        assert system.say(conversation, "onde fica a CT?")["text"]

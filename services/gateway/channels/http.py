@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError, TryAgainError
 
 from services.gateway.channels.base import Delivery
 from services.gateway.history import History, reply_entry
@@ -93,7 +94,14 @@ class HttpChannel:
         """Replies after ``after`` (a stream id), blocking up to ``wait_s`` for the first one."""
         key = self.keys.replies(conversation_id)
         block = int(min(wait_s, MAX_WAIT_S) * 1000) if wait_s > 0 else None
-        result = await self.polling.xread({key: after}, count=100, block=block)
+        try:
+            result = await self.polling.xread({key: after}, count=100, block=block)
+        except ResponseError as error:
+            # A master demoted to replica (a failover) unblocks its blocked clients with
+            # "UNBLOCKED ...": the replies are fine, only this wait is cut short; retry.
+            if not str(error).startswith("UNBLOCKED"):
+                raise
+            raise TryAgainError(str(error)) from error
         replies: list[dict[str, Any]] = []
         cursor = after
         for _, entries in result or []:
