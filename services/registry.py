@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from services.enrollment.spec import SPEC as ENROLLMENT
 from services.faq.spec import SPEC as FAQ
 from services.gateway.spec import SPEC as GATEWAY
 from services.merger.spec import SPEC as MERGER
@@ -12,7 +15,18 @@ from services.triage.spec import SPEC as TRIAGE
 from services.trial.spec import SPEC as TRIAL
 from shared.spec import ServiceSpec
 
-SPECS: tuple[ServiceSpec, ...] = (GATEWAY, TRIAGE, TRIAL, FAQ, MODE_ROUTER, MERGER, SCHEDULER)
+_DECLARED = (GATEWAY, TRIAGE, TRIAL, FAQ, ENROLLMENT, MODE_ROUTER, MERGER, SCHEDULER)
+
+
+def _with_task_streams(spec: ServiceSpec) -> ServiceSpec:
+    """A router's spec with the task stream of every specialist among what it publishes."""
+    if not spec.routes_to_specialists:
+        return spec
+    tasks = tuple(f"tasks.{s.name}" for s in _DECLARED if s.specialist)
+    return replace(spec, publishes=(*spec.publishes, *tasks))
+
+
+SPECS: tuple[ServiceSpec, ...] = tuple(_with_task_streams(spec) for spec in _DECLARED)
 BY_NAME: dict[str, ServiceSpec] = {spec.name: spec for spec in SPECS}
 
 SERVICES: tuple[str, ...] = tuple(spec.name for spec in SPECS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-SPECIALISTS = ("trial", "faq")
+SPECIALISTS = ("trial", "faq", "enrollment")
 
 
 def partition_of(name: str, partitions: int) -> int:
@@ -271,6 +271,12 @@ class Keys:
     def privacy_log(self) -> str:
         """List: one entry per erased conversation, with a hash of its id and the time only."""
         return f"{self.prefix}privacy:log"
+
+    def owned(self, service: str, name: str) -> str:
+        """A key a service keeps outside any conversation (its records, their indexes),
+        hash-tagged by the service and the tenant: a script over one service's records
+        touches one slot, and tenants never share one."""
+        return f"{self.prefix}{{{self._t}{service}}}:{name}"
 
     def conversation_pattern(self, conversation_id: str) -> str:
         """SCAN pattern of every key of one conversation (glob characters escaped)."""

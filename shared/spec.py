@@ -44,13 +44,27 @@ class ServiceSpec:
     owns: tuple[Owns, ...] = ()
     publishes: tuple[str, ...] = ()
     specialist: bool = False  # triage routes turns to it on ``tasks.<name>``
+    # It publishes ``tasks.<name>`` for every specialist (the registry adds those streams).
+    routes_to_specialists: bool = False
     in_process: bool = True  # wired by the bench's single-process pipeline
+    # "package.module:attribute" of a FastAPI ``APIRouter`` for staff, which the gateway
+    # mounts behind the admin token; its handlers find ``redis`` and ``keys`` on
+    # ``request.app.state``. The data stays the service's; the gateway only serves it.
+    admin_api: str | None = None
 
     @property
     def slices(self) -> tuple[str, ...]:
         return tuple(owned.slice for owned in self.owns)
 
     def builder(self) -> Callable[..., Any]:
-        module, _, function = self.build.partition(":")
-        built: Callable[..., Any] = getattr(importlib.import_module(module), function)
+        built: Callable[..., Any] = _attribute(self.build)
         return built
+
+    def admin_router(self) -> Any:
+        """The service's staff routes (an ``APIRouter``), or None when it has none."""
+        return _attribute(self.admin_api) if self.admin_api else None
+
+
+def _attribute(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 from prometheus_client import REGISTRY
 
@@ -39,6 +39,7 @@ from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
+from services.registry import SPECS
 from shared.clock import Clock
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
@@ -182,6 +183,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin)
     app.include_router(schedule_router)
     app.include_router(bookings_router)
+    # Staff routes a service declares in its spec (its data, served here behind the admin token).
+    for spec in SPECS:
+        if (staff := spec.admin_router()) is not None:
+            app.include_router(staff, dependencies=[Depends(auth.require_admin)])
     app.include_router(privacy_router)
     app.include_router(whatsapp_router)
     app.include_router(webchat_router)

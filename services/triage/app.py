@@ -5,12 +5,12 @@ Every decision is in the pure core (``core.triage_turn``); this file only does I
 
 from __future__ import annotations
 
-from services.triage.config import load_config
+from services.triage.config import TriageConfig, load_config
 from services.triage.core import asks_llm, triage_turn
 from services.triage.faq_evidence import faq_knows
 from services.triage.llm_prompt import from_llm, llm_messages
-from services.triage.models import LLMTriage, TriageResult, TriageState
-from services.triage.rules import classify, mode_awaits_answer, trial_context
+from services.triage.models import TriageResult, TriageState, llm_triage_model
+from services.triage.rules import active_flow, classify, mode_awaits_answer
 from shared.contracts import FunnelStep, Part, SpecialistTask, Turn, TurnPlan
 from shared.funnel import plan_patterns, steps_of_turn
 from shared.notices import notice_keys
@@ -19,13 +19,18 @@ from shared.state import Snapshot, journal_entry
 
 
 def build(rt: Runtime) -> None:
-    config = load_config(rt.pack)
+    pack_config = load_config(rt.pack)
     mode = rt.settings.nlu_mode
-    knows = faq_knows(rt.pack, config)
+    knows = faq_knows(rt.pack, pack_config)
+    llm_schema = llm_triage_model(pack_config.intents)
     funnel_patterns = plan_patterns(rt.pack)
 
     async def understand(
-        turn: Turn, state: TriageState | None, trial_stage: str | None, journal: list[str]
+        turn: Turn,
+        state: TriageState | None,
+        trial_stage: str | None,
+        config: TriageConfig,
+        journal: list[str],
     ) -> TriageResult:
         rules = classify(
             turn.text,
@@ -39,7 +44,7 @@ def build(rt: Runtime) -> None:
             return rules
         messages = llm_messages(turn.text, trial_stage=trial_stage, config=config)
         answer = await ask_llm(
-            rt, messages, LLMTriage, turn_id=turn.turn_id, purpose="triage", journal=journal
+            rt, messages, llm_schema, turn_id=turn.turn_id, purpose="triage", journal=journal
         )
         return from_llm(answer, trial_stage=trial_stage, config=config) if answer else rules
 
@@ -49,8 +54,9 @@ def build(rt: Runtime) -> None:
         async def decide(snapshot: Snapshot) -> Decision:
             decision = Decision()
             state = snapshot.model("triage", TriageState)
-            trial_stage = trial_context(snapshot.get("trial"))
-            result = await understand(turn, state, trial_stage, decision.journal)
+            slices = {c.state_slice: snapshot.get(c.state_slice) for c in pack_config.contexts}
+            config, trial_stage = active_flow(pack_config, slices)
+            result = await understand(turn, state, trial_stage, config, decision.journal)
             outcome = triage_turn(
                 turn.text,
                 state=state,

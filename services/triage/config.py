@@ -9,14 +9,15 @@ normalized once at load time, so matching works on the normalized message.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from shared.nlu.normalize import normalize
 from shared.pack import Pack, PackError
 
-SpecialistIntent = Literal["trial", "faq", "handoff"]
+# An intent a specialist handles: the pack's ``intents`` name them and ``routes`` sends each to
+# its service, so a new specialist is a pack entry, not a code change.
+SpecialistIntent = str
 
 
 def _keyword_regex(phrase: str) -> str:
@@ -80,11 +81,29 @@ class GeneralKind(BaseModel):
 
 
 class ActiveContext(BaseModel):
-    """When the trial specialist is mid-conversation, short answers belong to it."""
+    """When a specialist's flow is mid-conversation (its slice has a stage that is not idle),
+    short answers belong to it."""
 
     intent: SpecialistIntent = "trial"
-    # Stages of the trial slice in which no booking conversation is going on.
+    # The state slice whose ``stage`` tells whether the flow is going on (default: the intent's).
+    slice: str | None = None
+    # Stages of that slice in which no conversation of the flow is going on.
     idle_stages: list[str] = Field(default_factory=lambda: ["booked"])
+    # Keyword phrases that answer the flow's own questions ("pix", "3x"): mid-flow, a message
+    # with one of them that asks nothing is the flow's alone, even if another intent knows the
+    # word as a topic.
+    answer_words: list[str] = Field(default_factory=list)
+    _answers: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+
+    def model_post_init(self, _context: object) -> None:
+        self._answers = [re.compile(_keyword_regex(w)) for w in self.answer_words]
+
+    @property
+    def state_slice(self) -> str:
+        return self.slice or self.intent
+
+    def answered_in(self, normalized: str) -> bool:
+        return any(regex.search(normalized) for regex in self._answers)
 
 
 class ClarifyOption(BaseModel):
@@ -246,6 +265,9 @@ class TriageConfig(BaseModel):
     general: list[GeneralKind] = Field(default_factory=list)
     fallback_text_key: str = "general_fallback"
     active_context: ActiveContext = Field(default_factory=ActiveContext)
+    # Further flows that make short answers theirs while they go on, after ``active_context``
+    # in priority (see ``rules.active_flow``).
+    active_contexts: list[ActiveContext] = Field(default_factory=list)
     clarification: ClarificationConfig
     questions: QuestionRules = Field(default_factory=QuestionRules)
     mode_confirmation: ModeConfirmation = Field(default_factory=ModeConfirmation)
@@ -256,7 +278,21 @@ class TriageConfig(BaseModel):
         missing = set(self.intents) - set(self.routes)
         if missing:
             raise ValueError(f"intents without a route: {sorted(missing)}")
+        named = {
+            *(c.intent for c in self.contexts),
+            self.clarification.unclear_intent,
+            self.mode_confirmation.yes_intent,
+            *(o.intent for o in self.clarification.options if o.intent is not None),
+        }
+        unknown = named - set(self.intents)
+        if unknown:
+            raise ValueError(f"intents named but not defined: {sorted(unknown)}")
         return self
+
+    @property
+    def contexts(self) -> list[ActiveContext]:
+        """Every flow that can be going on, highest priority first."""
+        return [self.active_context, *self.active_contexts]
 
     def text_keys(self) -> set[str]:
         """Every text key the section refers to (checked against the pack at load)."""

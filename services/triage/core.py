@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from services.triage.clarification import (
     confirm_text,
@@ -18,7 +18,7 @@ from services.triage.clarification import (
     menu_text,
     parse_choice,
 )
-from services.triage.config import ClarifyOption, SpecialistIntent, TriageConfig
+from services.triage.config import ClarifyOption, TriageConfig
 from services.triage.models import (
     ClarificationStep,
     PendingClarification,
@@ -58,11 +58,7 @@ class _Turn:
         forced_text: str | None = None,
     ) -> TriageDecision:
         # The intents come from the pack's intent list, whose routes the config checked.
-        routes = list(
-            dict.fromkeys(
-                self.config.routes[cast(SpecialistIntent, i)] for i in intents if i != "general"
-            )
-        )
+        routes = list(dict.fromkeys(self.config.routes[i] for i in intents if i != "general"))
         route_texts: dict[str, str] = {}
         booking = self.config.routes[self.config.active_context.intent]
         if self.active and routes and booking not in routes:

@@ -25,11 +25,13 @@ def llm_messages(text: str, *, trial_stage: str | None, config: TriageConfig) ->
 def from_llm(output: LLMTriage, *, trial_stage: str | None, config: TriageConfig) -> TriageResult:
     """The LLM's answer held to the same rules as the rules' answer.
 
-    ``general`` is dropped when a specialist intent came with it (general is always alone),
+    An intent the pack does not define is dropped; ``general`` is dropped when a specialist
+    intent came with it (general is always alone),
     and mid-booking a message nobody else claims goes to the booking flow, whatever the LLM
     said: routing decisions stay deterministic.
     """
-    intents = list(dict.fromkeys(output.intents))
+    known = {*config.intents, "general"}
+    intents = [intent for intent in dict.fromkeys(output.intents) if intent in known]
     specialist = [intent for intent in intents if intent != "general"]
     if specialist:
         intents = specialist

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field, create_model
 
 from shared.contracts import FunnelStepName
 
-Intent = Literal["trial", "faq", "general", "handoff"]
+# The pack's specialist intents, or "general" (small talk).
+Intent = str
 Source = Literal["rules", "llm"]
 
 
@@ -21,6 +23,14 @@ class LLMTriage(BaseModel):
 
     intents: list[Intent]
     general_response: str | None = None
+
+
+def llm_triage_model(intents: Iterable[str]) -> type[LLMTriage]:
+    """The schema the LLM fills for a pack: its intents and ``general``, no other name (an
+    answer naming another is a schema error, and the rules decide)."""
+    names = tuple(dict.fromkeys([*intents, "general"]))
+    allowed: Any = Literal[names]
+    return create_model("LLMTriage", __base__=LLMTriage, intents=(list[allowed], ...))
 
 
 class TriageResult(LLMTriage):

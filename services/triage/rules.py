@@ -6,6 +6,7 @@ The rules decide alone in ``rules`` mode and go first in ``hybrid`` mode, where
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from services.triage.config import TriageConfig
@@ -44,6 +45,24 @@ def mode_awaits_answer(mode: dict[str, Any] | None, turn_id: str) -> bool:
     if mode.get("last_turn_id") == turn_id:
         return mode.get("last_decision") in ("confirm", "cancel")
     return bool(mode.get("pending_transition"))
+
+
+def active_flow(
+    config: TriageConfig, slices: Mapping[str, dict[str, Any] | None]
+) -> tuple[TriageConfig, str | None]:
+    """The flow going on, as the config to read this turn with and that flow's stage.
+
+    The pack's contexts are tried in priority order; the first whose slice shows a stage that
+    is not idle becomes ``active_context`` for the turn. When none is going on, the config is
+    the pack's as written and the stage that of its first context (a booked trial is idle).
+    """
+    for context in config.contexts:
+        stage = trial_context(slices.get(context.state_slice))
+        if stage and stage not in context.idle_stages:
+            if context is config.active_context:
+                return config, stage
+            return config.model_copy(update={"active_context": context}), stage
+    return config, trial_context(slices.get(config.active_context.state_slice))
 
 
 def active_stage(trial_stage: str | None, config: TriageConfig) -> str | None:
@@ -151,6 +170,11 @@ def classify(
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
 
     if active:
+        context = config.active_context
+        if context.answered_in(normalized) and not _asks_something(text, config):
+            return TriageResult(
+                intents=[context_intent], confidences={**confidences, context_intent: 1.0}
+            )
         if context_intent not in intents and (not intents or _answers_active_flow(text, config)):
             intents.insert(0, context_intent)
             confidences[context_intent] = 1.0

@@ -8,5 +8,6 @@ SPEC = ServiceSpec(
     build="services.triage.app:build",
     consumes=(Consumes("turns", "triage"),),
     owns=(Owns("triage", TriageState),),
-    publishes=("merge", "tasks.trial", "tasks.faq", "funnel.steps"),
+    publishes=("merge", "funnel.steps"),
+    routes_to_specialists=True,
 )

@@ -16,7 +16,7 @@ from bench.fake_openai import (
     reply,
     reply_model,
 )
-from services.triage.models import LLMTriage
+from services.triage.models import LLMTriage, llm_triage_model
 from shared.llm import LLMClient, LLMError, LLMSettings
 from tests.support.fixtures import fake_openai_fixture, fake_openai_server_fixture  # noqa: F401
 
@@ -110,7 +110,7 @@ async def test_schema_mismatch_raises_llm_error(fake_openai: FakeOpenAI) -> None
     fake_openai.script(reply('{"intents": ["pizza"]}'))
     async with client_for(fake_openai) as llm:
         with pytest.raises(LLMError) as caught:
-            await llm.structured(MESSAGES, LLMTriage)
+            await llm.structured(MESSAGES, llm_triage_model(["trial", "faq", "handoff"]))
     assert caught.value.kind == "schema"
 
 

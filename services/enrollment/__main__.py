@@ -1,0 +1,7 @@
+"""``python -m services.enrollment``: one replica of the enrollment service."""
+
+from services.enrollment.spec import SPEC
+from shared.service import run_service
+
+if __name__ == "__main__":
+    run_service(SPEC)

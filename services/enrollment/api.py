@@ -1,0 +1,40 @@
+"""Staff's list of enrollment requests (``GET /v1/enrollments``), mounted by the gateway behind
+the admin token (the spec's ``admin_api``). It only reads what the enrollment service stored."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
+
+from services.enrollment.store import EnrollmentStore
+
+router = APIRouter()
+
+
+class Enrollment(BaseModel):
+    id: str
+    conversation_id: str
+    plan: str
+    days: list[str]
+    time: str
+    payment: str
+    status: str
+    created_at: str
+
+
+class EnrollmentList(BaseModel):
+    enrollments: list[Enrollment]
+
+
+@router.get("/v1/enrollments", response_model=EnrollmentList)
+async def list_enrollments(
+    request: Request,
+    status: Annotated[Literal["requested"] | None, Query(description="Only this status.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
+    """Enrollment requests for staff, newest first: who asked for which plan, days, time and
+    way to pay. Nothing was charged; a person arranges it in the conversation."""
+    store = EnrollmentStore(request.app.state.redis, request.app.state.keys)
+    return {"enrollments": await store.requests(status=status, limit=limit)}

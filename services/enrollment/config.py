@@ -1,0 +1,89 @@
+"""The ``enrollment`` pack section: the plans people enroll in, how they name days and ways to
+pay, and how a request is labelled.
+
+The plans are the business's facts, held once: the FAQ's answer about prices refers to them
+(``{enrollment.plans.tres_vezes.price}``), so the price said in an answer and the plan a
+request records cannot differ.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from shared.pack import Pack, PackError
+
+# Every text the enrollment may say (checked against the pack when the service starts).
+TEXT_KEYS = (
+    "enrollment_ask_plan",
+    "enrollment_plan_line",
+    "enrollment_ask_schedule",
+    "enrollment_ask_days",
+    "enrollment_ask_time",
+    "enrollment_ask_payment",
+    "enrollment_confirm",
+    "enrollment_confirm_again",
+    "enrollment_change",
+    "enrollment_requested",
+    "enrollment_already_requested",
+    "enrollment_not_now",
+    "enrollment_summary",
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Plan(_Frozen):
+    """A monthly plan: its name, its price in reais, and its classes per week (None: as many
+    as the person wants, e.g. "horário livre")."""
+
+    name: str = Field(min_length=1)
+    price: int = Field(gt=0)
+    classes_per_week: int | None = Field(default=None, ge=1, le=7)
+    # Other ways people name it ("livre", "ilimitado"), besides "<n>x" / "<n> vezes".
+    words: list[str] = Field(default_factory=list)
+
+
+class Payment(_Frozen):
+    """A way to pay the staff will arrange (the bot never charges)."""
+
+    label: str = Field(min_length=1)
+    words: list[str] = Field(min_length=1)
+
+
+class EnrollmentConfig(_Frozen):
+    """The ``enrollment`` section of a pack."""
+
+    plans: dict[str, Plan] = Field(min_length=1)
+    # The price of one class without a plan, stated by the FAQ.
+    single_class_price: int | None = Field(default=None, gt=0)
+    # Weekday label (as said back) → the words that name it, in the week's order.
+    weekdays: dict[str, list[str]] = Field(min_length=1)
+    payments: dict[str, Payment] = Field(min_length=1)
+    # Requests read aloud as "<prefix>-XXXXXX".
+    request_id_prefix: str = Field(default="MT", pattern=r"^[A-Z]{1,4}$")
+    # The tool the funnel mode must allow (pack ``capabilities``) for a request to be made.
+    tool: str = "request_enrollment"
+    # The handoff reason staff see.
+    handoff_reason: str = "enrollment"
+    # Joins the last item of a list ("segunda, quarta e sexta").
+    list_last_separator: str = " e "
+    # Joins the last of the choices offered ("Pix ou cartão").
+    choice_separator: str = " ou "
+
+    @model_validator(mode="after")
+    def _one_plan_per_count(self) -> EnrollmentConfig:
+        counts = [p.classes_per_week for p in self.plans.values() if p.classes_per_week]
+        if len(counts) != len(set(counts)):
+            raise ValueError(f"two plans share a number of classes per week: {counts}")
+        return self
+
+
+def load_config(pack: Pack) -> EnrollmentConfig:
+    """The pack's enrollment section, refusing a pack that lacks a text the service says."""
+    config = pack.section("enrollment", EnrollmentConfig)
+    missing = sorted(set(TEXT_KEYS) - set(pack.sections.get("texts", {})))
+    if missing:
+        raise PackError(f"pack {pack.name!r}: enrollment says missing texts {missing}")
+    return config

@@ -1,0 +1,355 @@
+"""The enrollment flow as pure decisions: read a message, fill the request, decide the reply.
+
+Slots are filled in any order and from any message (one message may bring them all), and the
+bot asks for the first one still missing: the plan, then the preferred days and time, then the
+way to pay; with everything known it reads the request back and asks for a yes. A yes makes
+the request (``enrollment.requested``) and hands the conversation to staff with a summary
+(``handoff.requested``, reason ``enrollment``): a person arranges the start and the payment.
+The bot never charges.
+
+A request needs the funnel mode's permission (the pack's ``capabilities``: the mode must allow
+``config.tool``), checked when a flow starts and when the request is made; a conversation
+without a mode yet is not restricted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from services.enrollment.config import EnrollmentConfig, Plan
+from shared.nlu.dates import resolve_time
+from shared.nlu.normalize import normalize
+from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
+from shared.nlu.yesno import yes_no
+
+Stage = Literal["ask_plan", "ask_schedule", "ask_payment", "awaiting_confirmation", "requested"]
+ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+ID_LENGTH = 6
+
+
+class TextSource(Protocol):
+    """Where user-facing texts come from (a loaded ``shared.pack.Pack``)."""
+
+    def text(self, key: str, seed: str = "", **values: Any) -> str: ...
+
+
+class EnrollmentState(BaseModel):
+    """The ``enrollment`` slice: what the request holds so far and what is asked."""
+
+    stage: Stage = "ask_plan"
+    plan: str | None = None
+    days: list[str] = Field(default_factory=list)
+    time: str | None = None
+    payment: str | None = None
+    request_id: str | None = None
+
+
+class Reading(BaseModel):
+    """What one message says for the request (None / empty: it says nothing of that)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: str | None = None
+    days: list[str] = Field(default_factory=list)
+    time: str | None = None
+    payment: str | None = None
+    answer: bool | None = None
+
+    @property
+    def fills(self) -> bool:
+        return bool(self.plan or self.days or self.time or self.payment)
+
+
+class EnrollmentRequest(BaseModel):
+    """A request for staff: what the person chose, never a charge."""
+
+    id: str
+    conversation_id: str
+    plan: str
+    days: list[str]
+    time: str
+    payment: str
+    status: Literal["requested"] = "requested"
+    created_at: AwareDatetime
+
+
+class Outcome(BaseModel):
+    """One turn of the flow: the reply, the slice to write (None: none), what to publish."""
+
+    text: str
+    asks_question: bool
+    state: EnrollmentState | None
+    request: EnrollmentRequest | None = None
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    journal: dict[str, Any] = Field(default_factory=dict)
+
+
+# "3x", "3 x", "3 vezes", "duas vezes" (most numbers in words are digits by then; the library
+# leaves some small ones, such as "duas", as words).
+_TIMES_A_WEEK = re.compile(rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez)(?!\w)")
+# "plano de 3", "o de 2": a plan named by its count, once the plan was asked.
+_PLAN_OF = re.compile(r"\b(?:plano|o|a|aquele)\s+(?:de|das?)\s+([1-7])(?!\w|\s*(?:h|:))")
+_CLAUSE = re.compile(r"[^.!?\n]+[.!?]*")
+
+
+def _phrase(words: str) -> re.Pattern[str]:
+    body = r"\s+".join(re.escape(w) for w in normalize(words).split())
+    return re.compile(rf"(?<!\w){body}(?!\w)")
+
+
+def _statements(text: str) -> str:
+    """The message without its questions: "vocês aceitam cartão?" asks, it chooses nothing."""
+    return " ".join(c for c in _CLAUSE.findall(text) if not c.strip().endswith("?"))
+
+
+def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | None:
+    digits = with_digits(normalized)
+    by_count = {p.classes_per_week: key for key, p in config.plans.items() if p.classes_per_week}
+    match = _TIMES_A_WEEK.search(digits) or (_PLAN_OF.search(digits) if asked else None)
+    count = number_value(match[1]) if match else None
+    if count in by_count:
+        return by_count[count]
+    for key, plan in config.plans.items():
+        if any(_phrase(word).search(normalized) for word in [plan.name, *plan.words]):
+            return key
+    if asked and digits.strip().isdigit() and int(digits.strip()) in by_count:
+        return by_count[int(digits.strip())]
+    return None
+
+
+def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading:
+    """What ``text`` says for the request; ``stage`` is what was asked (a bare "3" answers the
+    plan question, a bare "19" the time)."""
+    said = _statements(text)
+    normalized = normalize(said)
+    days = [
+        day
+        for day, words in config.weekdays.items()
+        if any(_phrase(w).search(normalized) for w in words)
+    ]
+    plan = _plan(normalized, config, asked=stage == "ask_plan")
+    # A plan's count is no hour ("3x", "2 vezes"): it is taken out before reading a time.
+    timed = _TIMES_A_WEEK.sub(" ", with_digits(normalized))
+    found = resolve_time(timed, expecting=stage == "ask_schedule") if timed.strip() else None
+    payment = next(
+        (
+            key
+            for key, way in config.payments.items()
+            if any(_phrase(w).search(normalized) for w in way.words)
+        ),
+        None,
+    )
+    return Reading(
+        plan=plan,
+        days=days,
+        time=found.strftime("%H:%M") if found else None,
+        payment=payment,
+        answer=yes_no(text),
+    )
+
+
+def request_id(conversation_id: str, turn_id: str, prefix: str) -> str:
+    """The request's id, the same for every delivery of the turn that makes it: a redelivered
+    turn finds its request instead of making a second one."""
+    digest = hashlib.blake2s(f"{conversation_id}|{turn_id}".encode(), digest_size=8).digest()
+    number = int.from_bytes(digest, "big")
+    chars = []
+    for _ in range(ID_LENGTH):
+        number, index = divmod(number, len(ID_ALPHABET))
+        chars.append(ID_ALPHABET[index])
+    return f"{prefix}-{''.join(chars)}"
+
+
+def _join(items: list[str], config: EnrollmentConfig, *, last: str | None = None) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + (last or config.list_last_separator) + items[-1]
+
+
+def _money(value: int) -> str:
+    return f"R$ {value}"
+
+
+def _values(state: EnrollmentState, config: EnrollmentConfig) -> dict[str, str]:
+    plan: Plan | None = config.plans.get(state.plan) if state.plan else None
+    payment = config.payments.get(state.payment) if state.payment else None
+    return {
+        "plano": plan.name if plan else "",
+        "preco": _money(plan.price) if plan else "",
+        "dias": _join(state.days, config),
+        "horario": state.time or "",
+        "pagamento": payment.label if payment else "",
+        "opcoes": _join(
+            [p.label for p in config.payments.values()], config, last=config.choice_separator
+        ),
+        "codigo": state.request_id or "",
+    }
+
+
+def _plan_lines(config: EnrollmentConfig, texts: TextSource, seed: str) -> str:
+    return "\n".join(
+        texts.text("enrollment_plan_line", seed=seed, nome=p.name, preco=_money(p.price))
+        for p in config.plans.values()
+    )
+
+
+def _next_stage(state: EnrollmentState) -> Stage:
+    if state.plan is None:
+        return "ask_plan"
+    if not state.days or state.time is None:
+        return "ask_schedule"
+    if state.payment is None:
+        return "ask_payment"
+    return "awaiting_confirmation"
+
+
+def _ask(
+    state: EnrollmentState, config: EnrollmentConfig, texts: TextSource, seed: str, *, again: bool
+) -> str:
+    """The question for the state's stage."""
+    values = _values(state, config)
+    if state.stage == "ask_plan":
+        return texts.text("enrollment_ask_plan", seed=seed, planos=_plan_lines(config, texts, seed))
+    if state.stage == "ask_schedule":
+        key = "enrollment_ask_schedule"
+        if state.days and state.time is None:
+            key = "enrollment_ask_time"
+        elif state.time is not None and not state.days:
+            key = "enrollment_ask_days"
+        return texts.text(key, seed=seed, **values)
+    if state.stage == "ask_payment":
+        return texts.text("enrollment_ask_payment", seed=seed, **values)
+    key = "enrollment_confirm_again" if again else "enrollment_confirm"
+    return texts.text(key, seed=seed, **values)
+
+
+def summary(state: EnrollmentState, config: EnrollmentConfig, texts: TextSource, seed: str) -> str:
+    """The request in one sentence, for the staff who take the conversation."""
+    return texts.text("enrollment_summary", seed=seed, **_values(state, config))
+
+
+def _filled(state: EnrollmentState, reading: Reading) -> EnrollmentState:
+    update: dict[str, Any] = {}
+    if reading.plan:
+        update["plan"] = reading.plan
+    if reading.days:
+        update["days"] = reading.days
+    if reading.time:
+        update["time"] = reading.time
+    if reading.payment:
+        update["payment"] = reading.payment
+    return state.model_copy(update=update)
+
+
+def decide(
+    text: str,
+    *,
+    state: EnrollmentState | None,
+    config: EnrollmentConfig,
+    texts: TextSource,
+    seed: str,
+    now: datetime,
+    conversation_id: str,
+    turn_id: str,
+    allowed: bool,
+) -> Outcome:
+    """One turn of the flow (see the module doc).
+
+    ``text`` empty: triage sent the turn so the flow re-asks its pending step after another
+    specialist's answer. ``allowed``: whether the conversation's mode allows a request.
+    """
+    if state is not None and state.stage == "requested":
+        values = _values(state, config)
+        return Outcome(
+            text=texts.text("enrollment_already_requested", seed=seed, **values),
+            asks_question=False,
+            state=state,
+            journal={"stage": "requested", "request_id": state.request_id},
+        )
+    refused = Outcome(
+        text=texts.text("enrollment_not_now", seed=seed),
+        asks_question=False,
+        state=state,
+        journal={"stage": state.stage if state else None, "refused": "not_allowed"},
+    )
+    if not allowed and state is None:
+        return refused
+    current = state or EnrollmentState()
+    if not text.strip():
+        return Outcome(
+            text=_ask(current, config, texts, seed, again=True),
+            asks_question=True,
+            state=current,
+            journal={"stage": current.stage, "reask": True},
+        )
+    reading = read(text, config, stage=state.stage if state else None)
+    journal: dict[str, Any] = {"reading": reading.model_dump(exclude_defaults=True)}
+    confirming = current.stage == "awaiting_confirmation"
+    if confirming and not reading.fills and reading.answer is True:
+        if not allowed:
+            return refused
+        request_id_ = request_id(conversation_id, turn_id, config.request_id_prefix)
+        done = current.model_copy(update={"stage": "requested", "request_id": request_id_})
+        return _requested(done, config, texts, seed, now, conversation_id, journal)
+    if confirming and not reading.fills:
+        key = "enrollment_change" if reading.answer is False else None
+        said = texts.text(key, seed=seed) if key else _ask(current, config, texts, seed, again=True)
+        return Outcome(
+            text=said,
+            asks_question=True,
+            state=current,
+            journal={**journal, "stage": current.stage, "answer": reading.answer},
+        )
+    filled = _filled(current, reading)
+    nxt = filled.model_copy(update={"stage": _next_stage(filled)})
+    again = nxt.stage == current.stage and state is not None and not reading.fills
+    return Outcome(
+        text=_ask(nxt, config, texts, seed, again=again),
+        asks_question=True,
+        state=nxt,
+        journal={**journal, "stage": nxt.stage, "from": state.stage if state else None},
+    )
+
+
+def _requested(
+    state: EnrollmentState,
+    config: EnrollmentConfig,
+    texts: TextSource,
+    seed: str,
+    now: datetime,
+    conversation_id: str,
+    journal: dict[str, Any],
+) -> Outcome:
+    """The request made: the reply, the record for staff, the event and the handoff."""
+    assert state.plan and state.time and state.payment and state.request_id
+    request = EnrollmentRequest(
+        id=state.request_id,
+        conversation_id=conversation_id,
+        plan=config.plans[state.plan].name,
+        days=state.days,
+        time=state.time,
+        payment=config.payments[state.payment].label,
+        created_at=now,
+    )
+    line = summary(state, config, texts, seed)
+    data = request.model_dump(mode="json", exclude={"conversation_id", "status", "created_at"})
+    events = [
+        {"type": "enrollment.requested", "data": data},
+        {
+            "type": "handoff.requested",
+            "data": {"reason": config.handoff_reason, "summary": line, "request_id": request.id},
+        },
+    ]
+    return Outcome(
+        text=texts.text("enrollment_requested", seed=seed, **_values(state, config)),
+        asks_question=False,
+        state=state,
+        request=request,
+        events=events,
+        journal={**journal, "stage": "requested", "request_id": request.id, "summary": line},
+    )

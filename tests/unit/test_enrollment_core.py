@@ -1,0 +1,144 @@
+"""The enrollment flow's pure decisions: reading a message, the order of the questions, the
+request made once on a yes, and the mode's permission."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from services.enrollment.config import load_config
+from services.enrollment.core import EnrollmentState, Outcome, decide, read, request_id
+from services.triage.config import load_config as load_triage
+from services.triage.rules import active_flow, classify
+from shared.pack import load_pack
+
+PACK = load_pack("ctsmash")
+CONFIG = load_config(PACK)
+NOW = datetime(2026, 2, 12, 21, 0, tzinfo=UTC)
+
+
+def turn(text: str, state: EnrollmentState | None, *, allowed: bool = True, n: int = 0) -> Outcome:
+    return decide(
+        text,
+        state=state,
+        config=CONFIG,
+        texts=PACK,
+        seed=f"t{n}",
+        now=NOW,
+        conversation_id="c1",
+        turn_id=f"t{n}",
+        allowed=allowed,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "stage", "expected"),
+    [
+        ("quero fechar o plano de 3x", None, {"plan": "tres_vezes"}),
+        ("plano de duas vezes por semana", None, {"plan": "duas_vezes"}),
+        ("o de 2", "ask_plan", {"plan": "duas_vezes"}),
+        ("3", "ask_plan", {"plan": "tres_vezes"}),
+        ("quero o horário livre", None, {"plan": "horario_livre"}),
+        (
+            "segunda e quarta às 19h",
+            "ask_schedule",
+            {"days": ["segunda", "quarta"], "time": "19:00"},
+        ),
+        ("seg, qua e sex as 7h", None, {"days": ["segunda", "quarta", "sexta"], "time": "07:00"}),
+        ("19", "ask_schedule", {"time": "19:00"}),
+        ("no cartão de crédito", None, {"payment": "cartao"}),
+        ("pix", "ask_payment", {"payment": "pix"}),
+        # A question chooses nothing: "aceitam cartão?" asks about a way to pay.
+        ("quero o de 3x. vocês aceitam cartão?", None, {"plan": "tres_vezes"}),
+        # A plan's count is not an hour.
+        ("plano de 3x", "ask_schedule", {"plan": "tres_vezes"}),
+    ],
+)
+def test_read(text: str, stage: str | None, expected: dict[str, object]) -> None:
+    reading = read(text, CONFIG, stage=stage)  # type: ignore[arg-type]
+    assert reading.model_dump(exclude_defaults=True, exclude={"answer"}) == expected
+
+
+def test_the_questions_come_in_order_and_a_yes_makes_one_request() -> None:
+    first = turn("como faço pra me matricular?", None)
+    assert first.state is not None and first.state.stage == "ask_plan" and first.asks_question
+    steps = ["3x", "segunda e quarta", "às 19h", "pix"]
+    state = first.state
+    stages = []
+    for n, text in enumerate(steps, start=1):
+        outcome = turn(text, state, n=n)
+        assert outcome.request is None and outcome.events == []
+        state = outcome.state
+        assert state is not None
+        stages.append(state.stage)
+    assert stages == ["ask_schedule", "ask_schedule", "ask_payment", "awaiting_confirmation"]
+    done = turn("sim", state, n=9)
+    assert done.request is not None and done.state is not None
+    assert done.state.stage == "requested" and done.state.request_id == done.request.id
+    assert done.request.id == request_id("c1", "t9", "MT")  # the same for a redelivered turn
+    assert [e["type"] for e in done.events] == ["enrollment.requested", "handoff.requested"]
+    handoff = done.events[1]["data"]
+    assert handoff["reason"] == "enrollment" and done.request.id in handoff["summary"]
+    again = turn("quero me matricular", done.state, n=10)
+    assert again.request is None and again.events == [] and not again.asks_question
+
+
+def test_everything_in_one_message_goes_straight_to_the_confirmation() -> None:
+    text = "quero o plano de 3 vezes, terça e quinta às 8 da noite, pago no pix"
+    outcome = turn(text, None)
+    assert outcome.state == EnrollmentState(
+        stage="awaiting_confirmation",
+        plan="tres_vezes",
+        days=["terça", "quinta"],
+        time="20:00",
+        payment="pix",
+    )
+
+
+def test_a_no_asks_what_to_change_and_a_new_value_is_read_back() -> None:
+    state = EnrollmentState(
+        stage="awaiting_confirmation",
+        plan="duas_vezes",
+        days=["sexta"],
+        time="18:00",
+        payment="pix",
+    )
+    assert turn("não", state).state == state
+    changed = turn("prefiro cartão", state)
+    assert changed.state is not None and changed.state.payment == "cartao"
+    assert changed.state.stage == "awaiting_confirmation" and changed.request is None
+
+
+def test_an_empty_task_re_asks_the_pending_step() -> None:
+    state = EnrollmentState(stage="ask_payment", plan="tres_vezes", days=["sexta"], time="18:00")
+    outcome = turn("", state)
+    assert outcome.state == state and outcome.asks_question and outcome.journal["reask"]
+
+
+def test_a_mode_that_does_not_allow_it_starts_nothing_and_requests_nothing() -> None:
+    refused = turn("quero me matricular", None, allowed=False)
+    assert refused.state is None and refused.journal["refused"] == "not_allowed"
+    state = EnrollmentState(
+        stage="awaiting_confirmation",
+        plan="duas_vezes",
+        days=["sexta"],
+        time="18:00",
+        payment="pix",
+    )
+    held = turn("sim", state, allowed=False)
+    assert held.request is None and held.state == state
+
+
+def test_triage_hands_the_answers_of_an_enrollment_going_on_to_it() -> None:
+    pack_config = load_triage(PACK)
+    slices = {"trial": {"stage": "booked"}, "enrollment": {"stage": "ask_payment"}}
+    config, stage = active_flow(pack_config, slices)
+    assert stage == "ask_payment" and config.active_context.intent == "enrollment"
+    # "pix" alone is the answer, not a question for the FAQ.
+    assert classify("pix", trial_stage=stage, config=config, pack=PACK).intents == ["enrollment"]
+    asked = classify("vcs aceitam pix?", trial_stage=stage, config=config, pack=PACK).intents
+    assert "faq" in asked
+    # A requested enrollment is idle: the trial's stage is the context again.
+    idle = {"trial": {"stage": "booked"}, "enrollment": {"stage": "requested"}}
+    assert active_flow(pack_config, idle) == (pack_config, "booked")
