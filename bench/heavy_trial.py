@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
+from services.registry import TOPOLOGY
 from services.trial.app import build
+from services.trial.spec import SPEC
 from shared.bus import Handler
 from shared.service import Runtime, run_service
 
@@ -41,4 +44,4 @@ def build_heavy(rt: Runtime) -> None:
 
 
 if __name__ == "__main__":
-    run_service("trial", build_heavy)
+    run_service(replace(SPEC, build="bench.heavy_trial:build_heavy"), TOPOLOGY)

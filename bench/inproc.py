@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from bench.conversations import DEFAULT_MIX, Conversation, Message, conversation
 from bench.load import LoadPlan, Reply, run_load
 from services.gateway.app import build as build_gateway
-from services.registry import BY_NAME, SPECS
+from services.registry import BY_NAME, SPECS, TOPOLOGY
 from shared.contracts import InboundMessage, new_id, utcnow
 from shared.contracts import Reply as ReplyContract
 from shared.logs import setup_logging
@@ -110,7 +110,7 @@ class Pipeline:
         self.background: list[asyncio.Task[None]] = []
 
     def _runtime(self, service: str) -> Runtime:
-        rt = make_runtime(BY_NAME[service], self.settings)
+        rt = make_runtime(BY_NAME[service], self.settings, topology=TOPOLOGY)
         rt.bus = LocalBus(self.router, service)  # type: ignore[assignment]
         self.runtimes.append(rt)
         return rt

@@ -3,9 +3,10 @@
 The consumers are read from the real thing: every service's ``build`` runs on a runtime (no
 connection is opened) and the subscriptions it made on its FastStream broker are collected —
 one operation per (stream, consumer group), the reclaiming twin of each subscriber folded in.
-The producers and payloads come from the contracts (``shared/contracts.py``), listed below per
-stream. Both go on one documentation broker, and FastStream's specification API writes the
-document, with every payload's JSON schema taken from its pydantic model.
+The producers come from the services' specs (what each ``publishes``) and the payloads from
+the contracts (``shared/contracts.py``), listed below per stream. Both go on one documentation
+broker, and FastStream's specification API writes the document, with every payload's JSON
+schema taken from its pydantic model.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from services.registry import SPECIALISTS, SPECS
+from services.registry import SPECS, TOPOLOGY
 from shared import contracts
 from shared.keys import Keys
 from shared.settings import get_settings
@@ -26,51 +27,55 @@ from shared.settings import get_settings
 
 @dataclass(frozen=True)
 class Produced:
-    """Who publishes on a stream, and what."""
+    """What goes on a stream, and who publishes it (from the specs' ``publishes``)."""
 
-    producers: str
     model: Any
     description: str
+    producers: str = ""
+
+
+# The payload of each stream, by the name specs use (every ``tasks.<specialist>`` stream
+# carries a ``SpecialistTask``).
+PAYLOADS: dict[str, Produced] = {
+    "turns": Produced(contracts.Turn, "The messages since the last reply."),
+    "merge": Produced(
+        contracts.MergeInput, "The plan of a turn (triage) and every part of its reply."
+    ),
+    "outbound": Produced(
+        contracts.Reply,
+        "A composed reply, or a scheduled message (reminder, follow-up), for the channel.",
+    ),
+    "events": Produced(
+        contracts.DomainEvent,
+        "Business events (trial.booked, booking.cancelled, enrollment.requested…).",
+    ),
+    "funnel.steps": Produced(
+        contracts.FunnelStep,
+        "A funnel step a conversation showed for the first time, for the funnel's counters.",
+    ),
+    "dlq": Produced(contracts.DeadLetter, "Messages that kept failing.", "any service"),
+    "commands.trial": Produced(
+        contracts.BookingCommand,
+        "Staff's attendance marks and cancellations, applied by the trial service.",
+    ),
+    "faq.unanswered": Produced(contracts.Unanswered, "Questions the FAQ could not answer."),
+}
 
 
 def produced(keys: Keys) -> dict[str, Produced]:
-    """Every stream's producers and payload model."""
-    table = {
-        keys.turns: Produced("gateway", contracts.Turn, "The messages since the last reply."),
-        keys.merge: Produced(
-            "triage (TurnPlan); trial, faq, mode_router (Part)",
-            contracts.MergeInput,
-            "The plan of a turn and every part of its reply, for the merger.",
-        ),
-        keys.outbound: Produced(
-            "merger, scheduler",
-            contracts.Reply,
-            "A composed reply, or a scheduled message (reminder, follow-up), for the channel.",
-        ),
-        keys.events: Produced(
-            "trial",
-            contracts.DomainEvent,
-            "Business events (trial.booked, booking.cancelled, booking.attendance…).",
-        ),
-        keys.funnel: Produced(
-            "triage",
-            contracts.FunnelStep,
-            "A funnel step a conversation showed for the first time, for the funnel's counters.",
-        ),
-        keys.dlq: Produced("any service", contracts.DeadLetter, "Messages that kept failing."),
-        keys.commands("trial"): Produced(
-            "gateway",
-            contracts.BookingCommand,
-            "Staff's attendance marks and cancellations, applied by the trial service.",
-        ),
-    }
-    for specialist in SPECIALISTS:
-        table[keys.tasks(specialist)] = Produced(
-            "triage", contracts.SpecialistTask, f"Work for the {specialist} specialist."
-        )
-    unanswered = getattr(contracts, "Unanswered", None)
-    if unanswered is not None and hasattr(keys, "unanswered"):
-        table[keys.unanswered] = Produced("faq", unanswered, "Questions the FAQ could not answer.")
+    """Every stream's payload model and producers: a stream a spec publishes names that
+    service; one with no payload listed here is an error that names the table."""
+    table: dict[str, Produced] = {}
+    for name in [*TOPOLOGY.streams, "dlq"]:
+        payload = PAYLOADS.get(name)
+        if payload is None and name.startswith("tasks."):
+            work = f"Work for the {name.removeprefix('tasks.')} specialist."
+            payload = Produced(contracts.SpecialistTask, work)
+        if payload is None:
+            raise KeyError(f"stream {name!r} has no payload in orquestra/asyncapi.py PAYLOADS")
+        producers = [spec.name for spec in SPECS if name in spec.publishes]
+        who = ", ".join(producers) or payload.producers
+        table[keys.stream(name)] = Produced(payload.model, payload.description, who)
     return table
 
 
@@ -85,7 +90,7 @@ def consumers() -> list[tuple[str, str, str]]:
     found: dict[tuple[str, str], str] = {}
     for spec in SPECS:
         service = spec.name
-        rt = make_runtime(spec)
+        rt = make_runtime(spec, topology=TOPOLOGY)
         if service == "gateway":
             spec.builder()(rt, FastAPI())
         else:

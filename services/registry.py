@@ -13,7 +13,8 @@ from services.mode_router.spec import SPEC as MODE_ROUTER
 from services.scheduler.spec import SPEC as SCHEDULER
 from services.triage.spec import SPEC as TRIAGE
 from services.trial.spec import SPEC as TRIAL
-from shared.spec import ServiceSpec
+from shared.keys import Topology
+from shared.spec import ServiceSpec, topology_of
 
 _DECLARED = (GATEWAY, TRIAGE, TRIAL, FAQ, ENROLLMENT, MODE_ROUTER, MERGER, SCHEDULER)
 
@@ -32,9 +33,10 @@ BY_NAME: dict[str, ServiceSpec] = {spec.name: spec for spec in SPECS}
 SERVICES: tuple[str, ...] = tuple(spec.name for spec in SPECS)
 SLICES: tuple[str, ...] = tuple(name for spec in SPECS for name in spec.slices)
 SPECIALISTS: tuple[str, ...] = tuple(spec.name for spec in SPECS if spec.specialist)
-GROUPS: tuple[tuple[str, str], ...] = tuple(
-    (consumed.stream, consumed.group) for spec in SPECS for consumed in spec.consumes
-)
+# The bus: every (stream, group) pair and every stream, handed to ``Keys`` by whoever builds
+# them for a process (``run_service``, the gateway, the bench, the ``orquestra`` commands).
+TOPOLOGY: Topology = topology_of(SPECS)
+GROUPS: tuple[tuple[str, str], ...] = TOPOLOGY.groups
 
 
 def spec(name: str) -> ServiceSpec:

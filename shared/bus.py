@@ -15,6 +15,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from faststream import AckPolicy
@@ -119,7 +120,7 @@ async def check_partitions(redis: Redis, keys: Keys) -> None:
     raw = await redis.get(keys.partition_count)
     recorded = int(raw) if raw else 1
     if recorded != keys.partitions:
-        previous = Keys(keys.prefix, recorded)
+        previous = replace(keys, partitions=recorded)
         if busy := await unfinished_work(redis, previous):
             log.error("partition count change refused", previous=recorded, now=keys.partitions)
             raise PartitionChangeRefused(

@@ -16,7 +16,21 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-SPECIALISTS = ("trial", "faq", "enrollment")
+# Bus streams split into ``partitions`` keys (with every ``tasks.<specialist>`` stream).
+PARTITIONED = ("turns", "merge", "outbound", "events", "funnel.steps")
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The bus as the registered services declare it (``shared.spec.topology_of``): every
+    (stream, consumer group) pair and every stream named, as ``Keys.stream`` takes names.
+
+    Keys carry it so that shared code (group creation, lag, the janitor) needs no list of its
+    own: a service added to ``services/registry.py`` is in it, and nothing else is.
+    """
+
+    groups: tuple[tuple[str, str], ...] = ()
+    streams: tuple[str, ...] = ()
 
 
 def partition_of(name: str, partitions: int) -> int:
@@ -36,6 +50,9 @@ class Keys:
     # The business a deployment serves: empty for a single one, so no key name changes; with
     # several tenants it goes inside the hash tags of the global keys below.
     tenant: str = ""
+    # The registry's bus (``services.registry.TOPOLOGY``); only what creates or reads every
+    # group needs it, and it says so when it is missing.
+    topology: Topology = Topology()
 
     @property
     def _t(self) -> str:
@@ -56,12 +73,9 @@ class Keys:
 
     def parts(self, stream: str) -> list[str]:
         """Every partition of a bus stream (a stream that is not partitioned: itself)."""
-        return self.every(stream) if stream in self._partitioned_streams else [stream]
-
-    @property
-    def _partitioned_streams(self) -> set[str]:
-        return {self.turns, *(self.tasks(s) for s in SPECIALISTS), self.merge, self.outbound,
-                self.events, self.funnel}  # fmt: skip
+        name = stream.removeprefix(self.prefix)
+        partitioned = name in PARTITIONED or name.startswith("tasks.")
+        return self.every(stream) if partitioned else [stream]
 
     @property
     def partition_count(self) -> str:
@@ -111,30 +125,26 @@ class Keys:
         return f"{self.prefix}faq.unanswered"
 
     def all_streams(self) -> list[str]:
-        named = [self.turns, *(self.tasks(s) for s in SPECIALISTS), self.merge, self.outbound,
-                 self.events, self.funnel, self.dlq, self.unanswered,
-                 self.commands("trial")]  # fmt: skip
-        return [part for stream in named for part in self.parts(stream)]
+        """Every stream of the bus, in every partition, and the dead-letter stream."""
+        named = dict.fromkeys([*self._topology().streams, "dlq"])
+        return [part for name in named for part in self.parts(self.stream(name))]
 
     def groups(self) -> list[tuple[str, str]]:
-        """The bus topology: every (stream, consumer group) pair.
+        """The bus topology: every (stream, consumer group) pair, in every partition.
 
         Created up front at id 0 by whichever process starts first, so a message published
         before its consumer ever ran is still delivered.
         """
-        named = [
-            (self.turns, "triage"),
-            (self.turns, "mode_router"),
-            *((self.tasks(s), s) for s in SPECIALISTS),
-            (self.merge, "merger"),
-            (self.outbound, "gateway"),
-            (self.events, "mode_router"),
-            (self.events, "gateway"),
-            (self.events, "scheduler"),
-            (self.funnel, "funnel"),
-            (self.commands("trial"), "trial"),
-        ]
-        return [(part, group) for stream, group in named for part in self.parts(stream)]
+        pairs = self._topology().groups
+        return [(part, group) for name, group in pairs for part in self.parts(self.stream(name))]
+
+    def _topology(self) -> Topology:
+        if not self.topology.groups:
+            raise ValueError(
+                "these Keys carry no bus topology: build them with the registry's "
+                "(Keys(..., topology=services.registry.TOPOLOGY))"
+            )
+        return self.topology
 
     def retired_groups(self) -> list[tuple[str, str]]:
         """Groups earlier versions created and nothing reads any more: removed at start-up,

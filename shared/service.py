@@ -1,8 +1,8 @@
 """What every service process shares: connections, bus, state, heartbeat, orderly shutdown.
 
 A service module builds its subscriptions on a ``Runtime`` (``build(rt)``) and its
-``__main__`` calls ``run_service(name, build)``. Everything a handler needs is on the runtime,
-passed in explicitly; nothing is global.
+``__main__`` calls ``run_service(SPEC, TOPOLOGY)`` (its spec and the registry's bus).
+Everything a handler needs is on the runtime, passed in explicitly; nothing is global.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from structlog.typing import FilteringBoundLogger
 
 from shared.bus import Bus, ensure_groups, make_broker
 from shared.connections import connect
-from shared.keys import Keys
+from shared.keys import Keys, Topology
 from shared.lag import register_lag_collector
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.logs import get_logger, setup_logging
@@ -58,11 +58,17 @@ class Runtime:
     on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
-def make_runtime(spec: ServiceSpec, settings: Settings | None = None) -> Runtime:
-    """A service's runtime; its state store accepts commits only of the slices ``spec`` owns."""
+def make_runtime(
+    spec: ServiceSpec, settings: Settings | None = None, *, topology: Topology
+) -> Runtime:
+    """A service's runtime; its state store accepts commits only of the slices ``spec`` owns.
+
+    ``topology`` is the registry's bus (``services.registry.TOPOLOGY``): every process creates
+    every group up front, so it must know them all, not only its own.
+    """
     service = spec.name
     settings = settings or get_settings()
-    keys = Keys(settings.prefix, settings.partitions)
+    keys = Keys(settings.prefix, settings.partitions, topology=topology)
     # A cluster client answers every command the services use as a single-node one does.
     redis = cast(Redis, connect(settings))
     scripts = register(redis)
@@ -152,8 +158,8 @@ async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
     await rt.redis.aclose()
 
 
-async def _serve(spec: ServiceSpec) -> None:
-    rt = make_runtime(spec)
+async def _serve(spec: ServiceSpec, topology: Topology) -> None:
+    rt = make_runtime(spec, topology=topology)
     spec.builder()(rt)
     if rt.settings.metrics_port:
         start_http_server(rt.settings.metrics_port)
@@ -171,12 +177,12 @@ async def _serve(spec: ServiceSpec) -> None:
     await stop(rt, tasks)
 
 
-def run_service(spec: ServiceSpec) -> None:
+def run_service(spec: ServiceSpec, topology: Topology) -> None:
     """Run a service on uvloop: its event loop and socket transports are C, and a bus
     service spends most of its CPU in them (README "Performance")."""
     settings = get_settings()
     setup_logging(spec.name, settings.log_level, settings.log_json)
-    uvloop.run(_serve(spec))
+    uvloop.run(_serve(spec, topology))
 
 
 @dataclass

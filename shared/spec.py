@@ -11,11 +11,13 @@ to shared code that needs it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
+
+from shared.keys import Topology
 
 
 @dataclass(frozen=True)
@@ -68,3 +70,12 @@ class ServiceSpec:
 def _attribute(path: str) -> Any:
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+def topology_of(specs: Iterable[ServiceSpec]) -> Topology:
+    """The bus the services declare: what they consume (the groups created up front) and
+    every stream they name."""
+    specs = tuple(specs)
+    groups = tuple((c.stream, c.group) for spec in specs for c in spec.consumes)
+    named = [*(stream for stream, _ in groups), *(s for spec in specs for s in spec.publishes)]
+    return Topology(groups=groups, streams=tuple(dict.fromkeys(named)))

@@ -1,7 +1,8 @@
 """``python -m services.enrollment``: one replica of the enrollment service."""
 
 from services.enrollment.spec import SPEC
+from services.registry import TOPOLOGY
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service(SPEC)
+    run_service(SPEC, TOPOLOGY)

@@ -1,7 +1,8 @@
 """``python -m services.faq``: one replica of the faq service."""
 
 from services.faq.spec import SPEC
+from services.registry import TOPOLOGY
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service(SPEC)
+    run_service(SPEC, TOPOLOGY)

@@ -39,7 +39,7 @@ from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
-from services.registry import SPECS
+from services.registry import SPECS, TOPOLOGY
 from shared.clock import Clock
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
@@ -158,7 +158,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        rt = make_runtime(SPEC, settings)
+        rt = make_runtime(SPEC, settings, topology=TOPOLOGY)
         build(rt, app)
         tasks: list[asyncio.Task[None]] = await start(rt)
         for warning in auth.startup_warnings(rt.settings):

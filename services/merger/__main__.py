@@ -1,7 +1,8 @@
 """``python -m services.merger``: one replica of the merger service."""
 
 from services.merger.spec import SPEC
+from services.registry import TOPOLOGY
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service(SPEC)
+    run_service(SPEC, TOPOLOGY)

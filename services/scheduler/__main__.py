@@ -1,7 +1,8 @@
 """``python -m services.scheduler``: one replica of the scheduler (any number may run)."""
 
+from services.registry import TOPOLOGY
 from services.scheduler.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service(SPEC)
+    run_service(SPEC, TOPOLOGY)

@@ -1,7 +1,8 @@
 """``python -m services.triage``: one replica of the triage service."""
 
+from services.registry import TOPOLOGY
 from services.triage.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service(SPEC)
+    run_service(SPEC, TOPOLOGY)

@@ -1,7 +1,8 @@
 """``python -m services.trial``: one replica of the trial service."""
 
+from services.registry import TOPOLOGY
 from services.trial.spec import SPEC
 from shared.service import run_service
 
 if __name__ == "__main__":
-    run_service(SPEC)
+    run_service(SPEC, TOPOLOGY)

@@ -15,6 +15,7 @@ from redis.cluster import RedisCluster
 
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import free_port, reachable
+from services.registry import TOPOLOGY
 from shared.keys import Keys, partition_of
 from tests.e2e.journey import PACK, Chat, assert_said, eventually, together
 from tests.system import System, service
@@ -134,14 +135,14 @@ def test_every_partition_is_consumed_by_every_group(
         answers = list(pool.map(ask, conversations))
     assert all(faq_answer("endereco") in answer for answer in answers)
 
-    keys = Keys(cluster_prefix, PARTITIONS)
+    keys = Keys(cluster_prefix, PARTITIONS, topology=TOPOLOGY)
     watched = [
         (stream, group)
         for stream, group in keys.groups()
         if any(stream in keys.parts(name) for name in (keys.turns, keys.tasks("faq"),
                                                         keys.merge, keys.outbound))
     ]  # fmt: skip
-    single = Keys(cluster_prefix)
+    single = Keys(cluster_prefix, topology=TOPOLOGY)
     named = (single.turns, single.tasks("faq"), single.merge, single.outbound)
     per_partition = [(stream, group) for stream, group in single.groups() if stream in named]
     assert len(watched) == len(per_partition) * PARTITIONS  # every group on every partition

@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from orquestra.cli import main
+from services.registry import TOPOLOGY
 from shared.keys import Keys
 from shared.lag import register_lag_collector
 from tests.system import System
@@ -91,10 +92,10 @@ def test_lag_gauges_read_the_running_bus(
     system: System, conversation: str, redis_url: str, prefix: str
 ) -> None:
     registry = CollectorRegistry()
-    register_lag_collector(redis_url, Keys(prefix), registry)
+    register_lag_collector(redis_url, Keys(prefix, topology=TOPOLOGY), registry)
     text = generate_latest(registry).decode()
     assert "orq_lag_collector_up 1.0" in text
-    for stream, group in Keys("").groups():
+    for stream, group in Keys("", topology=TOPOLOGY).groups():
         labels = f'group="{group}",stream="{stream}"'
         assert f"orq_consumer_group_pending{{{labels}}}" in text
     assert 'orq_consumer_group_lag{group="triage",stream="turns"} 0.0' in text

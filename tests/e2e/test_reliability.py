@@ -13,6 +13,7 @@ import pytest
 from redis import Redis
 
 from orquestra.redis_server import free_port
+from services.registry import TOPOLOGY
 from shared.contracts import DeadLetter
 from shared.keys import Keys
 from shared.pack import load_pack
@@ -85,7 +86,7 @@ def test_poison_message_goes_to_the_dead_letter_stream_and_the_turn_is_answered(
     client = Redis.from_url(redis_url)
     letters = [
         DeadLetter.model_validate_json(decode_entry(f))
-        for _, f in client.xrange(Keys(unique_prefix).dlq)
+        for _, f in client.xrange(Keys(unique_prefix, topology=TOPOLOGY).dlq)
     ]
     client.close()
     assert len(letters) == 1
@@ -307,7 +308,7 @@ def test_soak_keeps_redis_memory_bounded(redis_url: str, unique_prefix: str) -> 
         from services.gateway.janitor import trim_once
 
         async_client = AsyncRedis.from_url(redis_url, decode_responses=True)
-        await trim_once(async_client, Keys(unique_prefix))
+        await trim_once(async_client, Keys(unique_prefix, topology=TOPOLOGY))
         await async_client.aclose()
 
     def footprint() -> int:
@@ -340,7 +341,7 @@ def test_soak_keeps_redis_memory_bounded(redis_url: str, unique_prefix: str) -> 
         types = {k: client.type(k) for k in no_ttl}
     client.close()
     assert run.failures == []
-    keys = Keys(unique_prefix)
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
     bounded = {
         *keys.all_streams(),
         *keys.all_pending_starts(),

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from faststream.redis import RedisBroker
 from redis.asyncio import Redis
 
+from services.registry import TOPOLOGY
 from shared.bus import ensure_groups
 from shared.contracts import InboundMessage, Part, Reply, SpecialistTask, Turn, TurnPlan
 from shared.keys import Keys
@@ -82,7 +83,7 @@ async def publisher(redis_url: str, keys: Keys) -> RedisBroker:
 async def test_two_replicas_share_a_stream_without_double_processing(
     redis_url: str, unique_prefix: str
 ) -> None:
-    keys = Keys(unique_prefix)
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
     broker = await publisher(redis_url, keys)
     n = 200
     with (
@@ -113,7 +114,7 @@ async def test_two_replicas_share_a_stream_without_double_processing(
 async def test_merger_deadline_sends_partial_reply_with_fallback_line(
     redis_url: str, unique_prefix: str
 ) -> None:
-    keys = Keys(unique_prefix)
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
     broker = await publisher(redis_url, keys)
     turn = make_turn(1, "deadline-conv")
     plan = TurnPlan(
@@ -153,7 +154,7 @@ async def test_merger_deadline_sends_partial_reply_with_fallback_line(
 async def test_two_mergers_complete_each_turn_exactly_once(
     redis_url: str, unique_prefix: str
 ) -> None:
-    keys = Keys(unique_prefix)
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
     broker = await publisher(redis_url, keys)
     n = 100
     with (

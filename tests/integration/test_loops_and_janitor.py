@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError
 
 from services.gateway.janitor import needed_from, trim_once
+from services.registry import TOPOLOGY
 from shared.bus import ensure_groups
 from shared.keys import Keys
 from shared.logs import get_logger
@@ -53,7 +54,7 @@ async def delivered_to_every_group(redis: Redis, keys: Keys, count: int) -> list
 async def test_janitor_survives_a_pending_count_that_drops_to_zero(
     redis_url: str, unique_prefix: str
 ) -> None:
-    keys = Keys(unique_prefix)
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
     client = AckAfterInfo.from_url(redis_url, decode_responses=True)
     try:
         ids = await delivered_to_every_group(client, keys, 3)
@@ -66,7 +67,7 @@ async def test_janitor_survives_a_pending_count_that_drops_to_zero(
 
 
 async def test_janitor_keeps_what_is_still_pending(redis: Redis, unique_prefix: str) -> None:
-    keys = Keys(unique_prefix)
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
     ids = await delivered_to_every_group(redis, keys, 3)
     for group in turn_groups(keys):
         if group != "mode_router":

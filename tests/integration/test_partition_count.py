@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
+from services.registry import TOPOLOGY
 from shared.bus import PartitionChangeRefused, ensure_groups
 from shared.keys import Keys
 
 
 async def test_one_partition_adds_no_key(redis: Redis, unique_prefix: str) -> None:
-    keys = Keys(unique_prefix)
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
     await ensure_groups(redis, keys)
     assert await redis.exists(keys.partition_count) == 0
     assert await redis.exists(keys.turns) == 1
@@ -20,7 +21,7 @@ async def test_one_partition_adds_no_key(redis: Redis, unique_prefix: str) -> No
 async def test_a_new_count_is_refused_while_a_turn_waits_and_allowed_after_the_drain(
     redis: Redis, unique_prefix: str
 ) -> None:
-    old, new = Keys(unique_prefix, 4), Keys(unique_prefix, 8)
+    old, new = Keys(unique_prefix, 4, topology=TOPOLOGY), Keys(unique_prefix, 8, topology=TOPOLOGY)
     await ensure_groups(redis, old)
     assert await redis.get(old.partition_count) == "4"
     stream = old.route(old.turns, "conv-1")
@@ -53,7 +54,10 @@ async def test_a_new_count_is_refused_while_a_turn_waits_and_allowed_after_the_d
 async def test_an_unrecorded_system_counts_as_one_partition(
     redis: Redis, unique_prefix: str
 ) -> None:
-    single, split = Keys(unique_prefix), Keys(unique_prefix, 2)
+    single, split = (
+        Keys(unique_prefix, topology=TOPOLOGY),
+        Keys(unique_prefix, 2, topology=TOPOLOGY),
+    )
     await ensure_groups(redis, single)
     await redis.xadd(single.outbound, {"n": "1"})
     with pytest.raises(PartitionChangeRefused, match="outbound/gateway"):

@@ -11,6 +11,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 import shared.metrics  # noqa: F401  (registers the services' metrics)
 from orquestra.asyncapi import without_credentials
 from orquestra.cli import main
+from services.registry import SERVICES, SPECS, TOPOLOGY
 from shared.keys import Keys
 from shared.lag import ConsumerLagCollector, families, group_lags
 from shared.settings import get_settings
@@ -47,7 +48,9 @@ def test_lag_gauges_leave_out_an_unknown_lag() -> None:
 
 
 def test_an_unreachable_redis_reads_as_collector_down() -> None:
-    collector = ConsumerLagCollector("redis://127.0.0.1:1/0", Keys("orq:"), timeout_s=0.2)
+    collector = ConsumerLagCollector(
+        "redis://127.0.0.1:1/0", Keys("orq:", topology=TOPOLOGY), timeout_s=0.2
+    )
     registry = CollectorRegistry()
     registry.register(collector)
     assert "orq_lag_collector_up 0.0" in generate_latest(registry).decode()
@@ -91,6 +94,11 @@ def test_asyncapi_describes_every_consumer_group_and_producer(tmp_path: Path) ->
     ]
     for stream, group in expected:
         assert f"{stream}/{group}" in receiving
+    # Producers come from the specs: every service that declares it publishes on a stream.
+    merge = document["channels"][f"{keys.merge}.publish"]["description"]
+    publishers = {s.name for s in SPECS if "merge" in s.publishes}
+    assert publishers >= {"triage", "trial", "faq", "mode_router"}
+    assert merge.endswith(f"Published by {', '.join(s for s in SERVICES if s in publishers)}.")
     schemas = document["components"]["schemas"]
     assert {"Turn", "SpecialistTask", "Part", "TurnPlan", "Reply", "DomainEvent"} <= set(schemas)
     assert "BookingCommand" in schemas

@@ -6,11 +6,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from services.registry import TOPOLOGY
 from shared.keys import Keys, partition_of
 
 
 def test_one_partition_keeps_every_name_of_a_single_redis() -> None:
-    keys = Keys("orq:")
+    keys = Keys("orq:", topology=TOPOLOGY)
     assert keys.route(keys.turns, "c1") == "orq:turns"
     assert keys.parts(keys.outbound) == ["orq:outbound"]
     assert keys.pending_starts("c1") == "orq:gw:pending"
@@ -22,11 +23,11 @@ def test_one_partition_keeps_every_name_of_a_single_redis() -> None:
 
 
 def test_partitions_hash_tag_each_stream_and_sorted_set() -> None:
-    keys = Keys("orq:", 8)
+    keys = Keys("orq:", 8, topology=TOPOLOGY)
     assert keys.parts(keys.turns) == [f"orq:turns:{{p{p:02d}}}" for p in range(8)]
     assert keys.parts(keys.tasks("faq"))[7] == "orq:tasks.faq:{p07}"
     assert keys.parts(keys.dlq) == ["orq:dlq"]  # rare writes: not partitioned
-    single = Keys("orq:").groups()
+    single = Keys("orq:", topology=TOPOLOGY).groups()
     partitioned = [(s, g) for s, g in single if len(keys.parts(s)) > 1]
     assert len(keys.groups()) == len(single) + 7 * len(partitioned)  # bus streams x 8
     assert len(keys.all_pending_starts()) == len(keys.all_merge_deadlines()) == 8
@@ -34,7 +35,7 @@ def test_partitions_hash_tag_each_stream_and_sorted_set() -> None:
 
 @given(st.text(min_size=1, max_size=40), st.integers(min_value=2, max_value=64))
 def test_a_conversation_maps_to_one_partition_for_every_stream(conv: str, n: int) -> None:
-    keys = Keys("orq:", n)
+    keys = Keys("orq:", n, topology=TOPOLOGY)
     part = partition_of(conv, n)
     tag = f"{{p{part:02d}}}"
     assert 0 <= part < n
