@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
 import uvloop
@@ -25,6 +25,7 @@ from structlog.typing import FilteringBoundLogger
 
 from shared.bus import Bus, ensure_groups, make_broker
 from shared.connections import connect
+from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
 from shared.keys import Keys, Topology
 from shared.lag import register_lag_collector
 from shared.llm import LLMClient, LLMError, LLMSettings
@@ -192,6 +193,87 @@ class Decision:
     writes: dict[str, object] = field(default_factory=dict)
     outbox: Outbox = field(default_factory=Outbox)
     journal: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TurnDecision(Decision):
+    """A decision about one turn, with the tail every handler shares: the service's part of
+    the reply for the merger, the business events the turn caused, its journal entry."""
+
+    rt: Runtime = field(kw_only=True)
+    turn: Turn = field(kw_only=True)
+
+    def reply(
+        self, text: str | None, *, asks_question: bool = False, data: dict[str, Any] | None = None
+    ) -> None:
+        """The service's part of the turn's reply (``None``: it has nothing to say)."""
+        rt, turn = self.rt, self.turn
+        part = Part(
+            turn_id=turn.turn_id,
+            conversation_id=turn.conversation_id,
+            source=rt.service,
+            text=text,
+            asks_question=asks_question,
+            data=data or {},
+        )
+        self.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
+
+    def emit(self, event_type: str, data: dict[str, Any]) -> None:
+        """A business event of this turn, for whoever listens on the events stream."""
+        rt, turn = self.rt, self.turn
+        event = DomainEvent(
+            type=event_type,
+            conversation_id=turn.conversation_id,
+            turn_id=turn.turn_id,
+            at=turn.now,
+            data=data,
+        )
+        self.outbox.add(rt.keys.route(rt.keys.events, turn.conversation_id), event)
+
+    def record(self, event: str, /, **fields: Any) -> None:
+        """The journal entry that explains the decision (``orquestra explain`` shows it)."""
+        rt, turn = self.rt, self.turn
+        self.journal.append(journal_entry(rt.service, turn.turn_id, event, **fields))
+
+
+TurnHandler = Callable[[Turn, Snapshot, TurnDecision], Awaitable[None]]
+TaskHandler = Callable[[SpecialistTask, Snapshot, TurnDecision], Awaitable[None]]
+
+
+async def decide_turn_once(
+    rt: Runtime,
+    turn: Turn,
+    decide: Callable[[Snapshot, TurnDecision], Awaitable[None]],
+) -> None:
+    """``handle_once`` for a turn: ``decide`` fills a fresh ``TurnDecision`` per attempt."""
+
+    async def attempt(snapshot: Snapshot) -> Decision:
+        decision = TurnDecision(rt=rt, turn=turn)
+        await decide(snapshot, decision)
+        return decision
+
+    await handle_once(rt, turn.conversation_id, turn.turn_id, attempt)
+
+
+def on_turns(rt: Runtime, decide: TurnHandler) -> None:
+    """Decide on every turn, once in effect, in the service's own consumer group."""
+
+    async def handler(body: bytes) -> None:
+        turn = Turn.model_validate_json(body)
+        await decide_turn_once(rt, turn, lambda snapshot, d: decide(turn, snapshot, d))
+
+    rt.bus.subscribe(rt.keys.turns, rt.service, handler)
+
+
+def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
+    """A specialist's subscription: the tasks triage routes to it (``tasks.<service>``),
+    each decided once in effect."""
+
+    async def handler(body: bytes) -> None:
+        task = SpecialistTask.model_validate_json(body)
+        await decide_turn_once(rt, task.turn, lambda snapshot, d: decide(task, snapshot, d))
+
+    rt.bus.subscribe(rt.keys.tasks(rt.service), rt.service, handler)
 
 
 async def handle_once(

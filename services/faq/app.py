@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from services.faq.core import compose, retrieve
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer, build_llm_messages
-from shared.contracts import Part, SpecialistTask, Unanswered
+from shared.contracts import SpecialistTask, Unanswered
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
-from shared.service import Decision, Runtime, ask_llm, handle_once
-from shared.state import Snapshot, journal_entry
+from shared.service import Runtime, TurnDecision, ask_llm, on_tasks
+from shared.state import Snapshot
 
 
 def build(rt: Runtime) -> None:
@@ -17,74 +17,59 @@ def build(rt: Runtime) -> None:
     index = FaqIndex(config)
     use_llm = rt.settings.nlu_mode != "rules"
 
-    async def on_task(body: bytes) -> None:
-        task = SpecialistTask.model_validate_json(body)
+    async def decide(task: SpecialistTask, snapshot: Snapshot, decision: TurnDecision) -> None:
         turn = task.turn
-
-        async def decide(snapshot: Snapshot) -> Decision:
-            decision = Decision()
-            mode = snapshot.mode()
-            booking = config.booking_context
-            context = booking.tags_for(snapshot.get(booking.slice)) if booking else []
-            retrieval = retrieve(task.text, index=index, context=context)
-            llm_answer = None
-            if use_llm and retrieval.entries:
-                messages = build_llm_messages(
-                    task.text, retrieval.entries, instructions=config.llm_instructions
-                )
-                llm_answer = await ask_llm(
-                    rt,
-                    messages,
-                    FaqLLMAnswer,
-                    turn_id=turn.turn_id,
-                    purpose="faq",
-                    journal=decision.journal,
-                )
-                if llm_answer and not accept_llm_answer(llm_answer, retrieval.entry_ids):
-                    llm_answer = None
-            result = compose(
-                retrieval,
-                mode=mode,
-                config=config,
-                texts=rt.pack,
-                seed=turn.turn_id,
-                llm_answer=llm_answer,
+        mode = snapshot.mode()
+        booking = config.booking_context
+        context = booking.tags_for(snapshot.get(booking.slice)) if booking else []
+        retrieval = retrieve(task.text, index=index, context=context)
+        llm_answer = None
+        if use_llm and retrieval.entries:
+            messages = build_llm_messages(
+                task.text, retrieval.entries, instructions=config.llm_instructions
             )
-            part = Part(
+            llm_answer = await ask_llm(
+                rt,
+                messages,
+                FaqLLMAnswer,
                 turn_id=turn.turn_id,
+                purpose="faq",
+                journal=decision.journal,
+            )
+            if llm_answer and not accept_llm_answer(llm_answer, retrieval.entry_ids):
+                llm_answer = None
+        result = compose(
+            retrieval,
+            mode=mode,
+            config=config,
+            texts=rt.pack,
+            seed=turn.turn_id,
+            llm_answer=llm_answer,
+        )
+        decision.reply(
+            result.text,
+            asks_question=result.asks_question,
+            data={
+                "entry_ids": result.entry_ids,
+                "unanswered": result.unanswered,
+                "unknown_only": result.unknown_only,
+            },
+        )
+        for question in result.unanswered:
+            record = Unanswered(
+                question=question,
                 conversation_id=turn.conversation_id,
-                source="faq",
-                text=result.text,
-                asks_question=result.asks_question,
-                data={
-                    "entry_ids": result.entry_ids,
-                    "unanswered": result.unanswered,
-                    "unknown_only": result.unknown_only,
-                },
+                turn_id=turn.turn_id,
+                at=turn.now,
             )
-            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
-            for question in result.unanswered:
-                record = Unanswered(
-                    question=question,
-                    conversation_id=turn.conversation_id,
-                    turn_id=turn.turn_id,
-                    at=turn.now,
-                )
-                decision.outbox.add(rt.keys.unanswered, record)
-            decision.journal.append(
-                journal_entry(
-                    "faq",
-                    turn.turn_id,
-                    "faq.answered",
-                    entry_ids=result.entry_ids,
-                    scores=result.scores,
-                    source=result.source,
-                    unanswered=result.unanswered,
-                    oferta_pointer=result.oferta_pointer,
-                )
-            )
-            return decision
+            decision.outbox.add(rt.keys.unanswered, record)
+        decision.record(
+            "faq.answered",
+            entry_ids=result.entry_ids,
+            scores=result.scores,
+            source=result.source,
+            unanswered=result.unanswered,
+            oferta_pointer=result.oferta_pointer,
+        )
 
-        await handle_once(rt, turn.conversation_id, turn.turn_id, decide)
-
-    rt.bus.subscribe(rt.keys.tasks("faq"), "faq", on_task)
+    on_tasks(rt, decide)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from services.mode_router.config import ModeRouterConfig
 from services.mode_router.router import ModeOutcome, decide, on_event
 from services.mode_router.state import ModeState
-from shared.contracts import DomainEvent, Part, Turn
-from shared.service import Decision, Runtime, handle_once
+from shared.contracts import DomainEvent, Turn
+from shared.service import Decision, Runtime, TurnDecision, handle_once, on_turns
 from shared.state import Snapshot, journal_entry
 
 
@@ -22,36 +22,25 @@ def build(rt: Runtime) -> None:
         )
         rt.log.info("MODE_DECISION", **outcome.record)
 
-    async def on_turn(body: bytes) -> None:
-        turn = Turn.model_validate_json(body)
-
-        async def decide_turn(snapshot: Snapshot) -> Decision:
-            decision = Decision()
-            first = turn.first
-            outcome = decide(
-                snapshot.model("mode", ModeState),
-                conversa_id=turn.conversation_id,
-                text=turn.text,
-                now=turn.now,
-                config=config,
-                previous_message_at=turn.previous_message_at,
-                origin=first.origin,
-                campaign_mode=first.campaign_mode,
-                turn_id=turn.turn_id,
-            )
-            record(decision, outcome, turn.turn_id)
-            part = Part(
-                turn_id=turn.turn_id,
-                conversation_id=turn.conversation_id,
-                source="mode_router",
-                text=outcome.question,
-                asks_question=outcome.question is not None,
-                data={"mode": outcome.state.mode, "confirmation_type": outcome.confirmation_type},
-            )
-            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
-            return decision
-
-        await handle_once(rt, turn.conversation_id, turn.turn_id, decide_turn)
+    async def decide_turn(turn: Turn, snapshot: Snapshot, decision: TurnDecision) -> None:
+        first = turn.first
+        outcome = decide(
+            snapshot.model("mode", ModeState),
+            conversa_id=turn.conversation_id,
+            text=turn.text,
+            now=turn.now,
+            config=config,
+            previous_message_at=turn.previous_message_at,
+            origin=first.origin,
+            campaign_mode=first.campaign_mode,
+            turn_id=turn.turn_id,
+        )
+        record(decision, outcome, turn.turn_id)
+        decision.reply(
+            outcome.question,
+            asks_question=outcome.question is not None,
+            data={"mode": outcome.state.mode, "confirmation_type": outcome.confirmation_type},
+        )
 
     async def on_domain_event(body: bytes) -> None:
         event = DomainEvent.model_validate_json(body)
@@ -72,5 +61,5 @@ def build(rt: Runtime) -> None:
 
         await handle_once(rt, event.conversation_id, f"event:{event.event_id}", decide_event)
 
-    rt.bus.subscribe(rt.keys.turns, "mode_router", on_turn)
+    on_turns(rt, decide_turn)
     rt.bus.subscribe(rt.keys.events, "mode_router", on_domain_event)

@@ -14,8 +14,8 @@ from services.triage.rules import active_flow, classify, mode_awaits_answer
 from shared.contracts import FunnelStep, Part, SpecialistTask, Turn, TurnPlan
 from shared.funnel import plan_patterns, steps_of_turn
 from shared.notices import notice_keys
-from shared.service import Decision, Runtime, ask_llm, handle_once
-from shared.state import Snapshot, journal_entry
+from shared.service import Runtime, TurnDecision, ask_llm, on_turns
+from shared.state import Snapshot
 
 
 def build(rt: Runtime) -> None:
@@ -48,75 +48,66 @@ def build(rt: Runtime) -> None:
         )
         return from_llm(answer, trial_stage=trial_stage, config=config) if answer else rules
 
-    async def on_turn(body: bytes) -> None:
-        turn = Turn.model_validate_json(body)
-
-        async def decide(snapshot: Snapshot) -> Decision:
-            decision = Decision()
-            state = snapshot.model("triage", TriageState)
-            slices = {c.state_slice: snapshot.get(c.state_slice) for c in pack_config.contexts}
-            config, trial_stage = active_flow(pack_config, slices)
-            result = await understand(turn, state, trial_stage, config, decision.journal)
-            outcome = triage_turn(
-                turn.text,
-                state=state,
-                trial_stage=trial_stage,
-                now=turn.now,
-                config=config,
-                pack=rt.pack,
-                seed=turn.turn_id,
-                llm_result=result if result.source == "llm" else None,
-                mode_pending=mode_awaits_answer(snapshot.get("mode"), turn.turn_id),
-                knows=knows,
+    async def decide(turn: Turn, snapshot: Snapshot, decision: TurnDecision) -> None:
+        state = snapshot.model("triage", TriageState)
+        slices = {c.state_slice: snapshot.get(c.state_slice) for c in pack_config.contexts}
+        config, trial_stage = active_flow(pack_config, slices)
+        result = await understand(turn, state, trial_stage, config, decision.journal)
+        outcome = triage_turn(
+            turn.text,
+            state=state,
+            trial_stage=trial_stage,
+            now=turn.now,
+            config=config,
+            pack=rt.pack,
+            seed=turn.turn_id,
+            llm_result=result if result.source == "llm" else None,
+            mode_pending=mode_awaits_answer(snapshot.get("mode"), turn.turn_id),
+            knows=knows,
+        )
+        for route in outcome.routes:
+            task = SpecialistTask(
+                turn=turn,
+                route=route,
+                intents=outcome.intents,
+                text=outcome.route_texts.get(route, outcome.text),
+                forced_by_clarification=outcome.forced_by_clarification,
             )
-            for route in outcome.routes:
-                task = SpecialistTask(
-                    turn=turn,
-                    route=route,
-                    intents=outcome.intents,
-                    text=outcome.route_texts.get(route, outcome.text),
-                    forced_by_clarification=outcome.forced_by_clarification,
-                )
-                decision.outbox.add(rt.keys.route(rt.keys.tasks(route), turn.conversation_id), task)
-            inline = [
+            decision.outbox.add(rt.keys.route(rt.keys.tasks(route), turn.conversation_id), task)
+        inline = [
+            Part(
+                turn_id=turn.turn_id,
+                conversation_id=turn.conversation_id,
+                source="triage",
+                text=rt.pack.text(key, seed=turn.turn_id),
+            )
+            for key in notice_keys(turn.messages, rt.pack.sections.get("texts", {}))
+        ]
+        if outcome.inline_text:
+            inline.append(
                 Part(
                     turn_id=turn.turn_id,
                     conversation_id=turn.conversation_id,
                     source="triage",
-                    text=rt.pack.text(key, seed=turn.turn_id),
+                    text=outcome.inline_text,
+                    asks_question=outcome.asks_question,
                 )
-                for key in notice_keys(turn.messages, rt.pack.sections.get("texts", {}))
-            ]
-            if outcome.inline_text:
-                inline.append(
-                    Part(
-                        turn_id=turn.turn_id,
-                        conversation_id=turn.conversation_id,
-                        source="triage",
-                        text=outcome.inline_text,
-                        asks_question=outcome.asks_question,
-                    )
-                )
-            plan = TurnPlan(
-                turn_id=turn.turn_id,
-                conversation_id=turn.conversation_id,
-                expected=[*outcome.routes, "mode_router"],
-                parts=inline,
             )
-            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), plan)
-            told = state.funnel if state else []
-            shown = steps_of_turn(turn, outcome.routes, funnel_patterns)
-            for step in (new := [s for s in shown if s not in told]):
-                decision.outbox.add(
-                    rt.keys.route(rt.keys.funnel, turn.conversation_id),
-                    FunnelStep(conversation_id=turn.conversation_id, step=step, at=turn.now),
-                )
-            decision.writes["triage"] = outcome.state.model_copy(update={"funnel": told + new})
-            decision.journal.append(
-                journal_entry("triage", turn.turn_id, "triage.decided", **outcome.journal)
+        plan = TurnPlan(
+            turn_id=turn.turn_id,
+            conversation_id=turn.conversation_id,
+            expected=[*outcome.routes, "mode_router"],
+            parts=inline,
+        )
+        decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), plan)
+        told = state.funnel if state else []
+        shown = steps_of_turn(turn, outcome.routes, funnel_patterns)
+        for step in (new := [s for s in shown if s not in told]):
+            decision.outbox.add(
+                rt.keys.route(rt.keys.funnel, turn.conversation_id),
+                FunnelStep(conversation_id=turn.conversation_id, step=step, at=turn.now),
             )
-            return decision
+        decision.writes["triage"] = outcome.state.model_copy(update={"funnel": told + new})
+        decision.record("triage.decided", **outcome.journal)
 
-        await handle_once(rt, turn.conversation_id, turn.turn_id, decide)
-
-    rt.bus.subscribe(rt.keys.turns, "triage", on_turn)
+    on_turns(rt, decide)

@@ -25,9 +25,9 @@ from services.trial.staff import lifecycle_events
 from services.trial.tools import run_tool
 from shared.attribution import attribution
 from shared.capabilities import CapabilitiesConfig, allowed_tools
-from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
-from shared.service import Decision, Runtime, ask_llm, handle_once
-from shared.state import Snapshot, journal_entry
+from shared.contracts import SpecialistTask, Turn
+from shared.service import Runtime, TurnDecision, ask_llm, on_tasks
+from shared.state import Snapshot
 from shared.trial.bookings import BookingStore
 from shared.trial.config import load_trial_config
 
@@ -79,115 +79,91 @@ def build(rt: Runtime) -> None:
         window = timedelta(minutes=config.earlier_messages_minutes)
         return customer_texts_before(entries, turn, window)
 
-    async def on_task(body: bytes) -> None:
-        task = SpecialistTask.model_validate_json(body)
+    async def decide(task: SpecialistTask, snapshot: Snapshot, decision: TurnDecision) -> None:
         turn = task.turn
-
-        async def decide(snapshot: Snapshot) -> Decision:
-            decision = Decision()
-            state = snapshot.model("trial", TrialState)
-            context = snapshot.model("context", ContextState)
-            if privacy is not None and asks_erasure(task.text, privacy):
-                erasure = erasure_handoff(
-                    state, context, pack=rt.pack, seed=turn.turn_id, config=privacy
-                )
-                return _decision(decision, erasure, erasure.text, erasure.events, snapshot)
-            mode = snapshot.mode()
-            extraction = await extract(turn, task.text, state, decision.journal)
-            if state is None:
-                earlier = await earlier_customer_texts(turn)
-                extraction = with_earlier(extraction, earlier, now=turn.now, tz=rt.tz)
-            dates = seat_lookup_dates(
-                now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction
+        state = snapshot.model("trial", TrialState)
+        context = snapshot.model("context", ContextState)
+        if privacy is not None and asks_erasure(task.text, privacy):
+            erasure = erasure_handoff(
+                state, context, pack=rt.pack, seed=turn.turn_id, config=privacy
             )
-            seats = await store.seats_taken(dates, config.times)
-            tools = allowed_tools(mode, capabilities) if capabilities and mode else None
-            plan = plan_turn(
-                task.text,
-                state=state,
-                context=context,
-                now=turn.now,
-                tz=rt.tz,
-                config=config,
-                pack=rt.pack,
-                seed=turn.turn_id,
-                seats_taken=seats,
-                allowed_tools=tools,
-                mode=mode,
+            conclude(decision, erasure, erasure.text, erasure.events, snapshot)
+            return
+        mode = snapshot.mode()
+        extraction = await extract(turn, task.text, state, decision.journal)
+        if state is None:
+            earlier = await earlier_customer_texts(turn)
+            extraction = with_earlier(extraction, earlier, now=turn.now, tz=rt.tz)
+        dates = seat_lookup_dates(
+            now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction
+        )
+        seats = await store.seats_taken(dates, config.times)
+        tools = allowed_tools(mode, capabilities) if capabilities and mode else None
+        plan = plan_turn(
+            task.text,
+            state=state,
+            context=context,
+            now=turn.now,
+            tz=rt.tz,
+            config=config,
+            pack=rt.pack,
+            seed=turn.turn_id,
+            seats_taken=seats,
+            allowed_tools=tools,
+            mode=mode,
+            conversation_id=turn.conversation_id,
+            extraction=extraction,
+            intents=task.intents,
+        )
+        reason = ""
+        if plan.tool_call is not None:
+            reason = str(plan.tool_call.args.get("reason") or "")
+            result = await run_tool(
+                store,
+                plan.tool_call,
                 conversation_id=turn.conversation_id,
-                extraction=extraction,
-                intents=task.intents,
-            )
-            reason = ""
-            if plan.tool_call is not None:
-                reason = str(plan.tool_call.args.get("reason") or "")
-                result = await run_tool(
-                    store,
-                    plan.tool_call,
-                    conversation_id=turn.conversation_id,
-                    capacity=config.seats_per_slot,
-                    turn_id=turn.turn_id,
-                    now=turn.now,
-                    contact_name=turn.messages[-1].metadata.get("profile_name"),
-                )
-                outcome = finish_turn(plan, result)
-            else:
-                outcome = plan.outcome
-            assert outcome is not None
-            text = outcome.text
-            if mode_setting == "llm" and outcome.nlg is not None:
-                phrased = await ask_llm(
-                    rt,
-                    outcome.nlg.messages,
-                    PhrasedReply,
-                    turn_id=turn.turn_id,
-                    purpose="trial.phrase",
-                    journal=decision.journal,
-                )
-                text = fallback_or_nlg(phrased.text if phrased else None, outcome.nlg, config.nlg)
-            events = lifecycle_events(outcome.events, turn.conversation_id, reason=reason)
-            return _decision(decision, outcome, text, events, snapshot)
-
-        def _decision(
-            decision: Decision,
-            outcome: TrialOutcome,
-            text: str,
-            events: list[dict[str, Any]],
-            snapshot: Snapshot,
-        ) -> Decision:
-            meta = snapshot.get("meta")
-            decision.writes["trial"] = outcome.state
-            decision.writes["context"] = outcome.context
-            part = Part(
+                capacity=config.seats_per_slot,
                 turn_id=turn.turn_id,
-                conversation_id=turn.conversation_id,
-                source="trial",
-                text=text,
-                asks_question=outcome.asks_question,
-                data={"stage": outcome.state.stage},
+                now=turn.now,
+                contact_name=turn.messages[-1].metadata.get("profile_name"),
             )
-            decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), part)
-            for event in events:
-                data = event.get("data", {})
-                if event["type"] == "trial.booked":
-                    # The booking carries the conversation's attribution (ad click or origin).
-                    data = {**data, **attribution(meta)}
-                decision.outbox.add(
-                    rt.keys.route(rt.keys.events, turn.conversation_id),
-                    DomainEvent(
-                        type=event["type"],
-                        conversation_id=turn.conversation_id,
-                        turn_id=turn.turn_id,
-                        at=turn.now,
-                        data=data,
-                    ),
-                )
-            decision.journal.append(
-                journal_entry("trial", turn.turn_id, "trial.decided", **outcome.journal)
+            outcome = finish_turn(plan, result)
+        else:
+            outcome = plan.outcome
+        assert outcome is not None
+        text = outcome.text
+        if mode_setting == "llm" and outcome.nlg is not None:
+            phrased = await ask_llm(
+                rt,
+                outcome.nlg.messages,
+                PhrasedReply,
+                turn_id=turn.turn_id,
+                purpose="trial.phrase",
+                journal=decision.journal,
             )
-            return decision
+            text = fallback_or_nlg(phrased.text if phrased else None, outcome.nlg, config.nlg)
+        events = lifecycle_events(outcome.events, turn.conversation_id, reason=reason)
+        conclude(decision, outcome, text, events, snapshot)
 
-        await handle_once(rt, turn.conversation_id, turn.turn_id, decide)
+    def conclude(
+        decision: TurnDecision,
+        outcome: TrialOutcome,
+        text: str,
+        events: list[dict[str, Any]],
+        snapshot: Snapshot,
+    ) -> None:
+        meta = snapshot.get("meta")
+        decision.writes["trial"] = outcome.state
+        decision.writes["context"] = outcome.context
+        stage = {"stage": outcome.state.stage}
+        decision.reply(text, asks_question=outcome.asks_question, data=stage)
+        for event in events:
+            data = event.get("data", {})
+            if event["type"] == "trial.booked":
+                # The booking carries the conversation's attribution (ad click or origin).
+                data = {**data, **attribution(meta)}
+            decision.emit(event["type"], data)
+        decision.record("trial.decided", **outcome.journal)
 
-    rt.bus.subscribe(rt.keys.tasks("trial"), "trial", on_task)
+    on_tasks(rt, decide)
     rt.bus.subscribe(rt.keys.commands("trial"), "trial", CommandHandler(rt, store, config).handle)
