@@ -23,18 +23,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from services.gateway.whatsapp.notices import WhatsAppPack
-from services.merger.compose import MergerConfig
-from services.mode_router.config import ModeRouterConfig
-from services.scheduler.config import load_reminders
-from services.triage.config import load_config as load_triage
+from services.registry import SPECS
 from services.trial.flow import text_keys as trial_text_keys
 from services.trial.models import TrialState
-from services.trial.privacy import PrivacyConfig
 from services.trial.replies import base_values
-from shared.capabilities import CapabilitiesConfig
-from shared.faq.config import FaqConfig
-from shared.funnel import FunnelConfig
 from shared.pack import Pack, PackError, load_pack
 from shared.trial.config import TrialConfig, load_trial_config
 
@@ -54,19 +46,9 @@ class Problem:
 
 
 def _validators() -> dict[str, Callable[[Pack], object]]:
-    """Section → how its service validates it (the same call the service makes at startup)."""
-    return {
-        "trial": load_trial_config,
-        "faq": lambda pack: pack.section("faq", FaqConfig),
-        "triage": load_triage,
-        "modes": ModeRouterConfig.from_pack,
-        "capabilities": lambda pack: pack.section("capabilities", CapabilitiesConfig),
-        "merger": lambda pack: pack.section("merger", MergerConfig),
-        "whatsapp": lambda pack: pack.section("whatsapp", WhatsAppPack),
-        "reminders": load_reminders,
-        "funnel": lambda pack: pack.section("funnel", FunnelConfig),
-        "privacy": lambda pack: pack.section("privacy", PrivacyConfig),
-    }
+    """Section → how its service validates it (the same call the service makes at start-up),
+    as the services' specs declare it."""
+    return {section: check for spec in SPECS for section, check in spec.pack_validators().items()}
 
 
 def _variants(value: Any) -> list[str]:

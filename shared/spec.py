@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from shared.keys import Topology
+from shared.pack import Pack
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,10 @@ class ServiceSpec:
     # mounts behind the admin token; its handlers find ``redis`` and ``keys`` on
     # ``request.app.state``. The data stays the service's; the gateway only serves it.
     admin_api: str | None = None
+    # The pack sections it reads, each with how it validates it at start-up: (section,
+    # "package.module:attribute"), the attribute a function of the pack or a pydantic model of
+    # the section. ``orquestra pack check`` runs exactly these.
+    pack: tuple[tuple[str, str], ...] = ()
 
     @property
     def slices(self) -> tuple[str, ...]:
@@ -66,10 +71,27 @@ class ServiceSpec:
         """The service's staff routes (an ``APIRouter``), or None when it has none."""
         return _attribute(self.admin_api) if self.admin_api else None
 
+    def pack_validators(self) -> dict[str, Callable[[Pack], object]]:
+        """Section → the call that validates it (the one the service makes at start-up)."""
+        return {section: _validator(section, path) for section, path in self.pack}
+
+
+def _validator(section: str, path: str) -> Callable[[Pack], object]:
+    target = _attribute(path)
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        model = target
+        return lambda pack: pack.section(section, model)
+    validate: Callable[[Pack], object] = target
+    return validate
+
 
 def _attribute(path: str) -> Any:
+    """``"package.module:name"`` or ``"package.module:Class.method"``, imported."""
     module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
+    found: Any = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def topology_of(specs: Iterable[ServiceSpec]) -> Topology:

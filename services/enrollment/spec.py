@@ -11,4 +11,5 @@ SPEC = ServiceSpec(
     publishes=("merge", "events"),
     specialist=True,
     admin_api="services.enrollment.api:router",
+    pack=(("enrollment", "services.enrollment.config:load_config"),),
 )

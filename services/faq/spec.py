@@ -8,4 +8,5 @@ SPEC = ServiceSpec(
     consumes=(Consumes("tasks.faq", "faq"),),
     publishes=("merge", "faq.unanswered"),
     specialist=True,
+    pack=(("faq", "shared.faq.config:FaqConfig"),),
 )

@@ -10,4 +10,5 @@ SPEC = ServiceSpec(
     owns=(Owns("meta"),),
     publishes=("turns", "commands.trial"),
     in_process=False,
+    pack=(("whatsapp", "services.gateway.whatsapp.notices:WhatsAppPack"),),
 )

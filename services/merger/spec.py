@@ -7,4 +7,5 @@ SPEC = ServiceSpec(
     build="services.merger.app:build",
     consumes=(Consumes("merge", "merger"),),
     publishes=("outbound",),
+    pack=(("merger", "services.merger.compose:MergerConfig"),),
 )

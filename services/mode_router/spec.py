@@ -9,4 +9,8 @@ SPEC = ServiceSpec(
     consumes=(Consumes("turns", "mode_router"), Consumes("events", "mode_router")),
     owns=(Owns("mode", ModeState),),
     publishes=("merge",),
+    pack=(
+        ("modes", "services.mode_router.config:ModeRouterConfig.from_pack"),
+        ("capabilities", "shared.capabilities:CapabilitiesConfig"),
+    ),
 )

@@ -11,4 +11,8 @@ SPEC = ServiceSpec(
     ),
     publishes=("outbound",),
     in_process=False,
+    pack=(
+        ("reminders", "services.scheduler.config:load_reminders"),
+        ("funnel", "shared.funnel:FunnelConfig"),
+    ),
 )

@@ -10,4 +10,5 @@ SPEC = ServiceSpec(
     owns=(Owns("triage", TriageState),),
     publishes=("merge", "funnel.steps"),
     routes_to_specialists=True,
+    pack=(("triage", "services.triage.config:load_config"),),
 )

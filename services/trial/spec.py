@@ -10,4 +10,8 @@ SPEC = ServiceSpec(
     owns=(Owns("trial", TrialState), Owns("context", ContextState)),
     publishes=("merge", "events"),
     specialist=True,
+    pack=(
+        ("trial", "shared.trial.config:load_trial_config"),
+        ("privacy", "services.trial.privacy:PrivacyConfig"),
+    ),
 )

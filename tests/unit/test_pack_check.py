@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from orquestra.cli import main
-from orquestra.pack_check import check_pack
+from orquestra.pack_check import check_pack, models_checked
+from services.registry import SPECS
 from shared.pack import PACKS_DIR, load_pack
 
 PACKS = sorted(p.name for p in PACKS_DIR.iterdir() if p.is_dir())
@@ -94,3 +95,12 @@ def test_a_reference_naming_nothing_fails_the_load(tmp_path: Path) -> None:
 def test_a_section_its_service_would_refuse_is_reported(tmp_path: Path) -> None:
     folder = _copy(tmp_path, "trial.yaml", lambda d: d["trial"].update(adult_age=5))
     assert ("section", "trial") in _kinds(folder)
+
+
+def test_every_section_a_service_declares_is_checked(tmp_path: Path) -> None:
+    """The check's sections are the specs' (a new service's section needs no edit here)."""
+    declared = {section for spec in SPECS for section, _ in spec.pack}
+    assert {"trial", "faq", "triage", "modes", "enrollment"} <= declared
+    assert set(models_checked()) == declared
+    folder = _copy(tmp_path, "enrollment.yaml", lambda d: d["enrollment"].update(payments={}))
+    assert ("section", "enrollment") in _kinds(folder)
