@@ -149,7 +149,7 @@ def build_document() -> dict[str, Any]:
         broker,
         title="orquestra bus",
         version=str(contracts.SCHEMA_VERSION),
-        description="Redis Streams between the orquestra services (DESIGN §3).",
+        description="Redis Streams between the orquestra services.",
     ).to_specification()
     return spec.to_jsonable()
 

@@ -1,7 +1,7 @@
 """A conversation's decision journal as a readable timeline, turn by turn (pure).
 
 Journal entries are JSON objects ``{"at", "service", "turn_id", "event", ...fields}`` written by
-every service (DESIGN §11). This module groups them by turn, orders them by ``at``, measures the
+every service. This module groups them by turn, orders them by ``at``, measures the
 time of every step from the turn's start, and says in Portuguese or English what each step
 decided. Known events get a curated sentence built from their fields; any other event (a new
 service, a new field) is rendered generically from its fields, so the timeline never breaks

@@ -1,4 +1,4 @@
-"""The bus: FastStream Redis Streams with consumer groups, reclaim and dead letters (DESIGN §9).
+"""The bus: FastStream Redis Streams with consumer groups, reclaim and dead letters.
 
 Every subscription is two FastStream subscribers on one handler: one reads new messages
 (``XREADGROUP >``, several handlers at once), the other claims messages another consumer left

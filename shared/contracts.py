@@ -1,4 +1,4 @@
-"""Every message on the bus, as versioned pydantic models (DESIGN §3).
+"""Every message on the bus, as versioned pydantic models.
 
 Readers ignore unknown fields, so a producer can be upgraded before its consumers. ``v`` is
 the schema version of the message; bump it when a field changes meaning.

@@ -1,4 +1,4 @@
-"""Consumer-group lag and pending counts of the bus, as Prometheus gauges (DESIGN §11).
+"""Consumer-group lag and pending counts of the bus, as Prometheus gauges.
 
 A custom collector runs ``XINFO GROUPS`` on every stream of the topology (``Keys.groups``) when
 Prometheus scrapes, so the numbers are as fresh as the scrape and nothing polls Redis between

@@ -1,4 +1,4 @@
-"""The merger's per-turn record, opened by the gateway as the turn starts (DESIGN §6).
+"""The merger's per-turn record, opened by the gateway as the turn starts.
 
 The merger collects a turn's plan and parts in one hash per turn and answers the turn when
 they are complete or when its deadline passes. The gateway writes the turn itself into that

@@ -1,4 +1,4 @@
-"""Prometheus metrics shared by every service (DESIGN §11)."""
+"""Prometheus metrics shared by every service."""
 
 from __future__ import annotations
 

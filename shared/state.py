@@ -1,4 +1,4 @@
-"""Conversation state slices, effectively-once commits and the decision journal (DESIGN §4, §11).
+"""Conversation state slices, effectively-once commits and the decision journal.
 
 Each slice is a JSON document with a version ``_v`` in the conversation's state hash, written by
 exactly one service. A handler commits everything it decided for a turn at once: its slices

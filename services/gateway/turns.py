@@ -1,4 +1,4 @@
-"""Ordering, bursts and leases: how messages become turns (DESIGN §5).
+"""Ordering, bursts and leases: how messages become turns.
 
 - ``ingest``: dedupe claim on (conversation, message id), append to the conversation's inbox,
   update the meta slice and the burst hold — one Lua script. Then schedule a turn start after

@@ -1,4 +1,4 @@
-"""The merger: a correlation-id aggregator that answers every turn exactly once (DESIGN §6).
+"""The merger: a correlation-id aggregator that answers every turn exactly once.
 
 Any replica may complete any turn: the turn, its plan and its parts go into one hash per turn,
 and a Lua script reports "complete" to exactly one caller. The gateway opens that hash (the turn

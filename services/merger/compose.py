@@ -1,4 +1,4 @@
-"""How one reply is composed from a turn's parts (DESIGN §6). Pure: no I/O, no clock.
+"""How one reply is composed from a turn's parts. Pure: no I/O, no clock.
 
 Policy, in order:
 1. triage's inline parts (general reply, clarification) first;
@@ -127,11 +127,11 @@ def compose(
     asks_question = False
 
     inline = plan.parts if plan else []
-    for part in inline:
-        if part.text:
-            texts.append(part.text)
-            sources.append(part.source)
-            asks_question = asks_question or part.asks_question
+    for said in inline:
+        if said.text:
+            texts.append(said.text)
+            sources.append(said.source)
+            asks_question = asks_question or said.asks_question
 
     expected = list(plan.expected) if plan else []
     if plan is None:

@@ -1,7 +1,7 @@
 """State slices and values the trial specialist reads and writes.
 
 ``TrialState`` is the ``trial`` slice and ``ContextState`` the ``context`` slice of a
-conversation (DESIGN §4): the trial service is the only writer of both. They are plain pydantic
+conversation: the trial service is the only writer of both. They are plain pydantic
 models so the shell stores them as JSON and a replay rebuilds the same decisions.
 """
 

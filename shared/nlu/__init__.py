@@ -1,4 +1,4 @@
-"""Rules-based Portuguese understanding shared by every service (DESIGN §8, ``rules`` mode).
+"""Rules-based Portuguese understanding shared by every service (``rules`` mode).
 
 ``normalize`` (matching form, chat spellings), ``fuzzy`` (typos corrected to a pack's
 vocabulary), ``lexicon`` (common words: never names, never typos), ``numbers`` (number words,

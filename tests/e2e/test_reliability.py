@@ -1,4 +1,5 @@
-"""The guarantees of DESIGN §5 and §9, each proven by injecting its fault (issue 8)."""
+"""The guarantees of docs/ARCHITECTURE.md ("Guarantees and how they hold"), each proven by
+injecting its fault (issue 8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The merger's composition policy (DESIGN §6), as a pure function."""
+"""The merger's composition policy, as a pure function."""
 
 from __future__ import annotations
 
