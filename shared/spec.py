@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from shared.explain import JournalExplainer
 from shared.keys import Topology
 from shared.pack import Pack
 
@@ -58,6 +59,9 @@ class ServiceSpec:
     # "package.module:attribute"), the attribute a function of the pack or a pydantic model of
     # the section. ``orquestra pack check`` runs exactly these.
     pack: tuple[tuple[str, str], ...] = ()
+    # "package.module:attribute" of the ``shared.explain.JournalExplainer`` that says how the
+    # service's journal events read (``orquestra explain``).
+    journal: str | None = None
 
     @property
     def slices(self) -> tuple[str, ...]:
@@ -70,6 +74,10 @@ class ServiceSpec:
     def admin_router(self) -> Any:
         """The service's staff routes (an ``APIRouter``), or None when it has none."""
         return _attribute(self.admin_api) if self.admin_api else None
+
+    def explainer(self) -> JournalExplainer | None:
+        found: JournalExplainer | None = _attribute(self.journal) if self.journal else None
+        return found
 
     def pack_validators(self) -> dict[str, Callable[[Pack], object]]:
         """Section → the call that validates it (the one the service makes at start-up)."""

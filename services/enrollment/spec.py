@@ -12,4 +12,5 @@ SPEC = ServiceSpec(
     specialist=True,
     admin_api="services.enrollment.api:router",
     pack=(("enrollment", "services.enrollment.config:load_config"),),
+    journal="services.enrollment.journal:JOURNAL",
 )

@@ -9,4 +9,5 @@ SPEC = ServiceSpec(
     publishes=("merge", "faq.unanswered"),
     specialist=True,
     pack=(("faq", "shared.faq.config:FaqConfig"),),
+    journal="services.faq.journal:JOURNAL",
 )

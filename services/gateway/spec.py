@@ -11,4 +11,5 @@ SPEC = ServiceSpec(
     publishes=("turns", "commands.trial"),
     in_process=False,
     pack=(("whatsapp", "services.gateway.whatsapp.notices:WhatsAppPack"),),
+    journal="services.gateway.journal:JOURNAL",
 )

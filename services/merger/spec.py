@@ -8,4 +8,5 @@ SPEC = ServiceSpec(
     consumes=(Consumes("merge", "merger"),),
     publishes=("outbound",),
     pack=(("merger", "services.merger.compose:MergerConfig"),),
+    journal="services.merger.journal:JOURNAL",
 )

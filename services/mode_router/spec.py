@@ -13,4 +13,5 @@ SPEC = ServiceSpec(
         ("modes", "services.mode_router.config:ModeRouterConfig.from_pack"),
         ("capabilities", "shared.capabilities:CapabilitiesConfig"),
     ),
+    journal="services.mode_router.journal:JOURNAL",
 )

@@ -11,4 +11,5 @@ SPEC = ServiceSpec(
     publishes=("merge", "funnel.steps"),
     routes_to_specialists=True,
     pack=(("triage", "services.triage.config:load_config"),),
+    journal="services.triage.journal:JOURNAL",
 )

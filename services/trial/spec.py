@@ -14,4 +14,5 @@ SPEC = ServiceSpec(
         ("trial", "shared.trial.config:load_trial_config"),
         ("privacy", "services.trial.privacy:PrivacyConfig"),
     ),
+    journal="services.trial.journal:JOURNAL",
 )

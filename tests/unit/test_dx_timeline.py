@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from orquestra.timeline import build_timeline, explain_entry, render_timeline
+from services.registry import SPECS
 
 T = "2026-02-05T13:00:00"
 
@@ -191,3 +192,38 @@ def test_odd_entries_do_not_break_the_timeline() -> None:
 def test_an_empty_journal_says_so() -> None:
     text = render_timeline("c", [], "en")
     assert text == "Conversation c\nNo journal entries for this conversation."
+
+
+def test_each_event_is_explained_by_the_one_service_that_declares_it() -> None:
+    """Events are looked up by name, so no two services may explain the same name, and each
+    explainer says its words in every language."""
+    seen: dict[str, str] = {}
+    for spec in SPECS:
+        journal = spec.explainer()
+        if journal is None:
+            continue
+        assert set(journal.labels["pt"]) == set(journal.labels["en"]), spec.name
+        for event in journal.events:
+            assert event not in seen, (event, seen.get(event), spec.name)
+            seen[event] = spec.name
+    assert {"triage.decided", "trial.decided", "enrollment.decided", "MODE_DECISION"} <= set(seen)
+
+
+def test_a_new_service_explains_its_own_events() -> None:
+    """The enrollment service came after the timeline was written: its entries read through
+    its own explainer, in both languages, with nothing added to orquestra/."""
+    decided = entry(
+        30,
+        "enrollment",
+        "enrollment.decided",
+        stage="requested",
+        request_id="MT-4F7K2Q",
+        summary="3x por semana · segunda e quarta 19h · Pix",
+        **{"from": "awaiting_confirmation"},
+    )
+    assert explain_entry(decided, "en") == [
+        "stage: awaiting_confirmation → requested",
+        "request: MT-4F7K2Q",
+        "summary for staff: 3x por semana · segunda e quarta 19h · Pix",
+    ]
+    assert explain_entry(decided, "pt")[0] == "etapa: awaiting_confirmation → requested"

@@ -1,0 +1,40 @@
+"""How the FAQ's journal events read (``orquestra explain``): the entries it answered from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.explain import Fields, JournalExplainer, listing, short
+
+
+def _answered(f: Fields, t: Mapping[str, str]) -> list[str]:
+    line = f"{t['entries']}: {listing(f.get('entry_ids'), t)}"
+    if f.has("source"):
+        line += f" ({t['source']}: {short(f.get('source'))})"
+    lines = [line]
+    if f.has("unanswered"):
+        lines.append(f"{t['unanswered']}: {listing(f.get('unanswered'), t)}")
+    if f.has("scores"):
+        lines.append(f"{t['scores']}: {short(f.get('scores'))}")
+    if f.get("oferta_pointer"):
+        lines.append(t["oferta_pointer"])
+    return lines
+
+
+JOURNAL = JournalExplainer(
+    events={"faq.answered": _answered},
+    labels={
+        "pt": {
+            "entries": "respostas da base",
+            "unanswered": "sem resposta",
+            "scores": "pontuação",
+            "oferta_pointer": "convite para a oferta",
+        },
+        "en": {
+            "entries": "knowledge-base answers",
+            "unanswered": "unanswered",
+            "scores": "scores",
+            "oferta_pointer": "pointer to the offer",
+        },
+    },
+)

@@ -1,0 +1,46 @@
+"""How the gateway's journal events read (``orquestra explain``): a turn's start, a delivery."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.explain import Fields, JournalExplainer, short
+
+
+def _turn_started(f: Fields, t: Mapping[str, str]) -> list[str]:
+    return [f"{t['business_time']}: {f.get('now')}"] if f.has("now") else []
+
+
+def _delivered(f: Fields, t: Mapping[str, str]) -> list[str]:
+    line = f"{t['delivered']}: {short(f.get('status') or '?')}"
+    if f.has("channel"):
+        line += f" ({t['channel']}: {short(f.get('channel'))})"
+    lines = [line]
+    if f.has("detail"):
+        lines.append(f"{t['detail']}: {short(f.get('detail'))}")
+    if f.has("bubbles"):
+        lines.append(f"{t['bubbles']}: {short(f.get('bubbles'))}")
+    if f.get("partial"):
+        lines.append(t["partial"])
+    return lines
+
+
+JOURNAL = JournalExplainer(
+    events={"turn.started": _turn_started, "reply.delivered": _delivered},
+    labels={
+        "pt": {
+            "business_time": "hora do negócio",
+            "delivered": "entrega",
+            "channel": "canal",
+            "detail": "detalhe",
+            "partial": "resposta parcial (prazo estourado)",
+        },
+        "en": {
+            "business_time": "business time",
+            "delivered": "delivery",
+            "channel": "channel",
+            "detail": "detail",
+            "partial": "partial reply (deadline passed)",
+        },
+    },
+)
