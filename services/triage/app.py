@@ -5,6 +5,7 @@ Every decision is in the pure core (``core.triage_turn``); this file only does I
 
 from __future__ import annotations
 
+from services.registry import SPECIALISTS
 from services.triage.config import TriageConfig, load_config
 from services.triage.core import asks_llm, triage_turn
 from services.triage.faq_evidence import faq_knows
@@ -14,12 +15,28 @@ from services.triage.rules import active_flow, classify, mode_awaits_answer
 from shared.contracts import FunnelStep, Part, SpecialistTask, Turn, TurnPlan
 from shared.funnel import plan_patterns, steps_of_turn
 from shared.notices import notice_keys
+from shared.pack import Pack, PackError
 from shared.service import Runtime, TurnDecision, ask_llm, on_turns
 from shared.state import Snapshot
 
 
+def load_routed_config(pack: Pack) -> TriageConfig:
+    """The pack's triage section, its routes checked against the registered specialists (at
+    start-up and by ``orquestra pack check``): a route to a service nobody registered would
+    publish tasks no one reads, each turn then waiting for its merge deadline."""
+    config = load_config(pack)
+    unknown = sorted(set(config.routes.values()) - set(SPECIALISTS))
+    if unknown:
+        raise PackError(
+            f"pack {pack.name!r}: triage.routes names {unknown}, not a registered specialist "
+            f"({', '.join(SPECIALISTS)}): fix the route or add the service's spec to "
+            "services/registry.py"
+        )
+    return config
+
+
 def build(rt: Runtime) -> None:
-    pack_config = load_config(rt.pack)
+    pack_config = load_routed_config(rt.pack)
     mode = rt.settings.nlu_mode
     knows = faq_knows(rt.pack, pack_config)
     llm_schema = llm_triage_model(pack_config.intents)

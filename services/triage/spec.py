@@ -10,6 +10,6 @@ SPEC = ServiceSpec(
     owns=(Owns("triage", TriageState),),
     publishes=("merge", "funnel.steps"),
     routes_to_specialists=True,
-    pack=(("triage", "services.triage.config:load_config"),),
+    pack=(("triage", "services.triage.app:load_routed_config"),),
     journal="services.triage.journal:JOURNAL",
 )

@@ -104,3 +104,9 @@ def test_every_section_a_service_declares_is_checked(tmp_path: Path) -> None:
     assert set(models_checked()) == declared
     folder = _copy(tmp_path, "enrollment.yaml", lambda d: d["enrollment"].update(payments={}))
     assert ("section", "enrollment") in _kinds(folder)
+
+
+def test_a_route_to_no_registered_specialist_is_reported(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, "triage.yaml", lambda d: d["triage"]["routes"].update(faq="loyalty"))
+    problems = [p for p in check_pack(str(folder)) if p.where == "triage"]
+    assert problems and "loyalty" in problems[0].message, problems
