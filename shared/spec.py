@@ -13,12 +13,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from shared.explain import JournalExplainer
-from shared.keys import Topology
+from shared.keys import Keys, Topology
 from shared.pack import Pack
 
 
@@ -36,6 +37,16 @@ class Owns:
 
     slice: str
     model: type[BaseModel] | None = None
+
+
+class PersonalRecords(Protocol):
+    """A service's records about a person kept outside the conversation's own keys (which
+    erasure finds by their hash tag): the gateway's export lists them and its erase unlinks
+    them from the person, for every service whose spec names them."""
+
+    async def of_conversation(self, conversation_id: str) -> list[dict[str, Any]]: ...
+
+    async def anonymize(self, conversation_id: str, *, now: datetime) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,9 @@ class ServiceSpec:
     # "package.module:attribute" of the ``shared.explain.JournalExplainer`` that says how the
     # service's journal events read (``orquestra explain``).
     journal: str | None = None
+    # "package.module:attribute" of a factory ``(redis, keys) -> PersonalRecords`` when the
+    # service keeps records about a person outside the conversation's keys.
+    personal_records: str | None = None
 
     @property
     def slices(self) -> tuple[str, ...]:
@@ -77,6 +91,13 @@ class ServiceSpec:
 
     def explainer(self) -> JournalExplainer | None:
         found: JournalExplainer | None = _attribute(self.journal) if self.journal else None
+        return found
+
+    def records_of(self, redis: Any, keys: Keys) -> PersonalRecords | None:
+        """The service's personal records store, or None when it keeps none."""
+        if not self.personal_records:
+            return None
+        found: PersonalRecords = _attribute(self.personal_records)(redis, keys)
         return found
 
     def pack_validators(self) -> dict[str, Callable[[Pack], object]]:

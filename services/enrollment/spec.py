@@ -13,4 +13,5 @@ SPEC = ServiceSpec(
     admin_api="services.enrollment.api:router",
     pack=(("enrollment", "services.enrollment.config:load_config"),),
     journal="services.enrollment.journal:JOURNAL",
+    personal_records="services.enrollment.store:EnrollmentStore",
 )

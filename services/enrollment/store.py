@@ -9,6 +9,7 @@ nothing when that id exists, so a redelivered turn that decides again finds its 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from redis.asyncio import Redis
@@ -62,7 +63,7 @@ class EnrollmentStore:
         )
         return bool(int(result))
 
-    async def requests(self, *, status: str | None, limit: int) -> list[dict[str, Any]]:
+    async def requests(self, *, status: str | None, limit: int | None) -> list[dict[str, Any]]:
         """The newest requests first, those of ``status`` only when given."""
         ids = await self.redis.zrevrange(self.index_key, 0, -1)
         out: list[dict[str, Any]] = []
@@ -77,9 +78,29 @@ class EnrollmentStore:
                 record = {_text(k): _text(v) for k, v in row.items()}
                 if status is None or record.get("status") == status:
                     out.append({**record, "days": json.loads(record.get("days") or "[]")})
-                if len(out) >= limit:
+                if limit is not None and len(out) >= limit:
                     return out
         return out
+
+    async def of_conversation(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Every request the conversation made, as stored (erasure and export are rare: they
+        read the whole index rather than keep a second one per conversation)."""
+        everything = await self.requests(status=None, limit=None)
+        return [r for r in everything if r.get("conversation_id") == conversation_id]
+
+    async def anonymize(self, conversation_id: str, *, now: datetime) -> list[str]:
+        """Unlink the conversation's requests from the person: the conversation id (a phone
+        number on WhatsApp) is blanked and ``erased_at`` set; the plan, days, time and way to
+        pay stay, as the business's record of a request. Returns the ids changed."""
+        records = await self.of_conversation(conversation_id)
+        if not records:
+            return []
+        pipe = self.redis.pipeline(transaction=True)
+        for record in records:
+            key = self.request_key(record["id"])
+            pipe.hset(key, mapping={"conversation_id": "", "erased_at": now.isoformat()})
+        await pipe.execute()
+        return [record["id"] for record in records]
 
 
 def _text(value: bytes | str) -> str:
