@@ -27,6 +27,8 @@ TEXT_KEYS = (
     "enrollment_already_requested",
     "enrollment_not_now",
     "enrollment_summary",
+    "enrollment_partial_summary",
+    "enrollment_handoff",
 )
 
 
@@ -67,6 +69,8 @@ class EnrollmentConfig(_Frozen):
     tool: str = "request_enrollment"
     # The handoff reason staff see.
     handoff_reason: str = "enrollment"
+    # How many times a question is asked in all before staff take over (the seeds' rule).
+    max_asks: int = Field(default=2, ge=1)
     # Joins the last item of a list ("segunda, quarta e sexta").
     list_last_separator: str = " e "
     # Joins the last of the choices offered ("Pix ou cartão").

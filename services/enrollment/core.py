@@ -5,7 +5,9 @@ bot asks for the first one still missing: the plan, then the preferred days and 
 way to pay; with everything known it reads the request back and asks for a yes. A yes makes
 the request (``enrollment.requested``) and hands the conversation to staff with a summary
 (``handoff.requested``, reason ``enrollment``): a person arranges the start and the payment.
-The bot never charges.
+The bot never charges. A question that gets no usable answer is asked again up to
+``config.max_asks`` times in all; then staff take over with what is known (``handed_off``), and
+a later message resumes the flow where it stood.
 
 A request needs the funnel mode's permission (the pack's ``capabilities``: the mode must allow
 ``config.tool``), checked when a flow starts and when the request is made; a conversation
@@ -27,7 +29,9 @@ from shared.nlu.normalize import normalize
 from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
 from shared.nlu.yesno import yes_no
 
-Stage = Literal["ask_plan", "ask_schedule", "ask_payment", "awaiting_confirmation", "requested"]
+Stage = Literal[
+    "ask_plan", "ask_schedule", "ask_payment", "awaiting_confirmation", "requested", "handed_off"
+]
 ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 ID_LENGTH = 6
 
@@ -47,6 +51,9 @@ class EnrollmentState(BaseModel):
     time: str | None = None
     payment: str | None = None
     request_id: str | None = None
+    # How many times the stage's question has been asked: a new question or any progress
+    # makes it 1; past ``config.max_asks`` unanswered asks, staff take over (``handed_off``).
+    asks: int = 0
 
 
 class Reading(BaseModel):
@@ -280,6 +287,9 @@ def decide(
     if not allowed and state is None:
         return refused
     current = state or EnrollmentState()
+    if current.stage == "handed_off":
+        # Back from staff: the flow resumes at its first missing slot.
+        current = current.model_copy(update={"stage": _next_stage(current), "asks": 0})
     if not text.strip():
         return Outcome(
             text=_ask(current, config, texts, seed, again=True),
@@ -296,23 +306,45 @@ def decide(
         request_id_ = request_id(conversation_id, turn_id, config.request_id_prefix)
         done = current.model_copy(update={"stage": "requested", "request_id": request_id_})
         return _requested(done, config, texts, seed, now, conversation_id, journal)
-    if confirming and not reading.fills:
-        key = "enrollment_change" if reading.answer is False else None
-        said = texts.text(key, seed=seed) if key else _ask(current, config, texts, seed, again=True)
+    if confirming and not reading.fills and reading.answer is False:
         return Outcome(
-            text=said,
+            text=texts.text("enrollment_change", seed=seed),
             asks_question=True,
-            state=current,
-            journal={**journal, "stage": current.stage, "answer": reading.answer},
+            state=current.model_copy(update={"asks": 1}),
+            journal={**journal, "stage": current.stage, "answer": False},
         )
     filled = _filled(current, reading)
-    nxt = filled.model_copy(update={"stage": _next_stage(filled)})
-    again = nxt.stage == current.stage and state is not None and not reading.fills
+    nxt = filled.model_copy(update={"stage": _next_stage(filled), "asks": 1})
+    unanswered = nxt.stage == current.stage and state is not None and not reading.fills
+    if unanswered and current.asks >= config.max_asks:
+        return _handed_off(current, config, texts, seed, journal)
+    if unanswered:
+        nxt = nxt.model_copy(update={"asks": current.asks + 1})
     return Outcome(
-        text=_ask(nxt, config, texts, seed, again=again),
+        text=_ask(nxt, config, texts, seed, again=unanswered),
         asks_question=True,
         state=nxt,
         journal={**journal, "stage": nxt.stage, "from": state.stage if state else None},
+    )
+
+
+def _handed_off(
+    state: EnrollmentState,
+    config: EnrollmentConfig,
+    texts: TextSource,
+    seed: str,
+    journal: dict[str, Any],
+) -> Outcome:
+    """Asked ``max_asks`` times with no answer: a person takes over, told what is known."""
+    known = {key: value or "—" for key, value in _values(state, config).items()}
+    line = texts.text("enrollment_partial_summary", seed=seed, **known)
+    handoff = {"reason": config.handoff_reason, "summary": line, "stuck_at": state.stage}
+    return Outcome(
+        text=texts.text("enrollment_handoff", seed=seed),
+        asks_question=False,
+        state=state.model_copy(update={"stage": "handed_off"}),
+        events=[{"type": "handoff.requested", "data": handoff}],
+        journal={**journal, "stage": "handed_off", "from": state.stage, "summary": line},
     )
 
 

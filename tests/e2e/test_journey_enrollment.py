@@ -123,6 +123,23 @@ def test_a_plan_and_questions_in_one_message_get_both_answers(system: System) ->
     assert chat.slice("enrollment")["payment"] is None
 
 
+def test_a_question_left_unanswered_twice_goes_to_staff_with_what_is_known(
+    system: System,
+) -> None:
+    chat = Chat(system, "enroll-stuck", "2027-01-09T10:00:00-03:00")
+    chat.say("quero me matricular no plano de 3x, terça e quinta às 18h")
+    assert chat.slice("enrollment")["stage"] == "ask_payment"
+    assert_said(chat.say("hmm", after=MINUTE), "enrollment_ask_payment")
+    assert_said(chat.say("sei lá", after=MINUTE), "enrollment_handoff")
+    meta = eventually(lambda: chat.slice("meta") if chat.slice("meta").get("handoff") else None)
+    assert meta["handoff"] == "pending_human"
+    [handed] = eventually(lambda: chat.journal("handoff.pending_human"))
+    assert handed["reason"] == "enrollment"
+    summary = said(handed["summary"], "enrollment_partial_summary", plano=THREE.name)
+    assert summary is not None and summary["pagamento"] == "—"
+    assert of(system, chat.id) == []  # nothing was requested
+
+
 def test_a_redelivered_request_turn_makes_one_request(
     system: System, redis_url: str, prefix: str
 ) -> None:

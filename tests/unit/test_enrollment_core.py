@@ -93,6 +93,7 @@ def test_everything_in_one_message_goes_straight_to_the_confirmation() -> None:
         days=["terça", "quinta"],
         time="20:00",
         payment="pix",
+        asks=1,
     )
 
 
@@ -104,7 +105,7 @@ def test_a_no_asks_what_to_change_and_a_new_value_is_read_back() -> None:
         time="18:00",
         payment="pix",
     )
-    assert turn("não", state).state == state
+    assert turn("não", state).state == state.model_copy(update={"asks": 1})
     changed = turn("prefiro cartão", state)
     assert changed.state is not None and changed.state.payment == "cartao"
     assert changed.state.stage == "awaiting_confirmation" and changed.request is None
@@ -142,3 +143,41 @@ def test_triage_hands_the_answers_of_an_enrollment_going_on_to_it() -> None:
     # A requested enrollment is idle: the trial's stage is the context again.
     idle = {"trial": {"stage": "booked"}, "enrollment": {"stage": "requested"}}
     assert active_flow(pack_config, idle) == (pack_config, "booked")
+
+
+def test_a_question_is_asked_at_most_max_asks_times_then_staff_take_over() -> None:
+    """The seed's rule for a question that gets no answer: asked again, then a handoff with
+    what is known, never a loop."""
+    state = turn("quero fechar o plano de 3x, segunda e quarta às 19h", None).state
+    assert state is not None and state.stage == "ask_payment"
+    said = []
+    for n in range(1, 1 + CONFIG.max_asks):
+        outcome = turn("hmm não sei", state, n=n)
+        said.append(outcome)
+        state = outcome.state
+    assert all(o.asks_question and o.events == [] for o in said[:-1])
+    handed = said[-1]
+    assert not handed.asks_question and handed.state is not None
+    assert handed.state.stage == "handed_off"
+    assert [e["type"] for e in handed.events] == ["handoff.requested"]
+    data = handed.events[0]["data"]
+    assert data["reason"] == CONFIG.handoff_reason and "3x por semana" in data["summary"]
+    assert handed.text == PACK.text("enrollment_handoff", seed=f"t{CONFIG.max_asks}")
+
+
+def test_progress_and_other_specialists_turns_do_not_count_as_asks() -> None:
+    state = turn("quero me matricular", None).state
+    for n in range(1, 6):
+        # Triage's re-ask after another specialist answered (empty text) is no failed answer.
+        state = turn("", state, n=n).state
+    assert state is not None and state.stage == "ask_plan"
+    state = turn("o de 2", state, n=7).state
+    state = turn("não sei ainda", state, n=8).state
+    assert state is not None and state.stage == "ask_schedule"
+
+
+def test_after_staff_hand_it_back_the_flow_resumes_with_what_it_knew() -> None:
+    state = EnrollmentState(stage="handed_off", plan="tres_vezes", asks=2)
+    outcome = turn("segunda e quarta às 19h", state, n=1)
+    assert outcome.state is not None and outcome.state.stage == "ask_payment"
+    assert outcome.state.plan == "tres_vezes" and outcome.state.asks == 1
