@@ -12,7 +12,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasPath, AwareDatetime, BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
@@ -94,6 +94,49 @@ class ModeView(SliceView):
     last_decision: str | None = None
     # The turn (or event) of the last decision.
     last_turn_id: str | None = None
+
+
+class FlowView(SliceView):
+    """What triage reads of any specialist's multi-turn flow (the pack's ``active_contexts``
+    name the slices): its stage, and whether it waits for a yes or for a new date.
+
+    Read from the owner's names through validation aliases (see ``TrialView``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, validate_by_name=True)
+
+    stage: str | None = None
+    # The tool (cancel_booking, reschedule_booking...) waiting for the person's yes.
+    confirming: str | None = Field(default=None, validation_alias=AliasPath("pending_tool", "tool"))
+    # The person asked to move the class and has not given the new date yet.
+    rescheduling: bool = False
+
+
+class TrialView(FlowView):
+    """The ``trial`` slice (the trial specialist's) as other services read it.
+
+    Public names may differ from the owner's: a field is read from its owner's name through its
+    validation alias, so the owner can rename a private field by changing one alias here (and
+    ``tests/unit/test_slice_views.py`` fails until it does).
+    """
+
+    # Stages: collect_client_info, ask_date, awaiting_confirmation, booked, handoff_requested.
+    # What the last reply asked the person for (nome, idade, nivel, date, time, confirmation).
+    awaiting_field: str | None = Field(default=None, validation_alias="asked")
+    nome: str | None = None
+    idade: int | None = None
+    nivel: str | None = None
+    desired_date: str | None = None
+    desired_time: str | None = None
+    booking_id: str | None = None
+    # Who writes, when the student (nome) is someone else.
+    contact_name: str | None = None
+
+
+class MetaView(SliceView):
+    """The ``meta`` slice (the gateway's) as other services read it."""
+
+    channel: str | None = None
+    contact: str | None = None
 
 
 class InboundMessage(Contract):

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from shared.contracts import ModeView, utcnow
+from shared.contracts import MetaView, ModeView, TrialView, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
 
@@ -56,6 +56,14 @@ class Snapshot:
         view = self.model("mode", ModeView)
         return view.mode if view else None
 
+    def trial(self) -> TrialView | None:
+        """The trial booking flow (the trial specialist's slice), if it has started."""
+        return self.model("trial", TrialView)
+
+    def meta(self) -> MetaView | None:
+        """Where the conversation happens (the gateway's slice), once a message came in."""
+        return self.model("meta", MetaView)
+
 
 @dataclass
 class Outbox:
@@ -77,6 +85,15 @@ class Outbox:
 def _snapshot(raw: Mapping[Any, Any]) -> Snapshot:
     """Every field of the state hash is a slice."""
     return Snapshot({name: json.loads(value) for name, value in raw.items()})
+
+
+async def read_slices(redis: Redis, keys: Keys, conversation_id: str, *names: str) -> Snapshot:
+    """Only the named slices of a conversation, in one round trip: for a service that reads
+    other services' slices (through their views) and commits none of its own."""
+    raw = await redis.hmget(keys.state(conversation_id), list(names))
+    return Snapshot(
+        {name: json.loads(value) if value else None for name, value in zip(names, raw, strict=True)}
+    )
 
 
 def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any) -> str:

@@ -21,7 +21,7 @@ def build(rt: Runtime) -> None:
         turn = task.turn
         mode = snapshot.mode()
         booking = config.booking_context
-        context = booking.tags_for(snapshot.get(booking.slice)) if booking else []
+        context = booking.tags_for(snapshot.trial()) if booking else []
         retrieval = retrieve(task.text, index=index, context=context)
         llm_answer = None
         if use_llm and retrieval.entries:

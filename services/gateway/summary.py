@@ -12,7 +12,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from shared.pack import Pack
+from shared.state import Snapshot
 
+# Fields of the trial's view said in the summary, in this order.
 TRIAL_FIELDS = ("nome", "idade", "nivel", "desired_date", "desired_time", "booking_id")
 
 
@@ -28,19 +30,20 @@ def summarize(
     slices: dict[str, Any], unanswered: str | None, pack: Pack, config: InboxConfig
 ) -> str:
     """One line of what the bot understood: the intents, the trial's stage and fields, and
-    the last question it could not answer."""
+    the last question it could not answer. ``slices`` are the conversation's slices as loaded
+    (name → JSON document); the trial's are read through its public view."""
     parts: list[str] = []
     intents = (slices.get("triage") or {}).get("last_intents") or []
     if intents:
         parts.append(pack.text("inbox_summary_intents", intents=", ".join(intents)))
-    trial = slices.get("trial") or {}
-    if trial.get("stage"):
-        stage = config.stages.get(trial["stage"], trial["stage"])
+    trial = Snapshot(slices).trial()
+    if trial is not None and trial.stage:
+        stage = config.stages.get(trial.stage, trial.stage)
         parts.append(pack.text("inbox_summary_trial", stage=stage))
         known = [
-            f"{config.fields.get(name, name)} {trial[name]}"
+            f"{config.fields.get(name, name)} {value}"
             for name in TRIAL_FIELDS
-            if trial.get(name) not in (None, "")
+            if (value := getattr(trial, name)) not in (None, "")
         ]
         if known:
             parts.append(pack.text("inbox_summary_fields", fields=", ".join(known)))
@@ -59,6 +62,9 @@ def last_unanswered(journal: list[dict[str, Any]]) -> str | None:
 
 
 def contact_name(slices: dict[str, Any]) -> str | None:
-    trial = slices.get("trial") or {}
+    """Who writes: the name they gave for themselves, else the student's (their own booking)."""
+    trial = Snapshot(slices).trial()
     meta = slices.get("meta") or {}
-    return trial.get("contact_name") or meta.get("contact_name") or trial.get("nome")
+    if trial is None:
+        return meta.get("contact_name")
+    return trial.contact_name or meta.get("contact_name") or trial.nome

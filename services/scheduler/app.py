@@ -11,9 +11,7 @@ person owns the conversation (held, listed for staff). The funnel's counters are
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import datetime, timedelta
-from typing import Any
 
 from services.scheduler.config import load_reminders
 from services.scheduler.core import Context, admit, at_due, bucket_finished, plan_event
@@ -23,7 +21,7 @@ from shared.contracts import DomainEvent, Reply
 from shared.metrics import SCHEDULED
 from shared.scheduled import Claimed, Scheduled, ScheduleStore
 from shared.service import Runtime
-from shared.state import journal_entry
+from shared.state import journal_entry, read_slices
 from shared.trial.config import TrialConfig
 
 BUCKET_GRACE = timedelta(minutes=5)
@@ -43,14 +41,13 @@ def build(rt: Runtime) -> None:
     )
 
     async def context_of(conversation_id: str) -> Context:
-        meta_raw, trial_raw = await rt.redis.hmget(rt.keys.state(conversation_id), "meta", "trial")
-        meta: dict[str, Any] = json.loads(meta_raw) if meta_raw else {}
-        slice_: dict[str, Any] = json.loads(trial_raw) if trial_raw else {}
+        slices = await read_slices(rt.redis, rt.keys, conversation_id, "meta", "trial")
+        meta, trial_view = slices.meta(), slices.trial()
         return Context(
             conversation_id=conversation_id,
-            channel=str(meta.get("channel") or "http"),
-            to=meta.get("contact"),
-            student_name=slice_.get("nome"),
+            channel=(meta.channel if meta else None) or "http",
+            to=meta.contact if meta else None,
+            student_name=trial_view.nome if trial_view else None,
         )
 
     async def cancel_booking(event: DomainEvent, booking_id: str) -> None:

@@ -12,7 +12,7 @@ from services.triage.faq_evidence import faq_knows
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import TriageResult, TriageState, llm_triage_model
 from services.triage.rules import active_flow, classify, mode_awaits_answer
-from shared.contracts import FunnelStep, Part, SpecialistTask, Turn, TurnPlan
+from shared.contracts import FlowView, FunnelStep, ModeView, Part, SpecialistTask, Turn, TurnPlan
 from shared.funnel import plan_patterns, steps_of_turn
 from shared.notices import notice_keys
 from shared.pack import Pack, PackError
@@ -67,7 +67,9 @@ def build(rt: Runtime) -> None:
 
     async def decide(turn: Turn, snapshot: Snapshot, decision: TurnDecision) -> None:
         state = snapshot.model("triage", TriageState)
-        slices = {c.state_slice: snapshot.get(c.state_slice) for c in pack_config.contexts}
+        slices = {
+            c.state_slice: snapshot.model(c.state_slice, FlowView) for c in pack_config.contexts
+        }
         config, trial_stage = active_flow(pack_config, slices)
         result = await understand(turn, state, trial_stage, config, decision.journal)
         outcome = triage_turn(
@@ -79,7 +81,7 @@ def build(rt: Runtime) -> None:
             pack=rt.pack,
             seed=turn.turn_id,
             llm_result=result if result.source == "llm" else None,
-            mode_pending=mode_awaits_answer(snapshot.get("mode"), turn.turn_id),
+            mode_pending=mode_awaits_answer(snapshot.model("mode", ModeView), turn.turn_id),
             knows=knows,
         )
         for route in outcome.routes:

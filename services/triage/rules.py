@@ -7,48 +7,48 @@ The rules decide alone in ``rules`` mode and go first in ``hybrid`` mode, where
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
 from services.triage.questions import FaqKnows, is_flow_question, is_question, parts
+from shared.contracts import FlowView, ModeView
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
 
 
-def trial_context(trial: dict[str, Any] | None) -> str | None:
-    """The trial's effective stage, as triage sees it, from the trial slice.
+def trial_context(flow: FlowView | None) -> str | None:
+    """A flow's effective stage, as triage sees it, from its slice's public view.
 
     A booked trial that waits for an answer — a cancel or reschedule confirmation, or the new
     date of a reschedule — is a conversation going on, so "sim" or "19h" must reach trial.
     """
-    if not trial:
+    if flow is None:
         return None
-    if trial.get("pending_tool"):
+    if flow.confirming:
         return "awaiting_tool_confirmation"
-    if trial.get("rescheduling"):
+    if flow.rescheduling:
         return "rescheduling"
-    return trial.get("stage")
+    return flow.stage
 
 
-def mode_awaits_answer(mode: dict[str, Any] | None, turn_id: str) -> bool:
+def mode_awaits_answer(mode: ModeView | None, turn_id: str) -> bool:
     """Whether the funnel's micro-confirmation was waiting for this turn's answer.
 
     mode_router handles the same turn in parallel: if it already decided this turn, its last
     decision tells whether a pending question was answered (confirm/cancel); if not yet, the
     slice still shows the question pending.
     """
-    if not mode:
+    if mode is None:
         return False
-    if mode.get("last_turn_id") == turn_id:
-        return mode.get("last_decision") in ("confirm", "cancel")
-    return bool(mode.get("pending_transition"))
+    if mode.last_turn_id == turn_id:
+        return mode.last_decision in ("confirm", "cancel")
+    return bool(mode.pending_transition)
 
 
 def active_flow(
-    config: TriageConfig, slices: Mapping[str, dict[str, Any] | None]
+    config: TriageConfig, slices: Mapping[str, FlowView | None]
 ) -> tuple[TriageConfig, str | None]:
     """The flow going on, as the config to read this turn with and that flow's stage.
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from shared.contracts import TrialView
+
 
 class FaqEntry(BaseModel):
     """One fact the assistant may state, with the ways people ask for it."""
@@ -26,15 +28,14 @@ class BookingContext(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # The state slice of the booking flow and its stages in which a booking is going on.
-    slice: str
+    # The stages of the trial booking flow in which a booking is going on.
     active_stages: list[str] = Field(min_length=1)
     # Tags of the entries about what is being booked.
     tags: list[str] = Field(min_length=1)
 
-    def tags_for(self, booking: dict[str, object] | None) -> list[str]:
-        """The context tags for the booking slice as loaded (none when no booking is on)."""
-        if booking is None or booking.get("stage") not in self.active_stages:
+    def tags_for(self, trial: TrialView | None) -> list[str]:
+        """The context tags for the trial flow as loaded (none when no booking is on)."""
+        if trial is None or trial.stage not in self.active_stages:
             return []
         return list(self.tags)
 

@@ -9,13 +9,13 @@ from redis.asyncio import Redis
 
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
-from shared.contracts import InboundMessage, Turn
+from shared.contracts import InboundMessage, MetaView, TrialView, Turn
 from shared.keys import Keys
 from shared.logs import get_logger
 from shared.lua import register
 from shared.pack import load_pack
 from shared.settings import Settings
-from shared.state import Outbox, StateConflict, StateStore, journal_entry
+from shared.state import Outbox, StateConflict, StateStore, journal_entry, read_slices
 
 T0 = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
 
@@ -177,6 +177,25 @@ async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:
     fresh = await store.load("c5")
     assert fresh.get("trial") == {"stage": "ask_date", "_v": 1}
     assert [e["event"] for e in await store.journal("c5")] == ["x"]
+
+
+async def test_a_reader_loads_only_the_slices_it_names(keeper) -> None:
+    """A service that commits nothing (the scheduler) reads other services' slices through
+    their views, without loading the whole state hash."""
+    _, _, store = keeper
+    redis, keys = store.redis, store.keys
+    assert await store.commit(
+        "c6", "t1", "trial", snapshot=None, writes={"trial": {"stage": "booked", "nome": "Ana"},
+        "context": {"entries": {}}}, outbox=Outbox([]), journal=[],
+    )  # fmt: skip
+    await redis.hset(keys.state("c6"), "meta", '{"channel": "whatsapp", "contact": "5511"}')
+    slices = await read_slices(redis, keys, "c6", "meta", "trial", "mode")
+    assert set(slices.slices) == {"meta", "trial", "mode"}
+    assert slices.trial() == TrialView(stage="booked", nome="Ana")
+    assert slices.meta() == MetaView(channel="whatsapp", contact="5511")
+    assert slices.get("mode") is None and slices.get("context") is None
+    nothing = await read_slices(redis, keys, "c-none", "meta", "trial")
+    assert nothing.meta() is None and nothing.trial() is None
 
 
 async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper) -> None:

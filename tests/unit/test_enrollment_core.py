@@ -11,6 +11,7 @@ from services.enrollment.config import load_config
 from services.enrollment.core import EnrollmentState, Outcome, decide, read, request_id
 from services.triage.config import load_config as load_triage
 from services.triage.rules import active_flow, classify
+from shared.contracts import FlowView
 from shared.pack import load_pack
 
 PACK = load_pack("ctsmash")
@@ -133,7 +134,7 @@ def test_a_mode_that_does_not_allow_it_starts_nothing_and_requests_nothing() -> 
 
 def test_triage_hands_the_answers_of_an_enrollment_going_on_to_it() -> None:
     pack_config = load_triage(PACK)
-    slices = {"trial": {"stage": "booked"}, "enrollment": {"stage": "ask_payment"}}
+    slices = {"trial": FlowView(stage="booked"), "enrollment": FlowView(stage="ask_payment")}
     config, stage = active_flow(pack_config, slices)
     assert stage == "ask_payment" and config.active_context.intent == "enrollment"
     # "pix" alone is the answer, not a question for the FAQ.
@@ -141,7 +142,7 @@ def test_triage_hands_the_answers_of_an_enrollment_going_on_to_it() -> None:
     asked = classify("vcs aceitam pix?", trial_stage=stage, config=config, pack=PACK).intents
     assert "faq" in asked
     # A requested enrollment is idle: the trial's stage is the context again.
-    idle = {"trial": {"stage": "booked"}, "enrollment": {"stage": "requested"}}
+    idle = {"trial": FlowView(stage="booked"), "enrollment": FlowView(stage="requested")}
     assert active_flow(pack_config, idle) == (pack_config, "booked")
 
 

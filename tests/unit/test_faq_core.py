@@ -6,6 +6,7 @@ import pytest
 
 from services.faq.core import FaqResult, answer, focus, retrieve
 from services.faq.llm import FaqLLMAnswer
+from shared.contracts import TrialView
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.pack import Pack, load_pack
@@ -260,7 +261,7 @@ def test_mid_booking_a_bare_price_question_asks_the_trial_price(
 ) -> None:
     context = index.config.booking_context
     assert context is not None
-    tags = context.tags_for({"stage": "ask_date"})
+    tags = context.tags_for(TrialView(stage="ask_date"))
     assert retrieve("e qnt custa?", index=index).entry_ids == ["planos"]
     assert retrieve("e qnt custa?", index=index, context=tags).entry_ids == ["aula_experimental"]
     # A question the trial entries do not know as well stays with its own entry.
@@ -272,7 +273,7 @@ def test_no_booking_context_outside_a_booking(index: FaqIndex) -> None:
     context = index.config.booking_context
     assert context is not None
     assert context.tags_for(None) == []
-    assert context.tags_for({"stage": "booked"}) == []
+    assert context.tags_for(TrialView(stage="booked")) == []
 
 
 def test_a_follow_up_gets_the_one_part_of_the_answer_it_asks_about(index: FaqIndex) -> None:

@@ -11,6 +11,7 @@ from services.triage.config import ClarifyOption, TriageConfig, load_config
 from services.triage.core import triage_turn
 from services.triage.models import TriageResult
 from services.triage.rules import classify, needs_llm
+from shared.contracts import FlowView, ModeView
 from shared.pack import Pack, PackError, load_pack
 
 PACK = load_pack("ctsmash")
@@ -198,10 +199,14 @@ def test_every_intent_needs_a_route() -> None:
 def test_booked_trial_waiting_for_an_answer_is_active_context() -> None:
     from services.triage.rules import trial_context
 
-    pending = {"stage": "booked", "pending_tool": {"tool": "cancel_booking"}}
+    # The trial slice as stored, read through its public view.
+    pending = FlowView.model_validate(
+        {"stage": "booked", "pending_tool": {"tool": "cancel_booking", "args": {}}}
+    )
     assert trial_context(pending) == "awaiting_tool_confirmation"
-    assert trial_context({"stage": "booked", "rescheduling": True}) == "rescheduling"
-    assert trial_context({"stage": "booked"}) == "booked"
+    rescheduling = FlowView.model_validate({"stage": "booked", "rescheduling": True})
+    assert trial_context(rescheduling) == "rescheduling"
+    assert trial_context(FlowView.model_validate({"stage": "booked"})) == "booked"
     assert trial_context(None) is None
     result = classify("sim", trial_stage=trial_context(pending), config=CONFIG, pack=PACK)
     assert result.intents == ["trial"]
@@ -210,12 +215,14 @@ def test_booked_trial_waiting_for_an_answer_is_active_context() -> None:
 def test_mode_question_answered_whichever_service_decides_the_turn_first() -> None:
     from services.triage.rules import mode_awaits_answer
 
-    waiting = {"mode": "discovery", "pending_transition": "oferta", "last_turn_id": "t1",
-               "last_decision": "pending"}  # fmt: skip
+    waiting = ModeView(
+        mode="discovery", pending_transition="oferta", last_turn_id="t1", last_decision="pending"
+    )
     assert mode_awaits_answer(waiting, "t2")  # mode_router has not decided t2 yet
-    confirmed = {"mode": "oferta", "pending_transition": None, "last_turn_id": "t2",
-                 "last_decision": "confirm"}  # fmt: skip
+    confirmed = ModeView(
+        mode="oferta", pending_transition=None, last_turn_id="t2", last_decision="confirm"
+    )
     assert mode_awaits_answer(confirmed, "t2")  # it already took t2 as the answer
     assert not mode_awaits_answer(waiting, "t1")  # the turn that asked is not its answer
-    assert not mode_awaits_answer({"mode": "discovery"}, "t3")
+    assert not mode_awaits_answer(ModeView(mode="discovery"), "t3")
     assert not mode_awaits_answer(None, "t3")

@@ -1,0 +1,246 @@
+"""The trial flow before the booking: the client fields, the date and time, the confirmation.
+
+Collects nome, idade and nivel in any order, then a valid slot, then the yes that books it;
+also where the flow stops (a plain no, "cancelar" mid-way) and where it hands off to a person.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.trial.extraction import merge_trial
+from services.trial.gating import after_gate, ask_gate
+from services.trial.models import (
+    CLIENT_FIELDS,
+    Asked,
+    ContextState,
+    ToolCall,
+    TrialExtraction,
+    TrialState,
+)
+from services.trial.replies import class_day_options, free_options
+from services.trial.turn import Reply, TrialTurn
+from services.trial.validators import ERROR_FIELD, SeatsTaken, validate_age, validate_slot
+from shared.trial.days import parse_date, show_date
+
+ASK_CLIENT: dict[str, str] = {
+    "nome": "trial_ask_name",
+    "idade": "trial_ask_age",
+    "nivel": "trial_ask_level",
+}
+
+
+def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
+    ext = t.extraction
+    if ext.confirmed is False and not ext.has_data() and state.stage != "awaiting_confirmation":
+        # A plain refusal while a field is asked ("não quero mais", "agora não") declines the
+        # booking: asking the same question again would count it as a failed answer and end
+        # in a handoff to a person, as if the bot could not understand a clear "no".
+        return stop_flow(state, ctx)
+    if t.idle and t.answered_elsewhere and not ext.has_data() and ext.confirmed is None:
+        # After the booking talk ended, a question is only a question: the other service's
+        # answer is the reply, not a new round of booking questions.
+        return Reply(state, ctx, text="")
+    age_error = validate_age(ext.idade, t.config).error if ext.idade is not None else None
+    merged = _merge(state, ext.model_copy(update={"idade": None}) if age_error else ext)
+    missing = merged.missing_client_field()
+    if age_error == "too_young":
+        # A rule, not a misread: explain it once and stop asking (the person may book for
+        # someone else next); the age is not kept.
+        refused = merged.model_copy(update={"stage": "collect_client_info", "idade": None})
+        return Reply(
+            refused, ctx, key="trial_too_young", values={"idade": ext.idade}, error=age_error
+        )
+    if age_error is not None:
+        stage = "collect_client_info" if missing else merged.stage
+        return Reply(
+            merged.model_copy(update={"stage": stage}),
+            ctx,
+            key="trial_invalid_age",
+            asks="idade",
+            error="invalid_age",
+        )
+    if missing is not None:
+        collecting = merged.model_copy(update={"stage": "collect_client_info"})
+        return _ask_client(t, collecting, ctx, missing)
+    same_slot = (merged.desired_date, merged.desired_time) == (
+        state.desired_date,
+        state.desired_time,
+    )
+    if merged.stage == "awaiting_confirmation" and (not ext.mentions_slot() or same_slot):
+        if ext.confirmed is True:
+            return _book(t, merged, ctx)
+        if ext.confirmed is False:
+            declined = merged.model_copy(
+                update={"stage": "ask_date", "desired_date": None, "desired_time": None}
+            )
+            return Reply(declined, ctx, key="trial_confirmation_declined", asks="date")
+        if t.question:
+            # A question at the confirmation ("tem de manhã?") gets the slot and the other
+            # times: a yes still books it, another time moves it.
+            return Reply(merged, ctx, key="trial_reask_confirmation", asks="time")
+        return Reply(
+            merged,
+            ctx,
+            key="trial_confirmation_unclear",
+            asks="confirmation",
+            noted=_noted(t, merged),
+        )
+    return _check_slot(t, merged, ctx)
+
+
+def _merge(state: TrialState, ext: TrialExtraction) -> TrialState:
+    """The safe merge of the trial fields, plus who writes when the student is someone else."""
+    merged = merge_trial(state, ext)
+    updates: dict[str, Any] = {}
+    if ext.contact_name:
+        updates["contact_name"] = ext.contact_name
+    if ext.for_someone_else is not None:
+        updates["for_someone_else"] = ext.for_someone_else
+    return merged.model_copy(update=updates) if updates else merged
+
+
+def _noted(t: TrialTurn, state: TrialState) -> list[Asked]:
+    """The fields this message set or changed, for saying them back."""
+    before = t.before
+    changed: list[Asked] = [
+        f for f in ("nome", "idade", "nivel") if getattr(state, f) != getattr(before, f)
+    ]
+    if state.desired_date != before.desired_date:
+        changed.append("date")
+    if state.desired_time != before.desired_time:
+        changed.append("time")
+    return changed
+
+
+def _ask_client(t: TrialTurn, state: TrialState, ctx: ContextState, missing: Asked) -> Reply:
+    """Ask the first missing client field: in full the first time; after a question in one
+    line; the second time by saying exactly what is missing, with an example."""
+    again = t.before.asked == missing
+    if again and t.question:
+        key = f"trial_reask_{missing}"
+    elif again:
+        key = f"trial_still_need_{missing}"
+    else:
+        key = ASK_CLIENT[missing]
+    noted = _noted(t, state)
+    if not again and missing != "nome":
+        # "Prazer, Ana! Quantos anos você tem?" already says back the field just given.
+        noted = [f for f in noted if f not in ("nome", "idade", "nivel")]
+    return Reply(state, ctx, key=for_student(t, state, key), asks=missing, noted=noted)
+
+
+def for_student(t: TrialTurn, state: TrialState, key: str) -> str:
+    """The variant of ``key`` that talks about the student, when someone else is writing."""
+    other = f"{key}_other"
+    return other if state.for_someone_else and t.pack.has_text(other) else key
+
+
+def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
+    result = validate_slot(
+        state.desired_date,
+        state.desired_time,
+        now_local=t.now_local,
+        config=t.config,
+        seats_taken=t.seats,
+    )
+    if result.ok:
+        return Reply(
+            state.model_copy(update={"stage": "awaiting_confirmation"}),
+            ctx,
+            key="trial_ask_confirmation",
+            asks="confirmation",
+        )
+    code = result.error or ""
+    asks = ERROR_FIELD.get(code, "date")
+    pending = code in ("missing_date", "missing_time")
+    if pending and t.question and t.before.asked == asks:
+        key = f"trial_reask_{asks}"
+    elif code == "missing_date" and t.before.asked not in ("date", "time"):
+        key = "trial_ask_date"
+    else:
+        key = error_key(code)
+    return Reply(
+        state.model_copy(update={"stage": "ask_date"}),
+        ctx,
+        key=key,
+        values=slot_values(t, state.desired_date, state.desired_time, t.seats, code=code),
+        asks=asks,
+        error=code,
+        noted=_noted(t, state) if t.before.asked in CLIENT_FIELDS and pending else [],
+    )
+
+
+def error_key(code: str) -> str:
+    return f"trial_{code}" if code in ERROR_FIELD else "trial_validation_failed"
+
+
+def slot_values(
+    t: TrialTurn,
+    desired_date: str | None,
+    desired_time: str | None,
+    seats: SeatsTaken,
+    *,
+    code: str | None = None,
+) -> dict[str, Any]:
+    """A date and time as shown in texts, with the free times around that date (for a day
+    that is not a class day, the class days nearest to it)."""
+    day = parse_date(desired_date)
+    if code == "not_tuesday" and day is not None:
+        options = class_day_options(
+            day, now_local=t.now_local, config=t.config, seats_taken=seats, pack=t.pack, seed=t.seed
+        )
+    else:
+        options = free_options(
+            day, now_local=t.now_local, config=t.config, seats_taken=seats, pack=t.pack, seed=t.seed
+        )
+    return {
+        "data": show_date(desired_date, t.config),
+        "hora": desired_time or "",
+        "opcoes": options,
+    }
+
+
+def _book(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
+    checked = _check_slot(t, state, ctx)
+    if checked.error is not None:
+        return checked
+    call = ToolCall(
+        tool="create_booking",
+        args={
+            "date": state.desired_date,
+            "time": state.desired_time,
+            "nome": state.nome,
+            "idade": state.idade,
+            "nivel": state.nivel,
+            "idempotency_key": t.seed,
+        },
+    )
+    return after_gate(t, state, ctx, ask_gate(t, ctx, call, confirmed=False))
+
+
+def stop_flow(state: TrialState, ctx: ContextState) -> Reply:
+    return Reply(without_booking(state), ctx, key="trial_flow_stopped")
+
+
+def without_booking(state: TrialState) -> TrialState:
+    stage = "collect_client_info" if state.missing_client_field() else "ask_date"
+    return state.model_copy(
+        update={
+            "stage": stage,
+            "booking_id": None,
+            "booking_created": False,
+            "desired_date": None,
+            "desired_time": None,
+            "rescheduling": False,
+            "pending_tool": None,
+        }
+    )
+
+
+def handoff(
+    state: TrialState, ctx: ContextState, *, reason: str, field: str | None = None
+) -> Reply:
+    handed, event = state.handed_off(reason, field)
+    key = "trial_handoff" if reason == "asked" else "trial_handoff_attempts"
+    return Reply(handed, ctx, key=key, events=[event], handoff=reason)

@@ -1,0 +1,127 @@
+"""Concluding a trial turn: count failed answers (too many hand off to a person), render the
+reply text and build the outcome the shell commits, journals and may have an LLM phrase."""
+
+from __future__ import annotations
+
+from services.trial.before_booking import handoff
+from services.trial.extraction import MERGEABLE
+from services.trial.models import CLIENT_FIELDS, ToolResult, TrialOutcome
+from services.trial.nlg import build_nlg_request
+from services.trial.replies import base_values, join_list
+from services.trial.summary import facts, summary
+from services.trial.turn import Reply, TrialTurn
+from services.trial.validators import ERROR_FIELD
+
+
+def _failed(t: TrialTurn, r: Reply) -> bool:
+    """This reply asks again for what the last one asked, and the message did not answer it.
+
+    A client field asked again was not given, whatever else the message gave (else the same
+    question would come a third time). A validation error is a failed answer when it repeats
+    the last one or the message gave nothing new ("sexta" then "terça 10/02 às 15h" are two
+    answers, each told what is wrong). A question (answered by another service) is not a
+    failed answer; a date or time change at the confirmation is an answer.
+    """
+    if t.question and r.error in (None, "missing_date", "missing_time"):
+        return False
+    changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
+    if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
+        return r.error == t.before.last_error or not changed
+    if r.asks in CLIENT_FIELDS:
+        return True
+    return not changed and r.state.pending_tool == t.before.pending_tool
+
+
+def _count_attempts(t: TrialTurn, r: Reply) -> Reply:
+    """Count failed answers per asked field; too many hands the conversation to a person."""
+    asked = t.before.asked
+    attempts = dict(r.state.attempts)
+    if r.asks is not None and r.asks == asked:
+        if _failed(t, r):
+            attempts[r.asks] = attempts.get(r.asks, 0) + 1
+    elif asked is not None:
+        attempts.pop(asked, None)
+    if r.asks is not None and attempts.get(r.asks, 0) >= t.config.max_attempts:
+        handed = handoff(r.state, r.context, reason="attempts", field=r.asks)
+        handed.error = r.error
+        handed.values = {
+            "resumo": summary(
+                r.state, now_local=t.now_local, config=t.config, pack=t.pack, seed=t.seed
+            )
+        }
+        return handed
+    r.state = r.state.model_copy(update={"attempts": attempts})
+    return r
+
+
+def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> TrialOutcome:
+    if r.handoff is None:
+        r = _count_attempts(t, r)
+    if r.handoff is not None:
+        r.asks = None
+        r.state = r.state.model_copy(update={"attempts": {}})
+    reask = (r.key or "").startswith("trial_reask_")
+    # One reminder of the pending step per run of questions: after the next question the other
+    # service's answer is the whole reply, and the step is still the one read next.
+    silent = (
+        reask
+        and t.answered_elsewhere
+        and t.before.reasked
+        and r.asks == t.before.asked
+        and not r.noted
+    )
+    reading = r.asks
+    if silent:
+        r.key, r.text, r.asks = None, "", None
+    values = {**base_values(r.state, now_local=t.now_local, config=t.config), **r.values}
+    text = r.text if r.text is not None else t.pack.text(r.key or "", seed=t.seed, **values)
+    if r.noted and r.handoff is None:
+        said = facts(
+            r.state, r.noted, now_local=t.now_local, config=t.config, pack=t.pack, seed=t.seed
+        )
+        anotado = join_list(said, t.config)
+        text = f"{t.pack.text('trial_noted', seed=t.seed, anotado=anotado)} {text}"
+    for key in r.after:
+        text = f"{text} {t.pack.text(key, seed=t.seed, **values)}"
+    # After a handoff for failed answers the next message is still read as the answer to the
+    # question that failed (a name given then resumes the booking instead of waiting).
+    asked = r.state.asked if r.handoff == "attempts" else reading
+    state = r.state.model_copy(
+        update={"asked": asked, "last_error": r.error, "output": text, "reasked": reask}
+    )
+    snapshot = state.model_dump(
+        include={"nome", "idade", "nivel", "desired_date", "desired_time", "booking_id"}
+    )
+    journal = {
+        "stage_before": t.before.stage,
+        "stage_after": state.stage,
+        "intents": list(t.intents),
+        "extracted": t.extraction.model_dump(exclude_none=True),
+        "action": t.action,
+        "booking_code": t.code,
+        "validation": r.error,
+        "reply": r.key,
+        "asked": r.asks,
+        "attempts": state.attempts,
+        "gate": r.gate.journal() if r.gate is not None else None,
+        "tool_result": result.status if result is not None else None,
+        "handoff": r.handoff,
+    }
+    return TrialOutcome(
+        text=text,
+        asks_question=r.asks is not None or "?" in text,
+        state=state,
+        context=r.context,
+        events=r.events,
+        journal=journal,
+        nlg=None
+        if not text
+        else build_nlg_request(
+            stage=state.stage,
+            action=(r.key or "gate_message").removeprefix("trial_"),
+            error_code=r.error,
+            fallback=text,
+            snapshot=snapshot,
+            config=t.config.nlg,
+        ),
+    )

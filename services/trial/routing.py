@@ -1,0 +1,55 @@
+"""Which branch of the trial flow a turn takes: a handoff waiting or asked for, a pending
+confirmation, a typed booking code, a cancel, reschedule or status request, or the booking
+flow itself."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from services.trial.after_booking import TOOL_ACTION, answer_pending, ask_cancel, lookup, reschedule
+from services.trial.before_booking import booking_flow, handoff, stop_flow
+from services.trial.models import ContextState, TrialState
+from services.trial.turn import Reply, TrialTurn
+
+
+def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
+    pending = state.pending_tool
+    if pending is not None and t.now - pending.asked_at > timedelta(
+        minutes=t.config.confirmation_ttl_minutes
+    ):
+        state = state.model_copy(update={"pending_tool": None})
+    if state.stage == "handoff_requested":
+        if not t.extraction.has_data() and t.code is None and t.action in (None, "handoff"):
+            return Reply(state, ctx, key="trial_handoff_waiting")
+        resume = state.resume_stage or "collect_client_info"
+        state = state.model_copy(
+            update={"stage": resume, "resume_stage": None, "handoff_requested": False}
+        )
+    if t.action == "handoff":
+        return handoff(state, ctx, reason="asked")
+    if state.pending_tool is not None:
+        if t.action is None or t.action == TOOL_ACTION[state.pending_tool.tool]:
+            return answer_pending(t, state, ctx, state.pending_tool)
+        state = state.model_copy(update={"pending_tool": None})
+    if t.code is not None and t.code != state.booking_id:
+        return lookup(t, state, ctx)
+    has_booking = state.booking_created or t.config.booking_context_key in ctx.entries
+    in_progress = state.asked is not None and state.stage != "booked"
+    if t.action == "cancel":
+        if has_booking:
+            return ask_cancel(t, state, ctx)
+        if in_progress:
+            return stop_flow(state, ctx)
+        return Reply(state, ctx, key="trial_nothing_to_cancel")
+    if t.action == "reschedule":
+        if has_booking:
+            return reschedule(t, state, ctx)
+        if not in_progress and not t.extraction.has_data():
+            return Reply(state, ctx, key="trial_nothing_to_reschedule")
+    if has_booking and t.action == "status":
+        return lookup(t, state, ctx)
+    if state.stage == "booked":
+        if t.extraction.mentions_slot() or state.rescheduling:
+            return reschedule(t, state, ctx)
+        return lookup(t, state, ctx)
+    return booking_flow(t, state, ctx)
