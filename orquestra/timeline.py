@@ -91,9 +91,7 @@ def _explainers() -> dict[str, tuple[Explainer, dict[Lang, dict[str, str]]]]:
     found: dict[str, tuple[Explainer, dict[Lang, dict[str, str]]]] = {}
     journals = [SHARED, *(j for spec in SPECS if (j := spec.explainer()) is not None)]
     for journal in journals:
-        labels = {
-            lang: {**SHARED.labels.get(lang, {}), **journal.labels.get(lang, {})} for lang in LANGS
-        }
+        labels = {lang: {**SHARED.words(lang), **journal.words(lang)} for lang in LANGS}
         for event, explain in journal.events.items():
             found[event] = (explain, labels)
     return found

@@ -67,6 +67,13 @@ class Fields:
     def rest(self) -> dict[str, Any]:
         return {k: v for k, v in self.data.items() if k not in self.used}
 
+    def labelled(self, t: Mapping[str, str], *keys: str, **labels: str) -> list[str]:
+        """``label: value`` for each of ``keys`` the entry has, in order; a key is its own
+        label unless ``labels`` names another (``reply="reply_key"``)."""
+        return [
+            f"{t[labels.get(key, key)]}: {short(self.get(key))}" for key in keys if self.has(key)
+        ]
+
 
 # An event's explanation: its fields and the labels of the reader's language → lines.
 Explainer = Callable[[Fields, Mapping[str, str]], list[str]]
@@ -74,10 +81,15 @@ Explainer = Callable[[Fields, Mapping[str, str]], list[str]]
 
 @dataclass(frozen=True)
 class JournalExplainer:
-    """The events a service journals, each with how it reads, and the labels they use."""
+    """The events a service journals, each with how it reads, and the labels they use: each
+    label's words in Portuguese and in English, side by side."""
 
     events: Mapping[str, Explainer]
-    labels: Mapping[Lang, Mapping[str, str]] = field(default_factory=dict)
+    labels: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def words(self, lang: Lang) -> dict[str, str]:
+        index = LANGS.index(lang)
+        return {key: pair[index] for key, pair in self.labels.items()}
 
 
 def _llm(f: Fields, t: Mapping[str, str]) -> list[str]:
@@ -92,31 +104,16 @@ SHARED = JournalExplainer(
     events={"llm.used": _llm, "llm.fallback": _llm},
     # Also the words more than one service's explainer uses.
     labels={
-        "pt": {
-            "purpose": "uso",
-            "kind": "falha",
-            "source": "fonte",
-            "reason": "motivo",
-            "stage": "etapa",
-            "bubbles": "balões",
-            "handoff": "transferência para humano",
-            "violation": "violação",
-            "none": "nenhuma",
-            "yes": "sim",
-            "no": "não",
-        },
-        "en": {
-            "purpose": "purpose",
-            "kind": "failure",
-            "source": "source",
-            "reason": "reason",
-            "stage": "stage",
-            "bubbles": "bubbles",
-            "handoff": "handoff to a person",
-            "violation": "violation",
-            "none": "none",
-            "yes": "yes",
-            "no": "no",
-        },
+        "purpose": ("uso", "purpose"),
+        "kind": ("falha", "failure"),
+        "source": ("fonte", "source"),
+        "reason": ("motivo", "reason"),
+        "stage": ("etapa", "stage"),
+        "bubbles": ("balões", "bubbles"),
+        "handoff": ("transferência para humano", "handoff to a person"),
+        "violation": ("violação", "violation"),
+        "none": ("nenhuma", "none"),
+        "yes": ("sim", "yes"),
+        "no": ("não", "no"),
     },
 )

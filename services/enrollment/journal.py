@@ -12,9 +12,7 @@ def _decided(f: Fields, t: Mapping[str, str]) -> list[str]:
     before = f.get("from")
     stage = f"{short(before)} → {short(f.get('stage') or '?')}" if before else short(f.get("stage"))
     lines = [f"{t['stage']}: {stage}"]
-    for key in ("reading", "answer", "request_id", "summary", "refused", "violation"):
-        if f.has(key):
-            lines.append(f"{t[key]}: {short(f.get(key))}")
+    lines += f.labelled(t, "reading", "answer", "request_id", "summary", "refused", "violation")
     if f.get("reask"):
         lines.append(t["reask"])
     return lines
@@ -23,21 +21,11 @@ def _decided(f: Fields, t: Mapping[str, str]) -> list[str]:
 JOURNAL = JournalExplainer(
     events={"enrollment.decided": _decided},
     labels={
-        "pt": {
-            "reading": "entendido",
-            "answer": "resposta à confirmação",
-            "request_id": "pedido",
-            "summary": "resumo para a equipe",
-            "refused": "recusado",
-            "reask": "pergunta repetida",
-        },
-        "en": {
-            "reading": "read as",
-            "answer": "answer to the confirmation",
-            "request_id": "request",
-            "summary": "summary for staff",
-            "refused": "refused",
-            "reask": "question asked again",
-        },
+        "reading": ("entendido", "read as"),
+        "answer": ("resposta à confirmação", "answer to the confirmation"),
+        "request_id": ("pedido", "request"),
+        "summary": ("resumo para a equipe", "summary for staff"),
+        "refused": ("recusado", "refused"),
+        "reask": ("pergunta repetida", "question asked again"),
     },
 )

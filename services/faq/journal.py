@@ -14,8 +14,7 @@ def _answered(f: Fields, t: Mapping[str, str]) -> list[str]:
     lines = [line]
     if f.has("unanswered"):
         lines.append(f"{t['unanswered']}: {listing(f.get('unanswered'), t)}")
-    if f.has("scores"):
-        lines.append(f"{t['scores']}: {short(f.get('scores'))}")
+    lines += f.labelled(t, "scores")
     if f.get("oferta_pointer"):
         lines.append(t["oferta_pointer"])
     return lines
@@ -24,17 +23,9 @@ def _answered(f: Fields, t: Mapping[str, str]) -> list[str]:
 JOURNAL = JournalExplainer(
     events={"faq.answered": _answered},
     labels={
-        "pt": {
-            "entries": "respostas da base",
-            "unanswered": "sem resposta",
-            "scores": "pontuação",
-            "oferta_pointer": "convite para a oferta",
-        },
-        "en": {
-            "entries": "knowledge-base answers",
-            "unanswered": "unanswered",
-            "scores": "scores",
-            "oferta_pointer": "pointer to the offer",
-        },
+        "entries": ("respostas da base", "knowledge-base answers"),
+        "unanswered": ("sem resposta", "unanswered"),
+        "scores": ("pontuação", "scores"),
+        "oferta_pointer": ("convite para a oferta", "pointer to the offer"),
     },
 )

@@ -15,11 +15,7 @@ def _delivered(f: Fields, t: Mapping[str, str]) -> list[str]:
     line = f"{t['delivered']}: {short(f.get('status') or '?')}"
     if f.has("channel"):
         line += f" ({t['channel']}: {short(f.get('channel'))})"
-    lines = [line]
-    if f.has("detail"):
-        lines.append(f"{t['detail']}: {short(f.get('detail'))}")
-    if f.has("bubbles"):
-        lines.append(f"{t['bubbles']}: {short(f.get('bubbles'))}")
+    lines = [line, *f.labelled(t, "detail", "bubbles")]
     if f.get("partial"):
         lines.append(t["partial"])
     return lines
@@ -28,19 +24,10 @@ def _delivered(f: Fields, t: Mapping[str, str]) -> list[str]:
 JOURNAL = JournalExplainer(
     events={"turn.started": _turn_started, "reply.delivered": _delivered},
     labels={
-        "pt": {
-            "business_time": "hora do negócio",
-            "delivered": "entrega",
-            "channel": "canal",
-            "detail": "detalhe",
-            "partial": "resposta parcial (prazo estourado)",
-        },
-        "en": {
-            "business_time": "business time",
-            "delivered": "delivery",
-            "channel": "channel",
-            "detail": "detail",
-            "partial": "partial reply (deadline passed)",
-        },
+        "business_time": ("hora do negócio", "business time"),
+        "delivered": ("entrega", "delivery"),
+        "channel": ("canal", "channel"),
+        "detail": ("detalhe", "detail"),
+        "partial": ("resposta parcial (prazo estourado)", "partial reply (deadline passed)"),
     },
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.explain import Fields, JournalExplainer, listing, short
+from shared.explain import Fields, JournalExplainer, listing
 
 
 def _merge(f: Fields, t: Mapping[str, str]) -> list[str]:
@@ -12,15 +12,14 @@ def _merge(f: Fields, t: Mapping[str, str]) -> list[str]:
     for key in ("missing", "dropped"):
         if f.has(key):
             lines.append(f"{t[key]}: {listing(f.get(key), t)}")
-    if f.has("bubbles"):
-        lines.append(f"{t['bubbles']}: {short(f.get('bubbles'))}")
-    return lines
+    return lines + f.labelled(t, "bubbles")
 
 
 JOURNAL = JournalExplainer(
     events={"merge.complete": _merge, "merge.partial": _merge},
     labels={
-        "pt": {"sources": "partes", "missing": "faltaram", "dropped": "descartadas"},
-        "en": {"sources": "parts", "missing": "missing", "dropped": "dropped"},
+        "sources": ("partes", "parts"),
+        "missing": ("faltaram", "missing"),
+        "dropped": ("descartadas", "dropped"),
     },
 )

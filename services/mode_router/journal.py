@@ -20,10 +20,8 @@ def _mode(f: Fields, t: Mapping[str, str]) -> list[str]:
     if f.has("proposed_mode"):
         proposed = f"{t['proposed']}: {short(f.get('proposed_mode'))}"
         lines.append(f"{proposed} ({short(trigger)})" if trigger else proposed)
-    if f.has("transition_reason"):
-        lines.append(f"{t['reason']}: {short(f.get('transition_reason'))}")
-    if f.has("pending_transition"):
-        lines.append(f"{t['pending']}: {short(f.get('pending_transition'))}")
+    lines += f.labelled(t, "transition_reason", "pending_transition",
+                        transition_reason="reason", pending_transition="pending")  # fmt: skip
     if f.get("bootstrapped"):
         lines.append(t["bootstrapped"])
     return lines
@@ -32,21 +30,11 @@ def _mode(f: Fields, t: Mapping[str, str]) -> list[str]:
 JOURNAL = JournalExplainer(
     events={"MODE_DECISION": _mode},
     labels={
-        "pt": {
-            "mode": "modo",
-            "decision": "decisão",
-            "intent": "intenção",
-            "proposed": "proposta",
-            "pending": "transição pendente",
-            "bootstrapped": "primeiro turno (bootstrap)",
-        },
-        "en": {
-            "mode": "mode",
-            "decision": "decision",
-            "intent": "intent",
-            "proposed": "proposed",
-            "pending": "pending transition",
-            "bootstrapped": "first turn (bootstrap)",
-        },
+        "mode": ("modo", "mode"),
+        "decision": ("decisão", "decision"),
+        "intent": ("intenção", "intent"),
+        "proposed": ("proposta", "proposed"),
+        "pending": ("transição pendente", "pending transition"),
+        "bootstrapped": ("primeiro turno (bootstrap)", "first turn (bootstrap)"),
     },
 )

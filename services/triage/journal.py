@@ -21,44 +21,29 @@ def _decided(f: Fields, t: Mapping[str, str]) -> list[str]:
         lines.append(f"{t['routes']}: {listing(routes, t)}")
     elif routes is not None:
         lines.append(t["inline"])
-    if f.has("clarification"):
-        lines.append(f"{t['clarification']}: {short(f.get('clarification'))}")
+    lines += f.labelled(t, "clarification")
     if f.get("forced_by_clarification"):
         lines.append(t["forced"])
     for key in ("pending_expired", "pending_superseded"):
         if f.has(key):
             lines.append(f"{t[key]} ({short(f.get(key))})")
-    if f.has("active_context"):
-        lines.append(f"{t['active_context']}: {short(f.get('active_context'))}")
-    if f.has("reason"):
-        lines.append(f"{t['reason']}: {short(f.get('reason'))}")
-    return lines
+    return lines + f.labelled(t, "active_context", "reason")
 
 
 JOURNAL = JournalExplainer(
     events={"triage.decided": _decided},
     labels={
-        "pt": {
-            "intents": "intenções",
-            "routes": "especialistas",
-            "inline": "triagem responde sozinha",
-            "clarification": "clarificação",
-            "forced": "rota forçada pela clarificação",
-            "pending_expired": "clarificação pendente expirou",
-            "pending_superseded": "clarificação pendente substituída por pedido claro",
-            "active_context": "contexto ativo",
-            "confidences": "confiança",
-        },
-        "en": {
-            "intents": "intents",
-            "routes": "specialists",
-            "inline": "triage answers alone",
-            "clarification": "clarification",
-            "forced": "route forced by the clarification",
-            "pending_expired": "pending clarification expired",
-            "pending_superseded": "pending clarification superseded by a clear request",
-            "active_context": "active context",
-            "confidences": "confidence",
-        },
+        "intents": ("intenções", "intents"),
+        "routes": ("especialistas", "specialists"),
+        "inline": ("triagem responde sozinha", "triage answers alone"),
+        "clarification": ("clarificação", "clarification"),
+        "forced": ("rota forçada pela clarificação", "route forced by the clarification"),
+        "pending_expired": ("clarificação pendente expirou", "pending clarification expired"),
+        "pending_superseded": (
+            "clarificação pendente substituída por pedido claro",
+            "pending clarification superseded by a clear request",
+        ),
+        "active_context": ("contexto ativo", "active context"),
+        "confidences": ("confiança", "confidence"),
     },
 )

@@ -220,22 +220,7 @@ def _book(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
 
 
 def stop_flow(state: TrialState, ctx: ContextState) -> Reply:
-    return Reply(without_booking(state), ctx, key="trial_flow_stopped")
-
-
-def without_booking(state: TrialState) -> TrialState:
-    stage = "collect_client_info" if state.missing_client_field() else "ask_date"
-    return state.model_copy(
-        update={
-            "stage": stage,
-            "booking_id": None,
-            "booking_created": False,
-            "desired_date": None,
-            "desired_time": None,
-            "rescheduling": False,
-            "pending_tool": None,
-        }
-    )
+    return Reply(state.without_booking(), ctx, key="trial_flow_stopped")
 
 
 def handoff(

@@ -4,7 +4,7 @@ or what to say when the slot filled up or the booking is gone."""
 
 from __future__ import annotations
 
-from services.trial.before_booking import for_student, slot_values, without_booking
+from services.trial.before_booking import for_student, slot_values
 from services.trial.models import ToolCall, ToolResult, TrialState
 from services.trial.turn import Reply, TrialTurn
 from shared.trial.days import show_date
@@ -82,7 +82,7 @@ def _finish_get(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResult) -> R
         ctx = r.context.with_value(key, booking.booking_id, t.now)
         return Reply(state, ctx, key="trial_status")
     if call.args.get("booking_id") == r.state.booking_id:
-        return Reply(without_booking(r.state), r.context.without(key), key="trial_status_none")
+        return Reply(r.state.without_booking(), r.context.without(key), key="trial_status_none")
     return Reply(r.state, r.context, key="trial_status_none")
 
 
@@ -90,7 +90,7 @@ def _finish_cancel(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResult) -
     key = t.config.booking_context_key
     booking_id = call.args["booking_id"]
     ctx = r.context.without(key) if booking_id == r.state.booking_id else r.context
-    state = without_booking(r.state) if booking_id == r.state.booking_id else r.state
+    state = r.state.without_booking() if booking_id == r.state.booking_id else r.state
     booking = result.booking
     if result.status == "cancelled" and booking is not None:
         event = {
@@ -132,4 +132,4 @@ def _finish_reschedule(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResul
     if result.status == "full":
         moving = r.state.model_copy(update={"rescheduling": True})
         return _slot_full(t, r, new_date, new_time, moving)
-    return Reply(without_booking(r.state), r.context.without(key), key="trial_no_active_booking")
+    return Reply(r.state.without_booking(), r.context.without(key), key="trial_no_active_booking")

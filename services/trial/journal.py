@@ -12,18 +12,10 @@ from shared.explain import Fields, JournalExplainer, short
 def _decided(f: Fields, t: Mapping[str, str]) -> list[str]:
     before, after = f.get("stage_before"), f.get("stage_after")
     lines = [f"{t['stage']}: {short(before or '?')} → {short(after or '?')}"]
-    for key, label in (
-        ("extracted", "extracted"),
-        ("action", "action"),
-        ("booking_code", "booking_code"),
-        ("validation", "validation"),
-        ("asked", "asked"),
-        ("reply", "reply_key"),
-        ("tool_result", "tool_result"),
-        ("handoff", "handoff"),
-    ):
-        if f.has(key):
-            lines.append(f"{t[label]}: {short(f.get(key))}")
+    lines += f.labelled(
+        t, "extracted", "action", "booking_code", "validation", "asked", "reply",
+        "tool_result", "handoff", reply="reply_key",
+    )  # fmt: skip
     attempts = f.get("attempts")
     if attempts:
         lines.append(f"{t['attempts']}: {short(attempts)}")
@@ -54,31 +46,16 @@ def _gate(gate: Mapping[str, Any], t: Mapping[str, str]) -> list[str]:
 JOURNAL = JournalExplainer(
     events={"trial.decided": _decided},
     labels={
-        "pt": {
-            "extracted": "extraído",
-            "action": "ação",
-            "validation": "validação",
-            "reply_key": "texto",
-            "asked": "pergunta",
-            "booking_code": "código",
-            "attempts": "tentativas",
-            "gate": "tool gate",
-            "injected": "injetado",
-            "defaults": "padrões",
-            "tool_result": "resultado da tool",
-        },
-        "en": {
-            "extracted": "extracted",
-            "action": "action",
-            "validation": "validation",
-            "reply_key": "text",
-            "asked": "asks",
-            "booking_code": "code",
-            "attempts": "attempts",
-            "gate": "tool gate",
-            "injected": "injected",
-            "defaults": "defaults",
-            "tool_result": "tool result",
-        },
+        "extracted": ("extraído", "extracted"),
+        "action": ("ação", "action"),
+        "validation": ("validação", "validation"),
+        "reply_key": ("texto", "text"),
+        "asked": ("pergunta", "asks"),
+        "booking_code": ("código", "code"),
+        "attempts": ("tentativas", "attempts"),
+        "gate": ("tool gate", "tool gate"),
+        "injected": ("injetado", "injected"),
+        "defaults": ("padrões", "defaults"),
+        "tool_result": ("resultado da tool", "tool result"),
     },
 )

@@ -72,6 +72,21 @@ class TrialState(_Slice):
     def missing_client_field(self) -> Asked | None:
         return next((f for f in CLIENT_FIELDS if getattr(self, f) is None), None)
 
+    def without_booking(self) -> TrialState:
+        """The slice once its booking is gone (cancelled by the person or by staff, or not
+        found): back to the first step still missing, nothing pending."""
+        return self.model_copy(
+            update={
+                "stage": "collect_client_info" if self.missing_client_field() else "ask_date",
+                "booking_id": None,
+                "booking_created": False,
+                "desired_date": None,
+                "desired_time": None,
+                "rescheduling": False,
+                "pending_tool": None,
+            }
+        )
+
     def handed_off(self, reason: str, field: str | None = None) -> tuple[TrialState, Event]:
         """The slice once a person is asked for (the booking flow paused where it was, to
         resume there) and the ``handoff.requested`` event that asks."""

@@ -90,18 +90,7 @@ def forget_booking(
     (None when a slice does not change), so the bot does not speak of a class that is gone."""
     new_state = None
     if state is not None and state.booking_id == booking_id:
-        stage = "collect_client_info" if state.missing_client_field() else "ask_date"
-        new_state = state.model_copy(
-            update={
-                "stage": stage,
-                "booking_id": None,
-                "booking_created": False,
-                "desired_date": None,
-                "desired_time": None,
-                "rescheduling": False,
-                "pending_tool": None,
-            }
-        )
+        new_state = state.without_booking()
     key = config.booking_context_key
     new_context = None
     if context is not None:

@@ -202,7 +202,7 @@ def test_each_event_is_explained_by_the_one_service_that_declares_it() -> None:
         journal = spec.explainer()
         if journal is None:
             continue
-        assert set(journal.labels["pt"]) == set(journal.labels["en"]), spec.name
+        assert all(pt and en for pt, en in journal.labels.values()), spec.name
         for event in journal.events:
             assert event not in seen, (event, seen.get(event), spec.name)
             seen[event] = spec.name
