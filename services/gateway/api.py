@@ -13,17 +13,21 @@ from pydantic import AfterValidator, BaseModel, Field
 from redis.exceptions import MaxConnectionsError
 
 from services.gateway import auth
+from services.gateway.channels.console import ConsoleChannel
+from services.gateway.channels.http import LIMITS as HTTP_LIMITS
 from services.gateway.channels.http import MAX_WAIT_S
 from services.gateway.deps import Deps, GatewayDeps
 from services.gateway.history import MAX_PAGE
 from services.gateway.inbox import Refusal
 from services.gateway.turns import MessageRefused
 from services.gateway.validation import field_error
+from services.gateway.whatsapp.gateway import LIMITS as WHATSAPP_LIMITS
 from services.registry import SERVICES, SLICES
 from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMessage, new_id, utcnow
 from shared.metrics import INBOUND, LIVE_SERVICES
 
-MAX_TEXT = 4096
+# A person's text over HTTP, or a staff message sent through any channel: it fits them all.
+MAX_TEXT = min(HTTP_LIMITS.max_text, WHATSAPP_LIMITS.max_text, ConsoleChannel.limits.max_text)
 
 
 def _not_blank(value: str) -> str:
@@ -32,7 +36,7 @@ def _not_blank(value: str) -> str:
     return value
 
 
-# Text a person wrote: WhatsApp's length limit, and something besides spaces.
+# Text a person wrote: within every channel's limit, and something besides spaces.
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_not_blank)]
 # The same rule as the body's id: an id a POST cannot use is refused by the GET routes too.
 ConversationPath = Annotated[str, Path(pattern=CONVERSATION_ID_PATTERN)]
@@ -302,7 +306,7 @@ async def healthz(deps: Deps) -> JSONResponse:
     body = {"status": "ok" if not missing else "degraded", "live": live, "missing": missing}
     # Channel detail (e.g. a refused WhatsApp token) is shown, not counted: restarting the
     # gateway would not fix it, so it does not turn the liveness status into a 503.
-    body["whatsapp"] = await deps.whatsapp.health()
+    body.update(await deps.channels.health())
     return JSONResponse(body, status_code=200 if not missing else 503)
 
 

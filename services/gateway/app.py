@@ -19,7 +19,7 @@ from prometheus_client import REGISTRY
 from services.gateway import auth
 from services.gateway.api import admin, router
 from services.gateway.bookings import router as bookings_router
-from services.gateway.channels.base import Channel
+from services.gateway.channels.base import ChannelSet
 from services.gateway.channels.console import ConsoleChannel
 from services.gateway.channels.http import HttpChannel
 from services.gateway.deps import GatewayDeps
@@ -73,11 +73,11 @@ def build(rt: Runtime) -> GatewayDeps:
         settings.replies_kept,
         history,
     )
-    channels: dict[str, Channel] = {"http": http, "console": ConsoleChannel(rt.redis, rt.keys, ttl)}
     whatsapp = WhatsApp(rt)
-    channels["whatsapp"] = whatsapp.channel
-    # WhatsApp turns made only of media/locations/reactions are answered by the gateway itself;
-    # while a fragment waits for the rest of a burst, WhatsApp shows "typing...".
+    channels = ChannelSet([http, ConsoleChannel(rt.redis, rt.keys, ttl), whatsapp])
+    # Each message's and turn's own adapter is asked: WhatsApp answers turns made only of
+    # media/locations/reactions itself, shows "typing..." while a fragment waits for the rest
+    # of a burst, and has a reply window.
     turns = TurnKeeper(
         rt.redis,
         rt.scripts,
@@ -86,9 +86,10 @@ def build(rt: Runtime) -> GatewayDeps:
         rt.store,
         rt.bus.publish,
         rt.log,
-        own_answer=whatsapp.own_answer,
+        own_answer=channels.own_answer,
         fragments=fragments_of(rt.pack),
-        on_fragment=whatsapp.fragment_wait,
+        on_fragment=channels.on_fragment,
+        reply_window=channels.reply_window,
     )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
     handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)
@@ -104,6 +105,7 @@ def build(rt: Runtime) -> GatewayDeps:
         rt.pack,
         settings.dedupe_ttl_s,
         rt.log,
+        channels.reply_window,
     )
     egress = Egress(channels, turns, handoff, history, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
@@ -139,6 +141,7 @@ def build(rt: Runtime) -> GatewayDeps:
         tz=rt.tz,
         publish=rt.bus.publish,
         clock=Clock(rt.redis, rt.keys, movable=settings.test_clock),
+        channels=channels,
         http_channel=http,
         whatsapp=whatsapp,
         turns=turns,

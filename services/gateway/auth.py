@@ -30,12 +30,13 @@ from typing import NamedTuple
 
 from fastapi import HTTPException, Request
 
+from services.gateway.whatsapp.parse import CONVERSATION_PREFIX
 from shared.deps import AppDepends
 from shared.settings import Settings
 
 WEBCHAT_TOKEN_PREFIX = "wc_"
 WEB_CONVERSATION_PREFIX = "web:"
-WHATSAPP_CONVERSATION_PREFIX = "wa:"
+WHATSAPP_CONVERSATION_PREFIX = CONVERSATION_PREFIX
 
 INVALID = "missing or invalid bearer token"
 WEBCHAT_SCOPE = "a web chat token may only post to and read the replies of its own conversation"

@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from shared.deps import AppDeps, app_deps
 
 if TYPE_CHECKING:
+    from services.gateway.channels.base import ChannelSet
     from services.gateway.channels.http import HttpChannel
     from services.gateway.handoff import Handoff
     from services.gateway.history import History
@@ -35,6 +36,7 @@ class GatewayDeps(AppDeps):
     tz: ZoneInfo
     publish: Publish
     clock: Clock
+    channels: ChannelSet
     http_channel: HttpChannel
     whatsapp: WhatsApp
     turns: TurnKeeper
