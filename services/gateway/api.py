@@ -13,7 +13,6 @@ from pydantic import AfterValidator, BaseModel, Field
 from redis.exceptions import MaxConnectionsError
 
 from services.gateway import auth
-from services.gateway.channels.console import ConsoleChannel
 from services.gateway.channels.http import LIMITS as HTTP_LIMITS
 from services.gateway.channels.http import MAX_WAIT_S
 from services.gateway.deps import Deps, GatewayDeps
@@ -27,7 +26,7 @@ from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMes
 from shared.metrics import INBOUND, LIVE_SERVICES
 
 # A person's text over HTTP, or a staff message sent through any channel: it fits them all.
-MAX_TEXT = min(HTTP_LIMITS.max_text, WHATSAPP_LIMITS.max_text, ConsoleChannel.limits.max_text)
+MAX_TEXT = min(HTTP_LIMITS.max_text, WHATSAPP_LIMITS.max_text)
 
 
 def _not_blank(value: str) -> str:

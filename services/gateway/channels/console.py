@@ -6,14 +6,15 @@ import sys
 
 from redis.asyncio import Redis
 
-from services.gateway.channels.base import Delivery, Limits
+from services.gateway.channels.base import Delivery
+from services.gateway.channels.http import LIMITS
 from shared.contracts import InboundMessage, Reply, Turn
 from shared.keys import Keys
 
 
 class ConsoleChannel:
     name = "console"
-    limits = Limits(max_text=4096)
+    limits = LIMITS  # it stands in for the HTTP channel in development
     conversation_prefix = ""
     writes_history = False
 
