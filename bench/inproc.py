@@ -22,7 +22,6 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
-from types import SimpleNamespace
 
 import uvloop
 from pydantic import BaseModel
@@ -100,9 +99,7 @@ class Pipeline:
         self.runtimes: list[Runtime] = []
         self.waiting: dict[str, asyncio.Future[Reply]] = {}
         gateway = self._runtime("gateway")
-        app = SimpleNamespace(state=SimpleNamespace())
-        build_gateway(gateway, app)  # type: ignore[arg-type]
-        self.turns = app.state.turns
+        self.turns = build_gateway(gateway).turns
         for spec in SPECS:
             if spec.in_process:
                 spec.builder()(self._runtime(spec.name))

@@ -83,18 +83,13 @@ def consumers() -> list[tuple[str, str, str]]:
     """(stream, group, service) of every subscription the services make, in service order."""
     # Imported here: every ``orquestra`` command imports this module, and only this command
     # needs the services (and their LLM client) loaded.
-    from fastapi import FastAPI
-
     from shared.service import make_runtime
 
     found: dict[tuple[str, str], str] = {}
     for spec in SPECS:
         service = spec.name
         rt = make_runtime(spec, topology=TOPOLOGY)
-        if service == "gateway":
-            spec.builder()(rt, FastAPI())
-        else:
-            spec.builder()(rt)
+        spec.builder()(rt)
         for subscriber in rt.bus.broker.subscribers:
             sub = subscriber.stream_sub
             found.setdefault((sub.name, sub.group or service), service)

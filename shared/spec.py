@@ -63,8 +63,9 @@ class ServiceSpec:
     routes_to_specialists: bool = False
     in_process: bool = True  # wired by the bench's single-process pipeline
     # "package.module:attribute" of a FastAPI ``APIRouter`` for staff, which the gateway
-    # mounts behind the admin token; its handlers find ``redis`` and ``keys`` on
-    # ``request.app.state``. The data stays the service's; the gateway only serves it.
+    # mounts behind the admin token; its handlers take ``redis`` and ``keys`` with
+    # ``deps: AppDepends`` (``shared/deps.py``). The data stays the service's; the gateway only
+    # serves it.
     admin_api: str | None = None
     # The pack sections it reads, each with how it validates it at start-up: (section,
     # "package.module:attribute"), the attribute a function of the pack or a pydantic model of

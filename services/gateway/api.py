@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -14,16 +13,20 @@ from pydantic import AfterValidator, BaseModel, Field
 from redis.exceptions import MaxConnectionsError
 
 from services.gateway import auth
+from services.gateway.channels.http import LIMITS as HTTP_LIMITS
 from services.gateway.channels.http import MAX_WAIT_S
+from services.gateway.deps import Deps, GatewayDeps
 from services.gateway.history import MAX_PAGE
 from services.gateway.inbox import Refusal
 from services.gateway.turns import MessageRefused
 from services.gateway.validation import field_error
+from services.gateway.whatsapp.gateway import LIMITS as WHATSAPP_LIMITS
 from services.registry import SERVICES, SLICES
 from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMessage, new_id, utcnow
 from shared.metrics import INBOUND, LIVE_SERVICES
 
-MAX_TEXT = 4096
+# A person's text over HTTP, or a staff message sent through any channel: it fits them all.
+MAX_TEXT = min(HTTP_LIMITS.max_text, WHATSAPP_LIMITS.max_text)
 
 
 def _not_blank(value: str) -> str:
@@ -32,7 +35,7 @@ def _not_blank(value: str) -> str:
     return value
 
 
-# Text a person wrote: WhatsApp's length limit, and something besides spaces.
+# Text a person wrote: within every channel's limit, and something besides spaces.
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_not_blank)]
 # The same rule as the body's id: an id a POST cannot use is refused by the GET routes too.
 ConversationPath = Annotated[str, Path(pattern=CONVERSATION_ID_PATTERN)]
@@ -134,9 +137,9 @@ class Replies(BaseModel):
 router = APIRouter()
 
 
-async def require_known(conversation_id: str, request: Request) -> None:
+async def require_known(conversation_id: str, deps: GatewayDeps) -> None:
     """404 for a conversation nothing is stored about (never seen, or erased)."""
-    if not await request.app.state.privacy.known(conversation_id):
+    if not await deps.privacy.known(conversation_id):
         raise HTTPException(status_code=404, detail="no conversation with this id")
 
 
@@ -144,11 +147,10 @@ admin = APIRouter(dependencies=[Depends(auth.require_admin)])
 
 
 @router.post("/v1/messages", status_code=202, response_model=Accepted)
-async def post_message(body: MessageIn, request: Request) -> Accepted:
-    state = request.app.state
-    auth.refuse(auth.channel_refusal(state.settings, auth.bearer(request), body.conversation_id))
+async def post_message(body: MessageIn, request: Request, deps: Deps) -> Accepted:
+    auth.refuse(auth.channel_refusal(deps.settings, auth.bearer(request), body.conversation_id))
     auth.refuse(auth.write_refusal(body.conversation_id))
-    tz: ZoneInfo = state.tz
+    tz = deps.tz
     received = utcnow()
     sent_at = body.sent_at or received
     if sent_at.tzinfo is None:
@@ -165,7 +167,7 @@ async def post_message(body: MessageIn, request: Request) -> Accepted:
         campaign_mode=body.campaign_mode,
     )
     try:
-        fresh = await state.turns.ingest(message)
+        fresh = await deps.turns.ingest(message)
     except MessageRefused as refused:
         raise field_error(refused.field, refused.reason) from None
     INBOUND.labels("http", "accepted" if fresh else "duplicate").inc()
@@ -179,12 +181,12 @@ async def post_message(body: MessageIn, request: Request) -> Accepted:
 )
 async def get_replies(
     conversation_id: ConversationPath,
-    request: Request,
+    deps: Deps,
     after: Annotated[str, Query(pattern=STREAM_ID)] = "0-0",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> Replies:
     try:
-        replies, cursor = await request.app.state.http_channel.read(conversation_id, after, wait)
+        replies, cursor = await deps.http_channel.read(conversation_id, after, wait)
     except MaxConnectionsError:
         raise HTTPException(
             status_code=503,
@@ -196,14 +198,14 @@ async def get_replies(
 
 @admin.get("/v1/conversations", response_model=ConversationList)
 async def list_conversations(
-    request: Request,
+    deps: Deps,
     owner: Literal["pending_human", "human", "bot"] | None = None,
     q: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(pattern=r"^-?\d+:.+$", max_length=300)] = None,
 ) -> ConversationList:
     """Conversations by latest activity, newest first; ``q`` searches names and texts."""
-    rows, next_cursor = await request.app.state.inbox.conversations(owner, q, limit, cursor)
+    rows, next_cursor = await deps.inbox.conversations(owner, q, limit, cursor)
     return ConversationList(conversations=[ConversationRow(**r) for r in rows], cursor=next_cursor)
 
 
@@ -214,11 +216,11 @@ async def list_conversations(
     responses={404: {"description": "unknown conversation"}, 409: {"description": "refused"}},
 )
 async def post_agent_message(
-    conversation_id: ConversationPath, body: AgentMessageIn, request: Request
+    conversation_id: ConversationPath, body: AgentMessageIn, deps: Deps
 ) -> AgentMessageOut | JSONResponse:
     """Send a message as staff through the conversation's channel (exactly once); the
     conversation becomes human-owned by that agent."""
-    outcome = await request.app.state.inbox.send(
+    outcome = await deps.inbox.send(
         conversation_id, body.agent, body.text, body.client_message_id, body.take, body.template
     )
     if isinstance(outcome, Refusal):
@@ -236,7 +238,7 @@ async def post_agent_message(
 )
 async def get_messages(
     conversation_id: ConversationPath,
-    request: Request,
+    deps: Deps,
     before: Annotated[str | None, Query(pattern=STREAM_ID)] = None,
     after: Annotated[str | None, Query(pattern=STREAM_ID)] = None,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
@@ -245,13 +247,12 @@ async def get_messages(
     """The conversation's messages in both directions, oldest first: ``limit`` before the
     cursor ``before`` (paging back), or everything after ``after``, waiting up to ``wait``
     seconds for the first new one (a long-poll for live pages)."""
-    state = request.app.state
-    if not await state.inbox.exists(conversation_id):
+    if not await deps.inbox.exists(conversation_id):
         raise HTTPException(status_code=404, detail="no conversation with this id")
     if after is not None:
         try:
-            fresh = await state.history.since(
-                state.http_channel.polling, conversation_id, after, wait
+            fresh = await deps.history.since(
+                deps.http_channel.polling, conversation_id, after, wait
             )
         except MaxConnectionsError:
             raise HTTPException(
@@ -260,42 +261,39 @@ async def get_messages(
                 headers={"Retry-After": "1"},
             ) from None
         return HistoryPage(messages=[HistoryMessage(**m) for m in fresh], cursor=None)
-    messages, cursor = await state.history.page(conversation_id, before, limit)
+    messages, cursor = await deps.history.page(conversation_id, before, limit)
     return HistoryPage(messages=[HistoryMessage(**m) for m in messages], cursor=cursor)
 
 
 @admin.get("/v1/conversations/{conversation_id}")
-async def get_conversation(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
-    await require_known(conversation_id, request)
-    snapshot = await request.app.state.store.load(conversation_id)
+async def get_conversation(conversation_id: ConversationPath, deps: Deps) -> dict[str, Any]:
+    await require_known(conversation_id, deps)
+    snapshot = await deps.store.load(conversation_id)
     return {"conversation_id": conversation_id, **{s: snapshot.get(s) for s in SLICES}}
 
 
 @admin.post("/v1/conversations/{conversation_id}/handoff")
 async def post_handoff(
-    conversation_id: ConversationPath, body: HandoffIn, request: Request
+    conversation_id: ConversationPath, body: HandoffIn, deps: Deps
 ) -> dict[str, Any]:
     """Hand the conversation to a person (the bot goes silent) or back to the bot."""
-    meta = await request.app.state.handoff.assign(
-        conversation_id, body.owner, by=body.agent, reason=body.reason
-    )
+    meta = await deps.handoff.assign(conversation_id, body.owner, by=body.agent, reason=body.reason)
     return {"conversation_id": conversation_id, "meta": meta}
 
 
 @admin.get("/v1/conversations/{conversation_id}/journal")
-async def get_journal(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
-    await require_known(conversation_id, request)
-    return {"entries": await request.app.state.store.journal(conversation_id)}
+async def get_journal(conversation_id: ConversationPath, deps: Deps) -> dict[str, Any]:
+    await require_known(conversation_id, deps)
+    return {"entries": await deps.store.journal(conversation_id)}
 
 
 @router.get("/healthz")
-async def healthz(request: Request) -> JSONResponse:
-    state = request.app.state
-    fresh_after = time.time() - max(10.0, state.settings.heartbeat_s * 5)
+async def healthz(deps: Deps) -> JSONResponse:
+    fresh_after = time.time() - max(10.0, deps.settings.heartbeat_s * 5)
     members = [
         member
-        for key in state.keys.all_heartbeats()
-        for member in await state.redis.zrangebyscore(key, fresh_after, "+inf")
+        for key in deps.keys.all_heartbeats()
+        for member in await deps.redis.zrangebyscore(key, fresh_after, "+inf")
     ]
     live: dict[str, int] = {}
     for member in members:
@@ -307,7 +305,7 @@ async def healthz(request: Request) -> JSONResponse:
     body = {"status": "ok" if not missing else "degraded", "live": live, "missing": missing}
     # Channel detail (e.g. a refused WhatsApp token) is shown, not counted: restarting the
     # gateway would not fix it, so it does not turn the liveness status into a 503.
-    body["whatsapp"] = await state.whatsapp.health()
+    body.update(await deps.channels.health())
     return JSONResponse(body, status_code=200 if not missing else 503)
 
 

@@ -19,9 +19,10 @@ from prometheus_client import REGISTRY
 from services.gateway import auth
 from services.gateway.api import admin, router
 from services.gateway.bookings import router as bookings_router
-from services.gateway.channels.base import Channel
+from services.gateway.channels.base import ChannelSet
 from services.gateway.channels.console import ConsoleChannel
 from services.gateway.channels.http import HttpChannel
+from services.gateway.deps import GatewayDeps
 from services.gateway.egress import Egress
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
@@ -50,7 +51,8 @@ from shared.trial.bookings import BookingStore
 from shared.trial.config import load_trial_config
 
 
-def build(rt: Runtime, app: FastAPI) -> None:
+def build(rt: Runtime) -> GatewayDeps:
+    """Wire the gateway's parts on ``rt``; what the route handlers need, in one object."""
     settings = rt.settings
     ttl = settings.turn_ttl_s
     history = History(
@@ -71,11 +73,11 @@ def build(rt: Runtime, app: FastAPI) -> None:
         settings.replies_kept,
         history,
     )
-    channels: dict[str, Channel] = {"http": http, "console": ConsoleChannel(rt.redis, rt.keys, ttl)}
     whatsapp = WhatsApp(rt)
-    channels["whatsapp"] = whatsapp.channel
-    # WhatsApp turns made only of media/locations/reactions are answered by the gateway itself;
-    # while a fragment waits for the rest of a burst, WhatsApp shows "typing...".
+    channels = ChannelSet([http, ConsoleChannel(rt.redis, rt.keys, ttl), whatsapp])
+    # Each message's and turn's own adapter is asked: WhatsApp answers turns made only of
+    # media/locations/reactions itself, shows "typing..." while a fragment waits for the rest
+    # of a burst, and has a reply window.
     turns = TurnKeeper(
         rt.redis,
         rt.scripts,
@@ -84,9 +86,10 @@ def build(rt: Runtime, app: FastAPI) -> None:
         rt.store,
         rt.bus.publish,
         rt.log,
-        own_answer=whatsapp.own_answer,
+        own_answer=channels.own_answer,
         fragments=fragments_of(rt.pack),
-        on_fragment=whatsapp.fragment_wait,
+        on_fragment=channels.on_fragment,
+        reply_window=channels.reply_window,
     )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
     handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)
@@ -102,6 +105,7 @@ def build(rt: Runtime, app: FastAPI) -> None:
         rt.pack,
         settings.dedupe_ttl_s,
         rt.log,
+        channels.reply_window,
     )
     egress = Egress(channels, turns, handoff, history, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
@@ -126,40 +130,42 @@ def build(rt: Runtime, app: FastAPI) -> None:
         await whatsapp.aclose()
 
     rt.on_stop.append(close)
-    app.state.settings = rt.settings
-    app.state.keys = rt.keys
-    app.state.redis = rt.redis
-    app.state.store = rt.store
-    app.state.tz = rt.tz
-    app.state.turns = turns
-    app.state.http_channel = http
-    app.state.handoff = handoff
-    app.state.whatsapp = whatsapp
-    app.state.history = history
-    app.state.inbox = inbox
-    app.state.clock = Clock(rt.redis, rt.keys, movable=settings.test_clock)
-    app.state.schedule = ScheduleStore(
-        rt.redis,
-        rt.scripts,
-        rt.keys,
-        journal_max=settings.journal_max,
-        ttl_s=settings.state_ttl_days * 86400,
-    )
     # Bookings belong to the trial service: the gateway reads them and relays staff commands.
     # A pack without trial classes (e.g. staffing) has no roster; erase still looks for bookings.
-    trial_config = load_trial_config(rt.pack) if rt.pack.has("trial") else None
     bookings = BookingStore(rt.redis, rt.keys.prefix + "trial:")
-    app.state.trial_config = trial_config
-    app.state.bookings = bookings
-    app.state.publish = rt.bus.publish
-    app.state.privacy = Privacy(rt.redis, rt.keys, rt.store, bookings)
+    return GatewayDeps(
+        settings=settings,
+        redis=rt.redis,
+        keys=rt.keys,
+        store=rt.store,
+        tz=rt.tz,
+        publish=rt.bus.publish,
+        clock=Clock(rt.redis, rt.keys, movable=settings.test_clock),
+        channels=channels,
+        http_channel=http,
+        whatsapp=whatsapp,
+        turns=turns,
+        history=history,
+        handoff=handoff,
+        inbox=inbox,
+        schedule=ScheduleStore(
+            rt.redis,
+            rt.scripts,
+            rt.keys,
+            journal_max=settings.journal_max,
+            ttl_s=settings.state_ttl_days * 86400,
+        ),
+        privacy=Privacy(rt.redis, rt.keys, rt.store, bookings),
+        bookings=bookings,
+        trial_config=load_trial_config(rt.pack) if rt.pack.has("trial") else None,
+    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         rt = make_runtime(SPEC, settings, topology=TOPOLOGY)
-        build(rt, app)
+        app.state.deps = build(rt)
         tasks: list[asyncio.Task[None]] = await start(rt)
         for warning in auth.startup_warnings(rt.settings):
             rt.log.warning(warning)

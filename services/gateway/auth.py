@@ -30,11 +30,13 @@ from typing import NamedTuple
 
 from fastapi import HTTPException, Request
 
+from services.gateway.whatsapp.parse import CONVERSATION_PREFIX
+from shared.deps import AppDepends
 from shared.settings import Settings
 
 WEBCHAT_TOKEN_PREFIX = "wc_"
 WEB_CONVERSATION_PREFIX = "web:"
-WHATSAPP_CONVERSATION_PREFIX = "wa:"
+WHATSAPP_CONVERSATION_PREFIX = CONVERSATION_PREFIX
 
 INVALID = "missing or invalid bearer token"
 WEBCHAT_SCOPE = "a web chat token may only post to and read the replies of its own conversation"
@@ -159,11 +161,11 @@ def refuse(refusal: Refusal | None) -> None:
     raise HTTPException(status_code=refusal.status, detail=refusal.reason, headers=headers)
 
 
-async def require_admin(request: Request) -> None:
+async def require_admin(request: Request, deps: AppDepends) -> None:
     """Async on purpose: a plain ``def`` dependency would run in a thread on every request."""
-    refuse(admin_refusal(request.app.state.settings, bearer(request)))
+    refuse(admin_refusal(deps.settings, bearer(request)))
 
 
-async def require_channel(conversation_id: str, request: Request) -> None:
+async def require_channel(conversation_id: str, request: Request, deps: AppDepends) -> None:
     """The replies route: its conversation id is a path parameter."""
-    refuse(channel_refusal(request.app.state.settings, bearer(request), conversation_id))
+    refuse(channel_refusal(deps.settings, bearer(request), conversation_id))

@@ -11,13 +11,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from pydantic import BaseModel, Field, field_validator
 
 from services.gateway import auth
+from services.gateway.deps import Deps, GatewayDeps
 from shared.contracts import BookingCommand
-from shared.trial.bookings import BookingStore, StaffBooking
-from shared.trial.config import TrialConfig
+from shared.trial.bookings import StaffBooking
 from shared.trial.roster import class_dates, range_problem, roster
 
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
@@ -45,23 +45,19 @@ class CommandAccepted(BaseModel):
     booking_id: str
 
 
-def _store(request: Request) -> BookingStore:
-    return request.app.state.bookings
-
-
 @router.get("/v1/bookings")
 async def list_bookings(
-    request: Request,
+    deps: Deps,
     start: Annotated[date, Query(alias="from", description="YYYY-MM-DD")],
     end: Annotated[date, Query(alias="to", description="YYYY-MM-DD, inclusive")],
 ) -> dict[str, Any]:
     problem = range_problem(start, end)
     if problem:
         raise HTTPException(status_code=422, detail=problem)
-    config: TrialConfig | None = request.app.state.trial_config
+    config = deps.trial_config
     if config is None:
         raise HTTPException(status_code=404, detail="this pack has no trial classes")
-    store = _store(request)
+    store = deps.bookings
     dates = class_dates(start, end, config)
     bookings = await store.day_bookings(dates, config.times)
     seats = await store.seats_taken(dates, config.times)
@@ -71,27 +67,27 @@ async def list_bookings(
     return {"classes": [c.model_dump(mode="json", exclude=nested) for c in classes]}
 
 
-async def _relay(request: Request, command: BookingCommand) -> CommandAccepted:
-    booking: StaffBooking | None = await _store(request).staff_view(command.booking_id)
+async def _relay(deps: GatewayDeps, command: BookingCommand) -> CommandAccepted:
+    booking: StaffBooking | None = await deps.bookings.staff_view(command.booking_id)
     if booking is None:
         raise HTTPException(status_code=404, detail="no booking with this id")
     if booking.status == "cancelled":
         raise HTTPException(status_code=409, detail="the booking is cancelled")
-    await request.app.state.publish(request.app.state.keys.commands("trial"), command)
+    await deps.publish(deps.keys.commands("trial"), command)
     return CommandAccepted(command_id=command.command_id, booking_id=command.booking_id)
 
 
 @router.post("/v1/bookings/{booking_id}/attendance", status_code=202)
 async def post_attendance(
-    booking_id: BookingPath, body: AttendanceIn, request: Request
+    booking_id: BookingPath, body: AttendanceIn, deps: Deps
 ) -> CommandAccepted:
     """Mark whether the person came; the trial service records it and tells the follow-ups."""
     command = BookingCommand(action="attendance", booking_id=booking_id, status=body.status)
-    return await _relay(request, command)
+    return await _relay(deps, command)
 
 
 @router.post("/v1/bookings/{booking_id}/cancel", status_code=202)
-async def post_cancel(booking_id: BookingPath, body: CancelIn, request: Request) -> CommandAccepted:
+async def post_cancel(booking_id: BookingPath, body: CancelIn, deps: Deps) -> CommandAccepted:
     """Cancel a booking; the customer is told, with the reason, through their channel."""
     command = BookingCommand(action="cancel", booking_id=booking_id, reason=body.reason)
-    return await _relay(request, command)
+    return await _relay(deps, command)

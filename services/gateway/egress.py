@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from structlog.typing import FilteringBoundLogger
 
 from services.gateway.channels.base import Channel, Delivery
@@ -16,7 +18,7 @@ from shared.state import journal_entry
 class Egress:
     def __init__(
         self,
-        channels: dict[str, Channel],
+        channels: Mapping[str, Channel],
         turns: TurnKeeper,
         handoff: Handoff,
         history: History,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from redis.asyncio import Redis
@@ -21,12 +21,13 @@ from structlog.typing import FilteringBoundLogger
 from services.gateway.handoff import Handoff
 from services.gateway.history import History, history_entry
 from services.gateway.summary import InboxConfig, contact_name, last_unanswered, summarize
-from services.gateway.turns import Publish
+from services.gateway.turns import Publish, ReplyWindow
 from shared.contracts import Reply, new_id, now_ms, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.nlu.normalize import normalize
 from shared.pack import Pack
+from shared.reply_window import window_closed as stored_window_closed
 from shared.state import StateStore, journal_entry
 
 SCAN_BATCH = 100
@@ -62,12 +63,10 @@ def agent_refusal(meta: dict[str, Any] | None, agent: str, take: bool) -> Refusa
     return None
 
 
-def window_closed(meta: dict[str, Any], now: datetime) -> bool:
-    """WhatsApp's 24-hour window, known from the customer's last message (wall clock)."""
-    if meta.get("channel") != "whatsapp":
-        return False
-    expires = meta.get("window_expires_at")
-    return bool(expires) and datetime.fromisoformat(expires) <= now
+def window_closed(meta: dict[str, Any], now: datetime, window: timedelta | None) -> bool:
+    """Whether the conversation's channel has a reply window (``window``, e.g. WhatsApp's 24
+    hours) and the expiry stored from the customer's last message passed (wall clock)."""
+    return window is not None and stored_window_closed(meta, now)
 
 
 def agent_message_id(conversation_id: str, client_message_id: str | None) -> str:
@@ -91,6 +90,7 @@ class Inbox:
         pack: Pack,
         claim_ttl_s: int,
         log: FilteringBoundLogger,
+        reply_window: ReplyWindow,
     ) -> None:
         self.redis = redis
         self.scripts = scripts
@@ -103,6 +103,7 @@ class Inbox:
         self.config = pack.section("inbox", InboxConfig)
         self.claim_ttl_s = claim_ttl_s
         self.log = log
+        self.reply_window = reply_window
 
     async def exists(self, conversation_id: str) -> bool:
         return bool(await self.redis.hexists(self.keys.state(conversation_id), "meta"))
@@ -195,7 +196,8 @@ class Inbox:
         if refusal is not None:
             return refusal
         assert meta is not None
-        if window_closed(meta, utcnow()) and not template:
+        window = self.reply_window(meta.get("channel") or "")
+        if window_closed(meta, utcnow(), window) and not template:
             return Refusal(
                 409,
                 "window_closed",

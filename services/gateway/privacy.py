@@ -16,11 +16,12 @@ import hashlib
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException
 from redis.asyncio import Redis
 
 from services.gateway import auth
 from services.gateway.api import ConversationPath
+from services.gateway.deps import Deps, GatewayDeps
 from shared.contracts import utcnow
 from shared.keys import Keys, sched_member
 from shared.state import StateStore
@@ -144,26 +145,20 @@ class Privacy:
         return {"erased": True, "keys_deleted": deleted, "bookings_anonymized": anonymized}
 
 
-def _privacy(request: Request) -> Privacy:
-    return request.app.state.privacy
-
-
-async def _known(request: Request, conversation_id: str) -> Privacy:
-    privacy = _privacy(request)
+async def _known(deps: GatewayDeps, conversation_id: str) -> Privacy:
+    privacy = deps.privacy
     if not await privacy.known(conversation_id):
         raise HTTPException(status_code=404, detail="no conversation with this id")
     return privacy
 
 
 @router.get("/v1/conversations/{conversation_id}/export")
-async def export_conversation(
-    conversation_id: ConversationPath, request: Request
-) -> dict[str, Any]:
+async def export_conversation(conversation_id: ConversationPath, deps: Deps) -> dict[str, Any]:
     """Every stored datum of the person of this conversation, as JSON."""
-    return await (await _known(request, conversation_id)).export(conversation_id)
+    return await (await _known(deps, conversation_id)).export(conversation_id)
 
 
 @router.delete("/v1/conversations/{conversation_id}")
-async def erase_conversation(conversation_id: ConversationPath, request: Request) -> dict[str, Any]:
+async def erase_conversation(conversation_id: ConversationPath, deps: Deps) -> dict[str, Any]:
     """Erase the conversation and anonymize its bookings; afterwards it is unknown (404)."""
-    return await (await _known(request, conversation_id)).erase(conversation_id)
+    return await (await _known(deps, conversation_id)).erase(conversation_id)

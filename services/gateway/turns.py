@@ -55,6 +55,7 @@ from shared.merge import queue_open
 from shared.metrics import TURNS_STARTED
 from shared.nlu.fragment import Fragments
 from shared.nlu.normalize import normalize
+from shared.reply_window import window_expires_at
 from shared.settings import Settings
 from shared.state import StateStore, journal_entry
 
@@ -71,8 +72,9 @@ class Publish(Protocol):
 OwnAnswer = Callable[[Turn], tuple[Reply, str] | None]
 # A channel's hook when a fragment starts the longer wait (WhatsApp shows "typing...").
 OnFragment = Callable[[InboundMessage], None]
+# The reply window of a channel, by name (``ChannelSet.reply_window``; None: no window).
+ReplyWindow = Callable[[str], timedelta | None]
 
-WINDOW_24H = timedelta(hours=24)
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
 
 # Single-key script on the pending set: remove a member only if its score is still `expected`.
@@ -185,6 +187,7 @@ class TurnKeeper:
         own_answer: OwnAnswer | None = None,
         fragments: Fragments | None = None,
         on_fragment: OnFragment | None = None,
+        reply_window: ReplyWindow | None = None,
     ) -> None:
         self.redis = redis
         self.scripts = scripts
@@ -196,6 +199,7 @@ class TurnKeeper:
         self.own_answer = own_answer
         self.fragments = fragments or Fragments([])
         self.on_fragment = on_fragment
+        self.reply_window = reply_window
         self.zrem_if_score = redis.register_script(ZREM_IF_SCORE)
         self.control_words = {normalize(w) for w in settings.control_words}
         self._timers: set[asyncio.TimerHandle] = set()
@@ -211,11 +215,13 @@ class TurnKeeper:
             raise MessageRefused("sent_at", problem)
         conv = message.conversation_id
         ts = int(message.sent_at.timestamp() * 1000)
+        window = self.reply_window(message.channel) if self.reply_window else None
         patch = {
             "always": {"channel": message.channel},
             "latest": {
                 "last_message_at": message.sent_at.isoformat(),
-                "window_expires_at": (message.sent_at + WINDOW_24H).isoformat(),
+                # Null for a channel without a reply window (cleared if one was stored).
+                "window_expires_at": window_expires_at(message.sent_at, window),
             },
             "first": {
                 "origin": message.origin,
@@ -235,8 +241,7 @@ class TurnKeeper:
             patch["latest"]["last_referral"] = referral
         entry = f"{ts}|{message.model_dump_json()}"
         quiet = self.quiet_after(message.text)
-        window = quiet.ms
-        due = now_ms() + window
+        due = now_ms() + quiet.ms
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts(conv), {conv: due})
@@ -278,7 +283,7 @@ class TurnKeeper:
             )
             return True
         # With no quiet window the start needs no look at the score: it is the one just written.
-        self._schedule(conv, window / 1000, None if window else due)
+        self._schedule(conv, quiet.ms / 1000, None if quiet.ms else due)
         if quiet.rule == "fragment" and self.on_fragment:
             self.on_fragment(message)
         return True

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse
 from pydantic import BaseModel
 
 from services.gateway import auth
+from shared.deps import AppDepends
 
 STATIC = Path(__file__).parent / "static"
 ASSETS = {
@@ -43,15 +44,15 @@ class Offer(BaseModel):
 
 
 @sessions.get("/v1/webchat", response_model=Offer)
-async def offer(request: Request) -> Offer:
+async def offer(deps: AppDepends) -> Offer:
     """Whether sessions are on, so the page asks for one only then (no failed request)."""
-    return Offer(sessions=auth.sessions_refusal(request.app.state.settings) is None)
+    return Offer(sessions=auth.sessions_refusal(deps.settings) is None)
 
 
 @sessions.post("/v1/webchat/sessions", status_code=201, response_model=Session)
-async def new_session(request: Request) -> Session:
+async def new_session(deps: AppDepends) -> Session:
     """A fresh ``web:`` conversation and its bearer token (404 while sessions are off)."""
-    settings = request.app.state.settings
+    settings = deps.settings
     auth.refuse(auth.sessions_refusal(settings))
     conversation_id = auth.new_web_conversation()
     return Session(

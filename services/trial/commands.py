@@ -16,9 +16,9 @@ from services.trial.staff import (
     cancelled_event,
     forget_booking,
     staff_cancel_text,
-    window_closed,
 )
 from shared.contracts import BookingCommand, DomainEvent, Reply
+from shared.reply_window import window_closed
 from shared.service import Decision, Runtime, handle_once
 from shared.state import Snapshot, journal_entry
 from shared.trial.bookings import BookingStore, StaffBooking

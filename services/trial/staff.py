@@ -12,8 +12,7 @@ these events on the events stream, whoever caused the change:
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from services.trial.models import ContextState, Event, TrialState
 from services.trial.replies import TextSource
@@ -110,12 +109,3 @@ def staff_cancel_text(
         hora=booking.time,
         motivo=reason,
     )
-
-
-def window_closed(meta: dict[str, Any], now: datetime) -> bool:
-    """Whether WhatsApp's 24-hour window is closed (the gateway keeps its expiry in the meta
-    slice): a message to the customer then goes as the pack's template."""
-    expires = meta.get("window_expires_at")
-    if meta.get("channel") != "whatsapp" or not expires:
-        return False
-    return datetime.fromisoformat(expires) <= now

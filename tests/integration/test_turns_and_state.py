@@ -340,3 +340,47 @@ async def test_a_fragment_during_a_turn_is_held_at_release_until_its_window_ends
         assert [m.text for m in published[2].messages] == ["queria saber", "onde fica?"]
     finally:
         turns.cancel_timers()
+
+
+async def test_ingest_stores_a_reply_window_only_for_a_channel_that_has_one(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """The expiry comes from the message's own adapter: WhatsApp's 24 hours after the
+    customer's message; null for an HTTP conversation."""
+    from services.gateway.channels.base import ChannelSet
+    from services.gateway.channels.console import ConsoleChannel
+    from services.gateway.whatsapp.gateway import LIMITS
+
+    settings = Settings(prefix=unique_prefix, burst_window_ms=600_000)
+    keys = Keys(unique_prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+
+    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+        """No timer fires during the test: nothing is published."""
+
+    class WhatsAppLike(ConsoleChannel):
+        name = "whatsapp"
+        limits = LIMITS
+
+    channels = ChannelSet([ConsoleChannel(redis, keys, 60), WhatsAppLike(redis, keys, 60)])
+    turns = TurnKeeper(
+        redis,
+        scripts,
+        keys,
+        settings,
+        store,
+        publish,
+        get_logger("test"),
+        reply_window=channels.reply_window,
+    )
+    try:
+        await turns.ingest(message("c10", "m1", "oi", T0))
+        whatsapp = message("wa:1:2", "m1", "oi", T0).model_copy(update={"channel": "whatsapp"})
+        await turns.ingest(whatsapp)
+    finally:
+        turns.cancel_timers()
+    http_meta = (await store.load("c10")).get("meta")
+    assert http_meta["window_expires_at"] is None
+    whatsapp_meta = (await store.load("wa:1:2")).get("meta")
+    assert whatsapp_meta["window_expires_at"] == (T0 + timedelta(hours=24)).isoformat()

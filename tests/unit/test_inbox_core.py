@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from services.gateway.channels.http import LIMITS as HTTP
 from services.gateway.inbox import agent_message_id, agent_refusal, window_closed
 from services.gateway.summary import InboxConfig, contact_name, last_unanswered, summarize
+from services.gateway.whatsapp.gateway import LIMITS as WHATSAPP
 from shared.pack import load_pack
 
 PACK = load_pack("ctsmash")
@@ -50,9 +52,12 @@ def test_who_may_write_into_a_conversation() -> None:
 def test_the_whatsapp_window_is_read_from_the_last_customer_message() -> None:
     open_until = (NOW + timedelta(hours=1)).isoformat()
     closed_at = (NOW - timedelta(minutes=1)).isoformat()
-    assert not window_closed({"channel": "whatsapp", "window_expires_at": open_until}, NOW)
-    assert window_closed({"channel": "whatsapp", "window_expires_at": closed_at}, NOW)
-    assert not window_closed({"channel": "http", "window_expires_at": closed_at}, NOW)
+    whatsapp, http = WHATSAPP.reply_window, HTTP.reply_window
+    assert not window_closed(
+        {"channel": "whatsapp", "window_expires_at": open_until}, NOW, whatsapp
+    )
+    assert window_closed({"channel": "whatsapp", "window_expires_at": closed_at}, NOW, whatsapp)
+    assert not window_closed({"channel": "http", "window_expires_at": closed_at}, NOW, http)
 
 
 def test_a_client_message_id_names_the_same_message_on_every_retry() -> None:

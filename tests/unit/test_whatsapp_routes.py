@@ -17,6 +17,7 @@ import httpx
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
+from services.gateway.deps import gateway_deps
 from services.gateway.whatsapp.routes import router
 from services.gateway.whatsapp.settings import WhatsAppSettings
 from shared.keys import Keys
@@ -44,9 +45,8 @@ def client(**settings: Any) -> tuple[httpx.AsyncClient, Recorder]:
     app = FastAPI()
     app.include_router(router)
     recorder = Recorder(WhatsAppSettings(_env_file=None, **settings))
-    app.state.whatsapp = recorder
-    app.state.turns = None
-    app.state.inbox = None
+    stand_in = SimpleNamespace(whatsapp=recorder, turns=None, inbox=None)
+    app.dependency_overrides[gateway_deps] = lambda: stand_in
     transport = httpx.ASGITransport(app=app)
     return httpx.AsyncClient(transport=transport, base_url="http://gw"), recorder
 

@@ -1,11 +1,25 @@
-"""What a channel adapter does: deliver a composed reply, exactly once per turn."""
+"""What a channel adapter is, and the set of configured adapters the gateway asks.
+
+An adapter declares what its channel allows (``Limits``: the longest text of one message, and
+how long after the customer's last message a free-form message may still go), the scheme of
+its conversation ids, and does its channel's work: deliver a composed reply exactly once per
+turn, answer turns the pipeline should not see (WhatsApp's photos and audios), react while a
+fragment waits for the rest of a burst, and report its provider's health. The gateway never
+branches on a channel's name: it looks the message's or reply's adapter up in ``ChannelSet``.
+
+Inbound is each adapter's own routes (WhatsApp's webhook, the HTTP API's ``POST /v1/messages``),
+which parse what their transport posts into ``InboundMessage``s for ``TurnKeeper.ingest``: a
+webhook also carries delivery statuses and echoes, so that side has no common signature.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from datetime import timedelta
+from typing import Any, Protocol
 
-from shared.contracts import Reply
+from shared.contracts import InboundMessage, Reply, Turn
 
 
 @dataclass(frozen=True)
@@ -16,10 +30,73 @@ class Delivery:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class Limits:
+    # The longest text of one message, in or out (one bubble).
+    max_text: int
+    # How long after the customer's last message a free-form message may still be sent
+    # (WhatsApp: 24 hours, then only an approved template); None: any time.
+    reply_window: timedelta | None = None
+
+
 class Channel(Protocol):
     name: str
+    limits: Limits
+    # Conversation ids of this channel start with it ("" for a channel that takes any id).
+    conversation_prefix: str
     # True when ``deliver`` also writes the reply into the conversation's history (in the
     # same step); otherwise egress writes it after the delivery.
     writes_history: bool
 
     async def deliver(self, reply: Reply) -> Delivery: ...
+
+    def own_answer(self, turn: Turn) -> tuple[Reply, str] | None:
+        """As the turn starts: the channel's own reply and its journal entry, or None for a
+        turn the pipeline answers."""
+        ...
+
+    def on_fragment(self, message: InboundMessage) -> None:
+        """A fragment ("oi") makes the gateway wait for the rest of the burst."""
+        ...
+
+    async def health(self) -> dict[str, Any] | None:
+        """The provider's state for ``/healthz``; None for a channel with nothing to report."""
+        ...
+
+
+class ChannelSet(Mapping[str, Channel]):
+    """The configured adapters by name."""
+
+    def __init__(self, adapters: Iterable[Channel]) -> None:
+        self._by_name = {adapter.name: adapter for adapter in adapters}
+
+    def __getitem__(self, name: str) -> Channel:
+        return self._by_name[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_name)
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def reply_window(self, channel: str) -> timedelta | None:
+        adapter = self.get(channel)
+        return adapter.limits.reply_window if adapter else None
+
+    def own_answer(self, turn: Turn) -> tuple[Reply, str] | None:
+        adapter = self.get(turn.channel)
+        return adapter.own_answer(turn) if adapter else None
+
+    def on_fragment(self, message: InboundMessage) -> None:
+        adapter = self.get(message.channel)
+        if adapter:
+            adapter.on_fragment(message)
+
+    async def health(self) -> dict[str, dict[str, Any]]:
+        """Each adapter's health that has any, by channel name."""
+        report: dict[str, dict[str, Any]] = {}
+        for name, adapter in self._by_name.items():
+            detail = await adapter.health()
+            if detail is not None:
+                report[name] = detail
+        return report

@@ -13,20 +13,25 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError, TryAgainError
 
-from services.gateway.channels.base import Delivery
+from services.gateway.channels.base import Delivery, Limits
 from services.gateway.history import History, reply_entry
 from shared.connections import AnyRedis, connect_cluster, retry_options
-from shared.contracts import Reply
+from shared.contracts import InboundMessage, Reply, Turn
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.settings import Settings
 
 REPLIES_TTL_S = 7 * 24 * 3600
 MAX_WAIT_S = 60
+# A message of the HTTP channel (the web chat's too) fits in a WhatsApp message, so a client
+# built against the API meets the same bound.
+LIMITS = Limits(max_text=4096)
 
 
 class HttpChannel:
     name = "http"
+    limits = LIMITS
+    conversation_prefix = ""  # any id; the web chat's are "web:..." (see auth.py)
     writes_history = True  # the delivery script writes the reply's history line
 
     def __init__(
@@ -87,6 +92,15 @@ class HttpChannel:
             ],
         )
         return Delivery("sent", stream_id) if stream_id else Delivery("duplicate")
+
+    def own_answer(self, turn: Turn) -> None:
+        return None
+
+    def on_fragment(self, message: InboundMessage) -> None:
+        return None
+
+    async def health(self) -> None:
+        return None
 
     async def read(
         self, conversation_id: str, after: str, wait_s: float

@@ -4,7 +4,8 @@
 - ``signature``: X-Hub-Signature-256 and the verification handshake (pure)
 - ``errors``, ``payloads``, ``notices``: error taxonomy, request bodies, self-answered turns (pure)
 - ``graph``, ``records``, ``channel``: the Graph API client, Redis records, the outbound adapter
-- ``gateway``, ``routes``: wiring into the gateway process and the ``/webhooks/whatsapp`` routes
+- ``gateway``: the adapter (the gateway's ``Channel`` for WhatsApp, its limits and reply window)
+- ``routes``: the ``/webhooks/whatsapp`` routes
 """
 
 from services.gateway.whatsapp.gateway import WhatsApp

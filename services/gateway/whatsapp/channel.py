@@ -103,9 +103,6 @@ def target_of(conversation_id: str, to: str | None, default_number: str | None) 
 
 
 class WhatsAppChannel:
-    name = "whatsapp"
-    writes_history = False
-
     def __init__(
         self,
         redis: Redis,

@@ -1,4 +1,8 @@
-"""The WhatsApp channel inside the gateway process: inbound webhooks, turn-start hook, health.
+"""The WhatsApp channel adapter: inbound webhooks, outbound delivery, turn-start hook, health.
+
+WhatsApp's own limits live here: a text message holds at most 4,096 characters, and a business
+may send free-form messages only within 24 hours of the customer's last message (afterwards an
+approved template; ``channel.py``). Ingest stores that window's expiry in the meta slice.
 
 The webhook request does only cheap Redis work, so Meta gets its 200 fast: each message goes
 through ``TurnKeeper.ingest`` (dedupe, inbox, meta slice, burst timer), each status updates its
@@ -10,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Coroutine
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from fastapi import BackgroundTasks
 
+from services.gateway.channels.base import Delivery, Limits
 from services.gateway.turns import MessageRefused, TurnKeeper
 from services.gateway.whatsapp.channel import WhatsAppChannel
 from services.gateway.whatsapp.errors import REENGAGEMENT_CODE
@@ -23,6 +28,7 @@ from services.gateway.whatsapp.metrics import EVENTS
 from services.gateway.whatsapp.notices import notice_kinds, notice_reply, pack_config
 from services.gateway.whatsapp.parse import (
     CHANNEL,
+    CONVERSATION_PREFIX,
     Ignored,
     StatusUpdate,
     Webhook,
@@ -36,6 +42,7 @@ from shared.service import Runtime
 from shared.state import journal_entry
 
 EVENTS_KEPT = 1000
+LIMITS = Limits(max_text=4096, reply_window=timedelta(hours=24))
 
 
 class StaffEchoes(Protocol):
@@ -47,6 +54,11 @@ class StaffEchoes(Protocol):
 
 
 class WhatsApp:
+    name = CHANNEL
+    limits = LIMITS
+    conversation_prefix = CONVERSATION_PREFIX
+    writes_history = False
+
     def __init__(self, rt: Runtime, settings: WhatsAppSettings | None = None) -> None:
         self.rt = rt
         self.settings = settings or WhatsAppSettings()
@@ -73,8 +85,6 @@ class WhatsApp:
         """Called as each turn starts: WhatsApp turns may be marked read, and a turn made only
         of media, locations, reactions... is answered here instead of going to triage. Returns
         that reply with its journal entry, or None for a turn the pipeline answers."""
-        if turn.channel != CHANNEL:
-            return None
         if self.settings.mark_read:
             self._spawn(self.channel.mark_read(turn))
         reply = notice_reply(turn, self.rt.pack, created_at=utcnow())
@@ -83,11 +93,16 @@ class WhatsApp:
         entry = journal_entry("gateway", turn.turn_id, "whatsapp.notice", kinds=notice_kinds(turn))
         return reply, entry
 
-    def fragment_wait(self, message: InboundMessage) -> None:
+    def on_fragment(self, message: InboundMessage) -> None:
         """Called when a fragment ("oi", "queria saber") makes the gateway wait for the rest of
         the burst: with mark-read on, the person sees it read and "typing..." meanwhile."""
-        if message.channel == CHANNEL and self.settings.mark_read:
+        if self.settings.mark_read:
             self._spawn(self.channel.typing(message))
+
+    # Outbound -------------------------------------------------------------------------------
+
+    async def deliver(self, reply: Reply) -> Delivery:
+        return await self.channel.deliver(reply)
 
     # Webhook --------------------------------------------------------------------------------
 

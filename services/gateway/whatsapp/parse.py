@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from shared.contracts import InboundMessage, is_conversation_id
 
 CHANNEL = "whatsapp"
+CONVERSATION_PREFIX = "wa:"
 OBJECT = "whatsapp_business_account"
 MESSAGES_FIELD = "messages"
 ECHOES_FIELD = "smb_message_echoes"
@@ -87,7 +88,7 @@ class Webhook(BaseModel):
 
 def conversation_id(phone_number_id: str, sender: str) -> str:
     """One conversation per (business number, person): a deployment may serve several numbers."""
-    return f"wa:{phone_number_id}:{sender}"
+    return f"{CONVERSATION_PREFIX}{phone_number_id}:{sender}"
 
 
 def split_conversation_id(value: str) -> tuple[str, str] | None:

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from services.gateway.whatsapp.gateway import WhatsApp
+from services.gateway.deps import Deps
 from services.gateway.whatsapp.metrics import WEBHOOKS
 from services.gateway.whatsapp.signature import handshake_challenge, signature_valid
 
@@ -23,14 +23,13 @@ class BodyTooLarge(Exception):
 
 @router.get(PATH, response_class=PlainTextResponse, responses={403: {"description": "refused"}})
 async def verify(
-    request: Request,
+    deps: Deps,
     mode: Annotated[str | None, Query(alias="hub.mode")] = None,
     token: Annotated[str | None, Query(alias="hub.verify_token")] = None,
     challenge: Annotated[str | None, Query(alias="hub.challenge")] = None,
 ) -> PlainTextResponse:
     """Subscription handshake: echo ``hub.challenge`` when the verify token matches."""
-    whatsapp: WhatsApp = request.app.state.whatsapp
-    echo = handshake_challenge(mode, token, challenge, whatsapp.settings.verify_token)
+    echo = handshake_challenge(mode, token, challenge, deps.whatsapp.settings.verify_token)
     if echo is None:
         WEBHOOKS.labels("verify_refused").inc()
         return PlainTextResponse("forbidden", status_code=403)
@@ -41,10 +40,9 @@ async def verify(
 @router.post(
     PATH, responses={401: {"description": "bad signature"}, 413: {"description": "body too large"}}
 )
-async def notify(request: Request, background: BackgroundTasks) -> JSONResponse:
+async def notify(request: Request, background: BackgroundTasks, deps: Deps) -> JSONResponse:
     """Notifications: signature over the raw bytes, then dedupe and enqueue; 200 quickly."""
-    whatsapp: WhatsApp = request.app.state.whatsapp
-    settings = whatsapp.settings
+    settings = deps.whatsapp.settings
     try:
         raw = await _read_body(request, settings.max_body_bytes)
     except BodyTooLarge:
@@ -55,8 +53,7 @@ async def notify(request: Request, background: BackgroundTasks) -> JSONResponse:
     ):
         WEBHOOKS.labels("bad_signature").inc()
         return JSONResponse({"detail": "missing or invalid signature"}, status_code=401)
-    state = request.app.state
-    counts = await whatsapp.receive(raw, state.turns, state.inbox, background)
+    counts = await deps.whatsapp.receive(raw, deps.turns, deps.inbox, background)
     WEBHOOKS.labels("ok").inc()
     return JSONResponse(counts)
 
