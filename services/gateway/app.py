@@ -155,7 +155,13 @@ def build(rt: Runtime) -> GatewayDeps:
             journal_max=settings.journal_max,
             ttl_s=settings.state_ttl_days * 86400,
         ),
-        privacy=Privacy(rt.redis, rt.keys, rt.store, bookings),
+        privacy=Privacy(
+            rt.redis,
+            rt.keys,
+            rt.store,
+            bookings,
+            {s.name: r for s in SPECS if (r := s.records_of(rt.redis, rt.keys)) is not None},
+        ),
         bookings=bookings,
         trial_config=load_trial_config(rt.pack) if rt.pack.has("trial") else None,
     )

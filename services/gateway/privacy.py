@@ -4,7 +4,9 @@ Every key of a conversation carries its id as the hash tag (``P{id}:...``, see
 ``shared/keys.py``), so one SCAN finds them all, including keys added later by other features
 (history, the scheduler's per-conversation items): export dumps them and erase deletes them
 without a list to keep up to date. Bookings are business records kept in the trial service's
-store: erase blanks the person's fields and keeps the seat, so the class still counts it. The
+store: erase blanks the person's fields and keeps the seat, so the class still counts it.
+Records other services keep about a person elsewhere (an enrollment request) are named by
+their spec's ``personal_records``: export lists them and erase unlinks them from the person. The
 erase is journaled in a global privacy log with only a hash of the id and the time, since the
 conversation's own journal is erased too. What stays in streams is explained in the README
 ("Privacy").
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException
@@ -24,6 +27,7 @@ from services.gateway.api import ConversationPath
 from services.gateway.deps import Deps, GatewayDeps
 from shared.contracts import utcnow
 from shared.keys import Keys, sched_member
+from shared.spec import PersonalRecords
 from shared.state import StateStore
 from shared.trial.bookings import BookingStore
 
@@ -39,11 +43,20 @@ def _text(value: Any) -> str:
 
 
 class Privacy:
-    def __init__(self, redis: Redis, keys: Keys, store: StateStore, bookings: BookingStore):
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        store: StateStore,
+        bookings: BookingStore,
+        records: Mapping[str, PersonalRecords],
+    ):
         self.redis = redis
         self.keys = keys
         self.store = store
         self.bookings = bookings
+        # Other services' records about a person (their spec's ``personal_records``).
+        self.records = records
 
     async def known(self, conversation_id: str) -> bool:
         """Whether anything is stored for the conversation (its state or its journal)."""
@@ -89,6 +102,10 @@ class Privacy:
             "state": {name: value for name, value in snapshot.slices.items() if value},
             "journal": journal,
             "bookings": await self.bookings.of_conversation(conversation_id),
+            "records": {
+                name: await records.of_conversation(conversation_id)
+                for name, records in self.records.items()
+            },
             "stored": stored,
         }
 
@@ -134,15 +151,25 @@ class Privacy:
                 pipe.zrem(index, conversation_id)
             await pipe.execute()
         anonymized = await self.bookings.anonymize(conversation_id, now=now)
+        unlinked = {
+            name: await records.anonymize(conversation_id, now=now)
+            for name, records in self.records.items()
+        }
         entry = {
             "at": now.isoformat(),
             "event": "conversation.erased",
             "conversation_sha256": conversation_hash(conversation_id),
             "keys": deleted,
             "bookings": len(anonymized),
+            "records": {name: len(ids) for name, ids in unlinked.items()},
         }
         await self.redis.rpush(self.keys.privacy_log, json.dumps(entry))
-        return {"erased": True, "keys_deleted": deleted, "bookings_anonymized": anonymized}
+        return {
+            "erased": True,
+            "keys_deleted": deleted,
+            "bookings_anonymized": anonymized,
+            "records_anonymized": unlinked,
+        }
 
 
 async def _known(deps: GatewayDeps, conversation_id: str) -> Privacy:

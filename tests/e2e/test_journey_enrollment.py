@@ -140,6 +140,24 @@ def test_a_question_left_unanswered_twice_goes_to_staff_with_what_is_known(
     assert of(system, chat.id) == []  # nothing was requested
 
 
+def test_erasing_the_person_unlinks_their_request_and_keeps_the_business_record(
+    system: System,
+) -> None:
+    chat = Chat(system, "enroll-erase", "2027-01-10T10:00:00-03:00")
+    chat.say("quero me matricular no plano de 2x, terça e quinta às 7h, pago no cartão")
+    code = assert_said(chat.say("sim", after=MINUTE), "enrollment_requested")["codigo"]
+    exported = system.http.get(f"/v1/conversations/{chat.id}/export")
+    assert exported.status_code == 200
+    assert [r["id"] for r in exported.json()["records"]["enrollment"]] == [code]
+
+    erased = system.http.delete(f"/v1/conversations/{chat.id}")
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["records_anonymized"] == {"enrollment": [code]}
+    [kept] = [e for e in enrollments(system) if e["id"] == code]
+    assert kept["conversation_id"] == "" and kept["plan"] == "2x por semana"
+    assert chat.id not in json.dumps(enrollments(system))
+
+
 def test_a_redelivered_request_turn_makes_one_request(
     system: System, redis_url: str, prefix: str
 ) -> None:
