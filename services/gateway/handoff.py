@@ -224,7 +224,8 @@ class Handoff:
             "reason": reason,
             "summary": {
                 "line": line,
-                "trial": snapshot.get("trial"),
+                # The trial's public view (shared/contracts.py: TrialView), not its private slice.
+                "trial": trial.model_dump() if (trial := snapshot.trial()) else None,
                 "last_messages": messages[-10:],
             },
         }
