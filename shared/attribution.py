@@ -9,22 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.contracts import MetaView
 
-def source_of(meta: dict[str, Any] | None) -> str:
+
+def source_of(meta: MetaView | None) -> str:
     """``ctwa:<source_id>`` for an ad click, else the first message's origin."""
-    meta = meta or {}
-    referral = meta.get("referral") or {}
-    if isinstance(referral, dict) and referral.get("source_id"):
+    referral = (meta.referral if meta else None) or {}
+    if referral.get("source_id"):
         return f"ctwa:{referral['source_id']}"
-    return str(meta.get("origin") or "inbound")
+    return (meta.origin if meta else None) or "inbound"
 
 
-def attribution(meta: dict[str, Any] | None) -> dict[str, Any]:
+def attribution(meta: MetaView | None) -> dict[str, Any]:
     """The fields a booking keeps: its source, and the ad's referral when there was one."""
-    meta = meta or {}
     fields: dict[str, Any] = {"source": source_of(meta)}
-    referral = meta.get("referral")
-    if isinstance(referral, dict) and referral:
+    referral = meta.referral if meta else None
+    if referral:
         fields["referral"] = {
             k: referral[k] for k in ("ctwa_clid", "source_id", "headline") if k in referral
         }

@@ -137,6 +137,18 @@ class MetaView(SliceView):
 
     channel: str | None = None
     contact: str | None = None
+    contact_name: str | None = None
+    # When the channel stops taking free-form messages from the business (WhatsApp: 24 hours
+    # after the customer's last message); None: the channel has no such window.
+    window_expires_at: AwareDatetime | None = None
+    # The first message's origin (``inbound``, ``campaign:<id>``) and the click-to-WhatsApp ad
+    # it came from (``ctwa_clid``, ``source_id``, ``headline``...), if any.
+    origin: str | None = None
+    referral: dict[str, Any] | None = None
+
+    def window_closed(self, now: datetime) -> bool:
+        """Whether a message at ``now`` must go as a template (the window has passed)."""
+        return self.window_expires_at is not None and self.window_expires_at <= now
 
 
 class InboundMessage(Contract):

@@ -13,7 +13,6 @@ day's hash, so a redelivered turn, task or event is not counted twice.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -21,7 +20,7 @@ from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
 from shared.attribution import source_of
-from shared.contracts import DomainEvent, FunnelStep
+from shared.contracts import DomainEvent, FunnelStep, MetaView
 from shared.funnel import step_of_event
 from shared.keys import Keys
 from shared.metrics import FUNNEL_STEPS
@@ -42,7 +41,7 @@ class FunnelCounter:
         if not await self.redis.hsetnx(seen, marker, at.isoformat()):
             return False
         raw = await self.redis.hget(self.keys.state(conversation_id), "meta")
-        source = source_of(json.loads(raw) if raw else {})
+        source = source_of(MetaView.model_validate_json(raw) if raw else None)
         day = self.keys.funnel_day(at.astimezone(self.tz).date().isoformat())
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.expire(seen, SEEN_TTL_S)

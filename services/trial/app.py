@@ -152,7 +152,7 @@ def build(rt: Runtime) -> None:
         events: list[dict[str, Any]],
         snapshot: Snapshot,
     ) -> None:
-        meta = snapshot.get("meta")
+        meta = snapshot.meta()
         decision.writes["trial"] = outcome.state
         decision.writes["context"] = outcome.context
         stage = {"stage": outcome.state.stage}

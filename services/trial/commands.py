@@ -18,7 +18,6 @@ from services.trial.staff import (
     staff_cancel_text,
 )
 from shared.contracts import BookingCommand, DomainEvent, Reply
-from shared.reply_window import window_closed
 from shared.service import Decision, Runtime, handle_once
 from shared.state import Snapshot, journal_entry
 from shared.trial.bookings import BookingStore, StaffBooking
@@ -123,8 +122,8 @@ class CommandHandler:
             decision.writes["trial"] = state
         if context is not None:
             decision.writes["context"] = context
-        meta = snapshot.get("meta") or {}
-        channel = meta.get("channel")
+        meta = snapshot.meta()
+        channel = meta.channel if meta else None
         if not channel:
             self.rt.log.warning(
                 "cancelled booking's conversation has no channel: customer not told",
@@ -141,14 +140,14 @@ class CommandHandler:
                 turn_id=command.command_id,
                 conversation_id=booking.conversation_id,
                 channel=channel,
-                to=meta.get("contact"),
+                to=meta.contact,
                 text=text,
                 bubbles=[text],
                 # Sent as staff: whoever owns the conversation, answering no turn (egress
                 # releases no lease for it) and recorded in the history as staff's.
                 author="agent",
                 agent="staff",
-                template=window_closed(meta, command.at),
+                template=meta.window_closed(command.at),
             ),
         )
 

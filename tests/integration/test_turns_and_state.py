@@ -384,3 +384,9 @@ async def test_ingest_stores_a_reply_window_only_for_a_channel_that_has_one(
     assert http_meta["window_expires_at"] is None
     whatsapp_meta = (await store.load("wa:1:2")).get("meta")
     assert whatsapp_meta["window_expires_at"] == (T0 + timedelta(hours=24)).isoformat()
+    # Other services read the same slice through its public view (trial's staff messages).
+    view = (await store.load("wa:1:2")).meta()
+    assert view is not None and view.channel == "whatsapp"
+    assert view.window_expires_at == T0 + timedelta(hours=24)
+    assert not view.window_closed(T0 + timedelta(hours=23))
+    assert view.window_closed(T0 + timedelta(hours=24))

@@ -11,7 +11,7 @@ import pytest
 from services.scheduler.config import RemindersConfig, load_reminders
 from services.scheduler.core import Context, admit, at_due, bucket_finished, plan_event
 from shared.attribution import attribution, source_of
-from shared.contracts import InboundMessage, Turn
+from shared.contracts import InboundMessage, MetaView, Turn
 from shared.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
 from shared.pack import Pack, PackError, load_pack
 from shared.scheduled import Scheduled, bucket_of, member, parse_member
@@ -139,15 +139,16 @@ def test_buckets_are_utc_hours_and_members_name_the_conversation() -> None:
 
 
 def test_the_source_is_the_ad_clicked_else_the_origin() -> None:
-    assert source_of({"referral": {"source_id": "120"}, "origin": "inbound"}) == "ctwa:120"
-    assert source_of({"origin": "campaign:verao"}) == "campaign:verao"
-    assert source_of({}) == "inbound"
+    ad_meta = MetaView.model_validate({"referral": {"source_id": "120"}, "origin": "inbound"})
+    assert source_of(ad_meta) == "ctwa:120"
+    assert source_of(MetaView(origin="campaign:verao")) == "campaign:verao"
+    assert source_of(MetaView()) == "inbound" and source_of(None) == "inbound"
     ad = {"referral": {"source_id": "120", "ctwa_clid": "clid", "headline": "Aula", "body": "x"}}
-    assert attribution(ad) == {
+    assert attribution(MetaView.model_validate(ad)) == {
         "source": "ctwa:120",
         "referral": {"ctwa_clid": "clid", "source_id": "120", "headline": "Aula"},
     }
-    assert attribution({"origin": "campaign:verao"}) == {"source": "campaign:verao"}
+    assert attribution(MetaView(origin="campaign:verao")) == {"source": "campaign:verao"}
 
 
 def test_funnel_days_read_totals_and_per_source_counters() -> None:
