@@ -96,6 +96,13 @@ class ModeView(SliceView):
     last_turn_id: str | None = None
 
 
+class TriageView(SliceView):
+    """The ``triage`` slice (triage's) as other services read it."""
+
+    # The intents of the conversation's latest turn (staff's summary line shows them).
+    last_intents: list[str] = Field(default_factory=list)
+
+
 class FlowView(SliceView):
     """What triage reads of any specialist's multi-turn flow (the pack's ``active_contexts``
     name the slices): its stage, and whether it waits for a yes or for a new date.

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from shared.contracts import TriageView
 from shared.pack import Pack
 from shared.state import Snapshot
 
@@ -33,7 +34,8 @@ def summarize(
     the last question it could not answer. ``slices`` are the conversation's slices as loaded
     (name → JSON document); the trial's are read through its public view."""
     parts: list[str] = []
-    intents = (slices.get("triage") or {}).get("last_intents") or []
+    triage = Snapshot(slices).model("triage", TriageView)
+    intents = triage.last_intents if triage else []
     if intents:
         parts.append(pack.text("inbox_summary_intents", intents=", ".join(intents)))
     trial = Snapshot(slices).trial()

@@ -8,8 +8,9 @@ from pydantic import AliasPath
 
 from services.mode_router.state import ModeState
 from services.mode_router.types import ConversationMode
+from services.triage.models import TriageState
 from services.trial.models import PendingTool, TrialState
-from shared.contracts import MetaView, ModeView, TrialView
+from shared.contracts import FlowView, MetaView, ModeView, TriageView, TrialView
 from shared.state import Snapshot
 
 AT = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
@@ -22,6 +23,14 @@ def test_a_view_only_names_fields_its_owner_writes() -> None:
         alias = info.validation_alias
         read.add(str(alias.path[0]) if isinstance(alias, AliasPath) else alias or name)
     assert read <= set(TrialState.model_fields)
+    assert set(TriageView.model_fields) <= set(TriageState.model_fields)
+    assert set(FlowView.model_fields) <= set(TrialView.model_fields)
+
+
+def test_the_triage_is_read_through_its_view() -> None:
+    state = TriageState(last_intents=["trial", "faq"])
+    view = Snapshot({"triage": state.model_dump(mode="json")}).model("triage", TriageView)
+    assert view == TriageView(last_intents=["trial", "faq"])
 
 
 def test_the_mode_is_read_through_its_view() -> None:
