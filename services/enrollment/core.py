@@ -129,16 +129,39 @@ def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | No
     return None
 
 
+def _day_names(config: EnrollmentConfig) -> str:
+    """Every word for a weekday as one alternative, longest first ("segunda" before "seg"),
+    each allowing the plural people use for a weekly habit ("tercas e quintas")."""
+    words = sorted({normalize(w) for ws in config.weekdays.values() for w in ws}, key=len)
+    return "|".join(re.escape(w) for w in reversed(words))
+
+
+def _day_of(word: str, config: EnrollmentConfig) -> str:
+    return next(d for d, words in config.weekdays.items() if word in map(normalize, words))
+
+
+def _days(normalized: str, config: EnrollmentConfig) -> list[str]:
+    """The weekdays named, in the week's order; a range ("de seg a sex", "segunda até
+    quinta") names every day between its ends."""
+    order = list(config.weekdays)
+    names = _day_names(config)
+    named: set[str] = set()
+    span = re.compile(rf"(?<!\w)({names})s?\s+(?:a|ate)\s+({names})s?(?!\w)")
+    for match in span.finditer(normalized):
+        first, last = (order.index(_day_of(w, config)) for w in match.groups())
+        if first < last:
+            named.update(order[first : last + 1])
+    single = re.compile(rf"(?<!\w)({names})s?(?!\w)")
+    named.update(_day_of(m[1], config) for m in single.finditer(normalized))
+    return [day for day in order if day in named]
+
+
 def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading:
     """What ``text`` says for the request; ``stage`` is what was asked (a bare "3" answers the
     plan question, a bare "19" the time)."""
     said = _statements(text)
     normalized = normalize(said)
-    days = [
-        day
-        for day, words in config.weekdays.items()
-        if any(_phrase(w).search(normalized) for w in words)
-    ]
+    days = _days(normalized, config)
     plan = _plan(normalized, config, asked=stage == "ask_plan")
     # A plan's count is no hour ("3x", "2 vezes"): it is taken out before reading a time.
     timed = _TIMES_A_WEEK.sub(" ", with_digits(normalized))

@@ -48,6 +48,20 @@ def turn(text: str, state: EnrollmentState | None, *, allowed: bool = True, n: i
         ),
         ("seg, qua e sex as 7h", None, {"days": ["segunda", "quarta", "sexta"], "time": "07:00"}),
         ("19", "ask_schedule", {"time": "19:00"}),
+        # Plural weekdays name a weekly habit; a range names the days between its ends.
+        ("tercas e quintas", "ask_schedule", {"days": ["terça", "quinta"]}),
+        (
+            "Segundas e quartas, às 7 da manhã.",
+            None,
+            {"days": ["segunda", "quarta"], "time": "07:00"},
+        ),
+        (
+            "de seg a sex, umas 20h",
+            "ask_schedule",
+            {"days": ["segunda", "terça", "quarta", "quinta", "sexta"], "time": "20:00"},
+        ),
+        ("segunda até quarta", None, {"days": ["segunda", "terça", "quarta"]}),
+        ("segunda a noite, 19h", None, {"days": ["segunda"], "time": "19:00"}),
         ("no cartão de crédito", None, {"payment": "cartao"}),
         ("pix", "ask_payment", {"payment": "pix"}),
         # A question chooses nothing: "aceitam cartão?" asks about a way to pay.
