@@ -110,8 +110,16 @@ def _phrase(words: str) -> re.Pattern[str]:
 
 
 def _statements(text: str) -> str:
-    """The message without its questions: "vocês aceitam cartão?" asks, it chooses nothing."""
-    return " ".join(c for c in _CLAUSE.findall(text) if not c.strip().endswith("?"))
+    """The message without its questions: "vocês aceitam cartão?" asks, it chooses nothing.
+
+    A "?" closes only the last comma piece of its sentence: people state and then ask in one
+    line ("quero o de 3x, aceita cartão?"), and the plan stated there is chosen.
+    """
+    kept: list[str] = []
+    for clause in _CLAUSE.findall(text):
+        pieces = clause.split(",")
+        kept += pieces[:-1] if clause.strip().endswith("?") else pieces
+    return " ".join(kept)
 
 
 def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | None:

@@ -66,6 +66,9 @@ def turn(text: str, state: EnrollmentState | None, *, allowed: bool = True, n: i
         ("pix", "ask_payment", {"payment": "pix"}),
         # A question chooses nothing: "aceitam cartão?" asks about a way to pay.
         ("quero o de 3x. vocês aceitam cartão?", None, {"plan": "tres_vezes"}),
+        # Only the last comma piece of a "?" sentence asks: the plan before it is chosen.
+        ("quero me matricular no de 3x, aceita cartao?", None, {"plan": "tres_vezes"}),
+        ("tem horário livre?", None, {}),
         # A plan's count is not an hour.
         ("plano de 3x", "ask_schedule", {"plan": "tres_vezes"}),
     ],
