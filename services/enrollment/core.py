@@ -66,6 +66,8 @@ class Reading(BaseModel):
     time: str | None = None
     payment: str | None = None
     answer: bool | None = None
+    # The days add to those already chosen ("coloca sexta também") instead of replacing them.
+    adds_days: bool = False
 
     @property
     def fills(self) -> bool:
@@ -188,6 +190,7 @@ def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading
         time=found.strftime("%H:%M") if found else None,
         payment=payment,
         answer=yes_no(text),
+        adds_days=bool(days) and any(_phrase(w).search(normalized) for w in config.add_words),
     )
 
 
@@ -271,12 +274,13 @@ def summary(state: EnrollmentState, config: EnrollmentConfig, texts: TextSource,
     return texts.text("enrollment_summary", seed=seed, **_values(state, config))
 
 
-def _filled(state: EnrollmentState, reading: Reading) -> EnrollmentState:
+def _filled(state: EnrollmentState, reading: Reading, config: EnrollmentConfig) -> EnrollmentState:
     update: dict[str, Any] = {}
     if reading.plan:
         update["plan"] = reading.plan
     if reading.days:
-        update["days"] = reading.days
+        chosen = {*reading.days, *state.days} if reading.adds_days else set(reading.days)
+        update["days"] = [day for day in config.weekdays if day in chosen]
     if reading.time:
         update["time"] = reading.time
     if reading.payment:
@@ -344,7 +348,7 @@ def decide(
             state=current.model_copy(update={"asks": 1}),
             journal={**journal, "stage": current.stage, "answer": False},
         )
-    filled = _filled(current, reading)
+    filled = _filled(current, reading, config)
     nxt = filled.model_copy(update={"stage": _next_stage(filled), "asks": 1})
     unanswered = nxt.stage == current.stage and state is not None and not reading.fills
     if unanswered and current.asks >= config.max_asks:

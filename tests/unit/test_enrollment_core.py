@@ -129,6 +129,22 @@ def test_a_no_asks_what_to_change_and_a_new_value_is_read_back() -> None:
     assert changed.state.stage == "awaiting_confirmation" and changed.request is None
 
 
+def test_a_day_said_with_also_is_added_to_those_chosen_and_otherwise_replaces_them() -> None:
+    state = EnrollmentState(
+        stage="awaiting_confirmation",
+        plan="duas_vezes",
+        days=["terça", "quinta"],
+        time="18:00",
+        payment="pix",
+    )
+    added = turn("pera, melhor o de 3x, coloca sexta tbm", state).state
+    assert added is not None and added.plan == "tres_vezes"
+    assert added.days == ["terça", "quinta", "sexta"]
+    assert added.stage == "awaiting_confirmation"
+    replaced = turn("prefiro segunda e sexta", state).state
+    assert replaced is not None and replaced.days == ["segunda", "sexta"]
+
+
 def test_an_empty_task_re_asks_the_pending_step() -> None:
     state = EnrollmentState(stage="ask_payment", plan="tres_vezes", days=["sexta"], time="18:00")
     outcome = turn("", state)
