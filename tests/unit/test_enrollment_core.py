@@ -145,6 +145,20 @@ def test_a_day_said_with_also_is_added_to_those_chosen_and_otherwise_replaces_th
     assert replaced is not None and replaced.days == ["segunda", "sexta"]
 
 
+@pytest.mark.parametrize("text", ["pode mandar", "agora sim", "isso, pode mandar"])
+def test_the_usual_ways_to_say_send_it_make_the_request(text: str) -> None:
+    state = EnrollmentState(
+        stage="awaiting_confirmation",
+        plan="duas_vezes",
+        days=["terça"],
+        time="19:00",
+        payment="pix",
+    )
+    outcome = turn(text, state)
+    assert outcome.request is not None and outcome.state is not None
+    assert outcome.state.stage == "requested"
+
+
 def test_an_empty_task_re_asks_the_pending_step() -> None:
     state = EnrollmentState(stage="ask_payment", plan="tres_vezes", days=["sexta"], time="18:00")
     outcome = turn("", state)
