@@ -193,6 +193,33 @@ def test_triage_hands_the_answers_of_an_enrollment_going_on_to_it() -> None:
     assert active_flow(pack_config, idle) == (pack_config, "booked")
 
 
+@pytest.mark.parametrize(
+    "text", ["blz, quero o de 2x entao", "vou querer o horario livre", "fico com o de 3 vezes"]
+)
+def test_wanting_a_plan_named_by_its_count_or_name_is_an_enrollment(text: str) -> None:
+    intents = classify(text, trial_stage=None, config=load_triage(PACK), pack=PACK).intents
+    assert intents == ["enrollment"]
+
+
+def test_having_done_the_trial_class_is_no_request_for_one() -> None:
+    config = load_triage(PACK)
+    done = (
+        "minha filha fez a aula experimental ontem e quer continuar. como faço pra matricular ela?"
+    )
+    assert classify(done, trial_stage=None, config=config, pack=PACK).intents == ["enrollment"]
+    again = "fiz a aula experimental e quero marcar outra"
+    assert classify(again, trial_stage=None, config=config, pack=PACK).intents == ["trial"]
+
+
+def test_asking_about_debit_or_credit_beside_enrolling_is_answered_too() -> None:
+    config = load_triage(PACK)
+    text = "oii como faz pra matricula? da pra pagar no debito?"
+    assert set(classify(text, trial_stage=None, config=config, pack=PACK).intents) == {
+        "enrollment",
+        "faq",
+    }
+
+
 def test_a_question_is_asked_at_most_max_asks_times_then_staff_take_over() -> None:
     """The seed's rule for a question that gets no answer: asked again, then a handoff with
     what is known, never a loop."""
