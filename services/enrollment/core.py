@@ -111,16 +111,20 @@ def _phrase(words: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){body}(?!\w)")
 
 
-def _statements(text: str) -> str:
+def _statements(text: str, config: EnrollmentConfig) -> str:
     """The message without its questions: "vocês aceitam cartão?" asks, it chooses nothing.
 
     A "?" closes only the last comma piece of its sentence: people state and then ask in one
-    line ("quero o de 3x, aceita cartão?"), and the plan stated there is chosen.
+    line ("quero o de 3x, aceita cartão?"), and the plan stated there is chosen; unless the
+    sentence opens as a question ("vocês aceitam pix, cartão?"), which is then asked whole.
     """
+    openers = [_phrase(w) for w in config.question_openers]
     kept: list[str] = []
     for clause in _CLAUSE.findall(text):
-        pieces = clause.split(",")
-        kept += pieces[:-1] if clause.strip().endswith("?") else pieces
+        if not clause.strip().endswith("?"):
+            kept.append(clause)
+        elif not any(o.match(normalize(clause)) for o in openers):
+            kept += clause.split(",")[:-1]
     return " ".join(kept)
 
 
@@ -169,7 +173,7 @@ def _days(normalized: str, config: EnrollmentConfig) -> list[str]:
 def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading:
     """What ``text`` says for the request; ``stage`` is what was asked (a bare "3" answers the
     plan question, a bare "19" the time)."""
-    said = _statements(text)
+    said = _statements(text, config)
     normalized = normalize(said)
     days = _days(normalized, config)
     plan = _plan(normalized, config, asked=stage == "ask_plan")

@@ -69,6 +69,9 @@ def turn(text: str, state: EnrollmentState | None, *, allowed: bool = True, n: i
         # Only the last comma piece of a "?" sentence asks: the plan before it is chosen.
         ("quero me matricular no de 3x, aceita cartao?", None, {"plan": "tres_vezes"}),
         ("tem horário livre?", None, {}),
+        # A sentence that opens as a question is asked whole.
+        ("vcs aceitam pix, cartao?", "ask_payment", {}),
+        ("e o de 3x, quanto fica?", None, {}),
         # A plan's count is not an hour.
         ("plano de 3x", "ask_schedule", {"plan": "tres_vezes"}),
     ],
