@@ -71,8 +71,8 @@ Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 MAX_GAP = timedelta(seconds=30)
 
 # What a dialog is for: a trial class booked, questions answered, a request refused with the
-# rule, a booking cancelled or moved.
-Goal = Literal["booked", "answered", "refused", "cancelled", "rescheduled"]
+# rule, a booking cancelled or moved, an enrollment request made for staff with what was asked.
+Goal = Literal["booked", "answered", "refused", "cancelled", "rescheduled", "enrolled"]
 
 
 def _as_list(value: Any) -> Any:

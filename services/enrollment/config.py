@@ -62,6 +62,12 @@ class EnrollmentConfig(_Frozen):
     single_class_price: int | None = Field(default=None, gt=0)
     # Weekday label (as said back) → the words that name it, in the week's order.
     weekdays: dict[str, list[str]] = Field(min_length=1)
+    # Words that add the days of a message to those already chosen ("sexta também") rather
+    # than replace them ("prefiro sexta").
+    add_words: list[str] = Field(default_factory=list)
+    # Words that open a question ("vocês aceitam pix, cartão?"): such a sentence is asked
+    # whole, while "quero o de 3x, aceita cartão?" states its first part.
+    question_openers: list[str] = Field(default_factory=list)
     payments: dict[str, Payment] = Field(min_length=1)
     # Requests read aloud as "<prefix>-XXXXXX".
     request_id_prefix: str = Field(default="MT", pattern=r"^[A-Z]{1,4}$")

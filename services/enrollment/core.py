@@ -66,6 +66,8 @@ class Reading(BaseModel):
     time: str | None = None
     payment: str | None = None
     answer: bool | None = None
+    # The days add to those already chosen ("coloca sexta também") instead of replacing them.
+    adds_days: bool = False
 
     @property
     def fills(self) -> bool:
@@ -109,9 +111,21 @@ def _phrase(words: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){body}(?!\w)")
 
 
-def _statements(text: str) -> str:
-    """The message without its questions: "vocês aceitam cartão?" asks, it chooses nothing."""
-    return " ".join(c for c in _CLAUSE.findall(text) if not c.strip().endswith("?"))
+def _statements(text: str, config: EnrollmentConfig) -> str:
+    """The message without its questions: "vocês aceitam cartão?" asks, it chooses nothing.
+
+    A "?" closes only the last comma piece of its sentence: people state and then ask in one
+    line ("quero o de 3x, aceita cartão?"), and the plan stated there is chosen; unless the
+    sentence opens as a question ("vocês aceitam pix, cartão?"), which is then asked whole.
+    """
+    openers = [_phrase(w) for w in config.question_openers]
+    kept: list[str] = []
+    for clause in _CLAUSE.findall(text):
+        if not clause.strip().endswith("?"):
+            kept.append(clause)
+        elif not any(o.match(normalize(clause)) for o in openers):
+            kept += clause.split(",")[:-1]
+    return " ".join(kept)
 
 
 def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | None:
@@ -129,16 +143,39 @@ def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | No
     return None
 
 
+def _day_names(config: EnrollmentConfig) -> str:
+    """Every word for a weekday as one alternative, longest first ("segunda" before "seg"),
+    each allowing the plural people use for a weekly habit ("tercas e quintas")."""
+    words = sorted({normalize(w) for ws in config.weekdays.values() for w in ws}, key=len)
+    return "|".join(re.escape(w) for w in reversed(words))
+
+
+def _day_of(word: str, config: EnrollmentConfig) -> str:
+    return next(d for d, words in config.weekdays.items() if word in map(normalize, words))
+
+
+def _days(normalized: str, config: EnrollmentConfig) -> list[str]:
+    """The weekdays named, in the week's order; a range ("de seg a sex", "segunda até
+    quinta") names every day between its ends."""
+    order = list(config.weekdays)
+    names = _day_names(config)
+    named: set[str] = set()
+    span = re.compile(rf"(?<!\w)({names})s?\s+(?:a|ate)\s+({names})s?(?!\w)")
+    for match in span.finditer(normalized):
+        first, last = (order.index(_day_of(w, config)) for w in match.groups())
+        if first < last:
+            named.update(order[first : last + 1])
+    single = re.compile(rf"(?<!\w)({names})s?(?!\w)")
+    named.update(_day_of(m[1], config) for m in single.finditer(normalized))
+    return [day for day in order if day in named]
+
+
 def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading:
     """What ``text`` says for the request; ``stage`` is what was asked (a bare "3" answers the
     plan question, a bare "19" the time)."""
-    said = _statements(text)
+    said = _statements(text, config)
     normalized = normalize(said)
-    days = [
-        day
-        for day, words in config.weekdays.items()
-        if any(_phrase(w).search(normalized) for w in words)
-    ]
+    days = _days(normalized, config)
     plan = _plan(normalized, config, asked=stage == "ask_plan")
     # A plan's count is no hour ("3x", "2 vezes"): it is taken out before reading a time.
     timed = _TIMES_A_WEEK.sub(" ", with_digits(normalized))
@@ -157,6 +194,7 @@ def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading
         time=found.strftime("%H:%M") if found else None,
         payment=payment,
         answer=yes_no(text),
+        adds_days=bool(days) and any(_phrase(w).search(normalized) for w in config.add_words),
     )
 
 
@@ -240,12 +278,13 @@ def summary(state: EnrollmentState, config: EnrollmentConfig, texts: TextSource,
     return texts.text("enrollment_summary", seed=seed, **_values(state, config))
 
 
-def _filled(state: EnrollmentState, reading: Reading) -> EnrollmentState:
+def _filled(state: EnrollmentState, reading: Reading, config: EnrollmentConfig) -> EnrollmentState:
     update: dict[str, Any] = {}
     if reading.plan:
         update["plan"] = reading.plan
     if reading.days:
-        update["days"] = reading.days
+        chosen = {*reading.days, *state.days} if reading.adds_days else set(reading.days)
+        update["days"] = [day for day in config.weekdays if day in chosen]
     if reading.time:
         update["time"] = reading.time
     if reading.payment:
@@ -313,7 +352,7 @@ def decide(
             state=current.model_copy(update={"asks": 1}),
             journal={**journal, "stage": current.stage, "answer": False},
         )
-    filled = _filled(current, reading)
+    filled = _filled(current, reading, config)
     nxt = filled.model_copy(update={"stage": _next_stage(filled), "asks": 1})
     unanswered = nxt.stage == current.stage and state is not None and not reading.fills
     if unanswered and current.asks >= config.max_asks:

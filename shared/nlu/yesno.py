@@ -98,8 +98,23 @@ _STRONG_YES = (
     "aceito",
     "topo",
     "to dentro",
+    "agora sim",
 )
-_WEAK_YES = ("quero", "pode", "isso", "vamos", "vamo", "esta", "gostaria", "boa")
+# "pode mandar" answers "posso enviar?" alone; "pode mandar o endereço?" asks something else.
+_WEAK_YES = (
+    "quero",
+    "pode",
+    "isso",
+    "vamos",
+    "vamo",
+    "esta",
+    "gostaria",
+    "boa",
+    "pode mandar",
+    "pode enviar",
+    "manda",
+    "envia",
+)
 _STRONG_NO = (
     "nao",
     "n",

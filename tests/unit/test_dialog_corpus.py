@@ -50,6 +50,18 @@ def test_a_booking_goal_names_the_student_the_tuesday_and_the_time() -> None:
     assert max(seats.values()) <= SEATS
 
 
+def test_an_enrollment_goal_names_the_request_the_person_asked_for() -> None:
+    """Enrolled is a request made with the person's plan, days, time and way to pay; a
+    conversation handed to staff before that did not reach it."""
+    for dialog in dialogs():
+        if dialog.goal != "enrolled":
+            continue
+        state = final_state(dialog)
+        assert state.get("enrollment.stage") == "requested", dialog.name
+        fields = ("enrollment.plan", "enrollment.days", "enrollment.time", "enrollment.payment")
+        assert all(name in state for name in fields), dialog.name
+
+
 def test_every_dialog_that_is_not_a_plain_question_checks_its_final_state() -> None:
     for dialog in dialogs():
         questions = sum(len(step.expect.reply) for step in dialog.steps)

@@ -48,10 +48,30 @@ def turn(text: str, state: EnrollmentState | None, *, allowed: bool = True, n: i
         ),
         ("seg, qua e sex as 7h", None, {"days": ["segunda", "quarta", "sexta"], "time": "07:00"}),
         ("19", "ask_schedule", {"time": "19:00"}),
+        # Plural weekdays name a weekly habit; a range names the days between its ends.
+        ("tercas e quintas", "ask_schedule", {"days": ["terça", "quinta"]}),
+        (
+            "Segundas e quartas, às 7 da manhã.",
+            None,
+            {"days": ["segunda", "quarta"], "time": "07:00"},
+        ),
+        (
+            "de seg a sex, umas 20h",
+            "ask_schedule",
+            {"days": ["segunda", "terça", "quarta", "quinta", "sexta"], "time": "20:00"},
+        ),
+        ("segunda até quarta", None, {"days": ["segunda", "terça", "quarta"]}),
+        ("segunda a noite, 19h", None, {"days": ["segunda"], "time": "19:00"}),
         ("no cartão de crédito", None, {"payment": "cartao"}),
         ("pix", "ask_payment", {"payment": "pix"}),
         # A question chooses nothing: "aceitam cartão?" asks about a way to pay.
         ("quero o de 3x. vocês aceitam cartão?", None, {"plan": "tres_vezes"}),
+        # Only the last comma piece of a "?" sentence asks: the plan before it is chosen.
+        ("quero me matricular no de 3x, aceita cartao?", None, {"plan": "tres_vezes"}),
+        ("tem horário livre?", None, {}),
+        # A sentence that opens as a question is asked whole.
+        ("vcs aceitam pix, cartao?", "ask_payment", {}),
+        ("e o de 3x, quanto fica?", None, {}),
         # A plan's count is not an hour.
         ("plano de 3x", "ask_schedule", {"plan": "tres_vezes"}),
     ],
@@ -112,6 +132,36 @@ def test_a_no_asks_what_to_change_and_a_new_value_is_read_back() -> None:
     assert changed.state.stage == "awaiting_confirmation" and changed.request is None
 
 
+def test_a_day_said_with_also_is_added_to_those_chosen_and_otherwise_replaces_them() -> None:
+    state = EnrollmentState(
+        stage="awaiting_confirmation",
+        plan="duas_vezes",
+        days=["terça", "quinta"],
+        time="18:00",
+        payment="pix",
+    )
+    added = turn("pera, melhor o de 3x, coloca sexta tbm", state).state
+    assert added is not None and added.plan == "tres_vezes"
+    assert added.days == ["terça", "quinta", "sexta"]
+    assert added.stage == "awaiting_confirmation"
+    replaced = turn("prefiro segunda e sexta", state).state
+    assert replaced is not None and replaced.days == ["segunda", "sexta"]
+
+
+@pytest.mark.parametrize("text", ["pode mandar", "agora sim", "isso, pode mandar"])
+def test_the_usual_ways_to_say_send_it_make_the_request(text: str) -> None:
+    state = EnrollmentState(
+        stage="awaiting_confirmation",
+        plan="duas_vezes",
+        days=["terça"],
+        time="19:00",
+        payment="pix",
+    )
+    outcome = turn(text, state)
+    assert outcome.request is not None and outcome.state is not None
+    assert outcome.state.stage == "requested"
+
+
 def test_an_empty_task_re_asks_the_pending_step() -> None:
     state = EnrollmentState(stage="ask_payment", plan="tres_vezes", days=["sexta"], time="18:00")
     outcome = turn("", state)
@@ -144,6 +194,33 @@ def test_triage_hands_the_answers_of_an_enrollment_going_on_to_it() -> None:
     # A requested enrollment is idle: the trial's stage is the context again.
     idle = {"trial": FlowView(stage="booked"), "enrollment": FlowView(stage="requested")}
     assert active_flow(pack_config, idle) == (pack_config, "booked")
+
+
+@pytest.mark.parametrize(
+    "text", ["blz, quero o de 2x entao", "vou querer o horario livre", "fico com o de 3 vezes"]
+)
+def test_wanting_a_plan_named_by_its_count_or_name_is_an_enrollment(text: str) -> None:
+    intents = classify(text, trial_stage=None, config=load_triage(PACK), pack=PACK).intents
+    assert intents == ["enrollment"]
+
+
+def test_having_done_the_trial_class_is_no_request_for_one() -> None:
+    config = load_triage(PACK)
+    done = (
+        "minha filha fez a aula experimental ontem e quer continuar. como faço pra matricular ela?"
+    )
+    assert classify(done, trial_stage=None, config=config, pack=PACK).intents == ["enrollment"]
+    again = "fiz a aula experimental e quero marcar outra"
+    assert classify(again, trial_stage=None, config=config, pack=PACK).intents == ["trial"]
+
+
+def test_asking_about_debit_or_credit_beside_enrolling_is_answered_too() -> None:
+    config = load_triage(PACK)
+    text = "oii como faz pra matricula? da pra pagar no debito?"
+    assert set(classify(text, trial_stage=None, config=config, pack=PACK).intents) == {
+        "enrollment",
+        "faq",
+    }
 
 
 def test_a_question_is_asked_at_most_max_asks_times_then_staff_take_over() -> None:

@@ -66,6 +66,10 @@ YES = [
     "Oi 👍",
     "👍 e onde fica?",
     "sim 👎",
+    # Answers to "posso enviar?", and the yes after a change at the read-back.
+    "pode mandar",
+    "Pode enviar!",
+    "agora sim",
 ]
 NO = [
     "não",
@@ -128,6 +132,7 @@ NEITHER = [
     "🎾",
     "👍👎",
     "kkkk",
+    "pode mandar o endereço?",
 ]
 
 

@@ -147,6 +147,12 @@ def test_a_dialog_names_its_persona_and_goal_and_spaces_its_burst() -> None:
     assert single.gap is None and single.message_offsets() == [timedelta(0)]
 
 
+def test_an_enrollment_dialog_has_its_own_goal() -> None:
+    text = "name: joins\npersona: after the trial\ngoal: enrolled\nsteps: [{say: quero o de 3x}]"
+    (dialog,) = parse_scenarios(text, "d.yaml").scenarios
+    assert dialog.goal == "enrolled"
+
+
 def test_a_scenario_without_the_dialog_fields_still_parses() -> None:
     (scenario,) = parse_scenarios(ONE, "one.yaml").scenarios
     assert scenario.persona is None and scenario.goal is None
