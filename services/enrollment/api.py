@@ -8,25 +8,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
+from services.enrollment.core import EnrollmentRequest
 from services.enrollment.store import EnrollmentStore
 from shared.deps import AppDepends
 
 router = APIRouter()
 
 
-class Enrollment(BaseModel):
-    id: str
-    conversation_id: str
-    plan: str
-    days: list[str]
-    time: str
-    payment: str
-    status: str
-    created_at: str
-
-
 class EnrollmentList(BaseModel):
-    enrollments: list[Enrollment]
+    enrollments: list[EnrollmentRequest]
 
 
 @router.get("/v1/enrollments", response_model=EnrollmentList)

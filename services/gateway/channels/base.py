@@ -64,6 +64,20 @@ class Channel(Protocol):
         ...
 
 
+class PlainChannel:
+    """What a channel without extras does: no answers of its own (every turn goes through
+    the pipeline), nothing shown while a burst is typed, nothing to report on ``/healthz``."""
+
+    def own_answer(self, turn: Turn) -> None:
+        return None
+
+    def on_fragment(self, message: InboundMessage) -> None:
+        return None
+
+    async def health(self) -> None:
+        return None
+
+
 class ChannelSet(Mapping[str, Channel]):
     """The configured adapters by name."""
 

@@ -6,13 +6,13 @@ import sys
 
 from redis.asyncio import Redis
 
-from services.gateway.channels.base import Delivery
+from services.gateway.channels.base import Delivery, PlainChannel
 from services.gateway.channels.http import LIMITS
-from shared.contracts import InboundMessage, Reply, Turn
+from shared.contracts import Reply
 from shared.keys import Keys
 
 
-class ConsoleChannel:
+class ConsoleChannel(PlainChannel):
     name = "console"
     limits = LIMITS  # it stands in for the HTTP channel in development
     conversation_prefix = ""
@@ -32,12 +32,3 @@ class ConsoleChannel:
         for bubble in reply.bubbles:
             print(f"[{reply.conversation_id}] bot: {bubble}", file=sys.stdout, flush=True)
         return Delivery("sent")
-
-    def own_answer(self, turn: Turn) -> None:
-        return None
-
-    def on_fragment(self, message: InboundMessage) -> None:
-        return None
-
-    async def health(self) -> None:
-        return None

@@ -13,10 +13,10 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError, TryAgainError
 
-from services.gateway.channels.base import Delivery, Limits
+from services.gateway.channels.base import Delivery, Limits, PlainChannel
 from services.gateway.history import History, reply_entry
 from shared.connections import AnyRedis, connect_cluster, retry_options
-from shared.contracts import InboundMessage, Reply, Turn
+from shared.contracts import Reply
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.settings import Settings
@@ -28,7 +28,7 @@ MAX_WAIT_S = 60
 LIMITS = Limits(max_text=4096)
 
 
-class HttpChannel:
+class HttpChannel(PlainChannel):
     name = "http"
     limits = LIMITS
     conversation_prefix = ""  # any id; the web chat's are "web:..." (see auth.py)
@@ -92,15 +92,6 @@ class HttpChannel:
             ],
         )
         return Delivery("sent", stream_id) if stream_id else Delivery("duplicate")
-
-    def own_answer(self, turn: Turn) -> None:
-        return None
-
-    def on_fragment(self, message: InboundMessage) -> None:
-        return None
-
-    async def health(self) -> None:
-        return None
 
     async def read(
         self, conversation_id: str, after: str, wait_s: float
