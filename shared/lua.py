@@ -109,7 +109,9 @@ return queued
 )
 
 # The gateway changes fields of the meta slice it owns (e.g. the handoff owner).
-# KEYS: state. ARGV: patch_json, only_if_field, only_if_value ('' = unconditional).
+# KEYS: state. ARGV: patch_json, only_if_field, only_if_value ('' = unconditional), state_ttl_s.
+# A patch that creates the state hash (an erased or expired conversation) gives it the state's
+# TTL, as COMMIT does, so it cannot outlive the conversation.
 # Returns the new meta JSON, or false when the condition did not hold.
 META_PATCH = (
     ARG_CHECKS
@@ -117,6 +119,8 @@ META_PATCH = (
 need_keys(1)
 local patch = table_arg(1, 'patch_json')
 if ARGV[2] == nil or ARGV[3] == nil then bad_arg('only_if_field and only_if_value are required') end
+local ttl = int_arg(4, 'state_ttl_s', 1)
+local existed = redis.call('EXISTS', KEYS[1])
 local raw = redis.call('HGET', KEYS[1], 'meta')
 local meta = {}
 if raw then meta = cjson.decode(raw) end
@@ -125,6 +129,7 @@ for k, v in pairs(patch) do meta[k] = v end
 meta._v = (meta._v or 0) + 1
 local encoded = cjson.encode(meta)
 redis.call('HSET', KEYS[1], 'meta', encoded)
+if existed == 0 then redis.call('EXPIRE', KEYS[1], ttl) end
 return encoded
 """
 )

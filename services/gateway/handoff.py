@@ -83,6 +83,10 @@ class Handoff:
         self.log.info("handoff owner changed", conversation_id=conversation_id, owner=owner)
         return meta
 
+    @property
+    def _state_ttl_s(self) -> int:
+        return self.settings.state_ttl_days * 86_400
+
     async def staff_wrote(self, conversation_id: str, agent: str) -> None:
         """A staff message keeps a human-owned conversation from going back to the bot."""
         await self._patch(conversation_id, {"last_staff_at": utcnow().isoformat()})
@@ -100,6 +104,7 @@ class Handoff:
                 json.dumps({"handoff": "pending_human", "waiting_since": event.at.isoformat()}),
                 "handoff",
                 "bot",
+                self._state_ttl_s,
             ],
         )
         if meta is None:
@@ -150,7 +155,7 @@ class Handoff:
             if not await redis.zrem(self.keys.human_owned, conv):
                 continue
             patched = await self.scripts.meta_patch(
-                keys=[self.keys.state(conv)], args=[back, "handoff", "human"]
+                keys=[self.keys.state(conv)], args=[back, "handoff", "human", self._state_ttl_s]
             )
             if patched is None:
                 continue
@@ -171,7 +176,8 @@ class Handoff:
 
     async def _patch(self, conversation_id: str, patch: dict[str, Any]) -> dict[str, Any]:
         raw = await self.scripts.meta_patch(
-            keys=[self.keys.state(conversation_id)], args=[json.dumps(patch), "", ""]
+            keys=[self.keys.state(conversation_id)],
+            args=[json.dumps(patch), "", "", self._state_ttl_s],
         )
         return json.loads(raw)
 

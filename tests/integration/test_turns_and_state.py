@@ -390,3 +390,21 @@ async def test_ingest_stores_a_reply_window_only_for_a_channel_that_has_one(
     assert view.window_expires_at == T0 + timedelta(hours=24)
     assert not view.window_closed(T0 + timedelta(hours=23))
     assert view.window_closed(T0 + timedelta(hours=24))
+
+
+async def test_a_meta_patch_that_creates_the_state_gives_it_the_states_ttl(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """A handoff event or a staff mark arriving after a conversation was erased (or expired)
+    recreates its state hash: it must expire like any state, not stay forever."""
+    scripts = register(redis)
+    keys = Keys(unique_prefix)
+    gone = keys.state("erased-conv")
+    await scripts.meta_patch(keys=[gone], args=['{"handoff": "pending_human"}', "", "", 600])
+    assert 0 < await redis.ttl(gone) <= 600
+
+    kept = keys.state("live-conv")
+    await redis.hset(kept, "meta", '{"handoff": "bot"}')
+    await redis.expire(kept, 9000)
+    await scripts.meta_patch(keys=[kept], args=['{"last_staff_at": "x"}', "", "", 600])
+    assert await redis.ttl(kept) > 600  # an existing state keeps its own expiry

@@ -102,6 +102,7 @@ def test_every_section_a_service_declares_is_checked(tmp_path: Path) -> None:
     declared = {section for spec in SPECS for section, _ in spec.pack}
     assert {"trial", "faq", "triage", "modes", "enrollment"} <= declared
     assert set(models_checked()) == declared
+
     def two_plans_of_three(data: dict) -> None:
         data["enrollment"]["plans"]["duas_vezes"]["classes_per_week"] = 3
 
