@@ -46,7 +46,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel
 from redis.asyncio import Redis
 
-from shared.lua import SEATS_TAKEN
+from shared.lua import ARG_CHECKS, SEATS_TAKEN
 
 
 class BookingView(BaseModel):
@@ -116,7 +116,15 @@ _MAX_TRIES = 5
 # counts, then field/value pairs of the hash.
 # Returns the booking id (new, or the one already created for this idempotency key), "full",
 # or "collision" when the generated id already exists (the caller draws another).
-_CREATE = """
+_CREATE = (
+    ARG_CHECKS
+    + """
+need_keys(5)
+str_arg(1, 'booking_id')
+int_arg(2, 'seats', 1)
+int_arg(3, 'idempotency_ttl_s', 1)
+str_arg(4, 'seat_field')
+if #ARGV < 6 or #ARGV % 2 ~= 0 then bad_arg('booking fields must be field/value pairs') end
 local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
 if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 'full' end
@@ -128,6 +136,7 @@ redis.call('HSET', KEYS[3], unpack(ARGV, 5))
 redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[3]))
 return ARGV[1]
 """
+)
 
 # KEYS: booking hash, its current class set, the target class set, the current and target day
 # indexes, the seat counts.
@@ -135,7 +144,16 @@ return ARGV[1]
 # caller read (the booking must still be there), new date, new time, updated_at, the current
 # and the target class's fields in the seat counts.
 # Returns "rescheduled", "full", "not_found", or "retry" when the booking moved meanwhile.
-_RESCHEDULE = """
+_RESCHEDULE = (
+    ARG_CHECKS
+    + """
+need_keys(6)
+str_arg(1, 'booking_id')
+int_arg(3, 'seats', 1)
+for _, arg in ipairs({{6, 'new_date'}, {7, 'new_time'}, {8, 'updated_at'},
+                      {9, 'current_seat_field'}, {10, 'target_seat_field'}}) do
+  str_arg(arg[1], arg[2])
+end
 local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time')
 if b[1] ~= 'active' then return 'not_found' end
 if ARGV[2] ~= '' and b[2] ~= ARGV[2] then return 'not_found' end
@@ -150,13 +168,21 @@ redis.call('SADD', KEYS[5], ARGV[1])
 redis.call('HSET', KEYS[1], 'date', ARGV[6], 'time', ARGV[7], 'updated_at', ARGV[8])
 return 'rescheduled'
 """
+)
 
 # KEYS: booking hash, its class set, the seat counts. ARGV: booking id, owner ("" = any), date
 # and time the caller read, updated_at, reason, idempotency key ("" = none), role
 # (customer/staff), the class's field in the seat counts. Returns
 # "cancelled" (also when this idempotency key cancelled it before), "already_cancelled",
 # "not_found" or "retry".
-_CANCEL = """
+_CANCEL = (
+    ARG_CHECKS
+    + """
+need_keys(3)
+str_arg(1, 'booking_id')
+str_arg(5, 'updated_at')
+str_arg(8, 'role')
+str_arg(9, 'seat_field')
 local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time', 'cancelled_by')
 if not b[1] then return 'not_found' end
 if ARGV[2] ~= '' and b[2] ~= ARGV[2] then return 'not_found' end
@@ -171,10 +197,19 @@ redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[5],
   'cancel_reason', ARGV[6], 'cancelled_by', ARGV[7], 'cancelled_role', ARGV[8])
 return 'cancelled'
 """
+)
 
 # KEYS: booking hash. ARGV: status (attended/no_show), command id, updated_at.
 # Returns "marked" (also when this command marked it before), "cancelled" or "not_found".
-_ATTENDANCE = """
+_ATTENDANCE = (
+    ARG_CHECKS
+    + """
+need_keys(1)
+if ARGV[1] ~= 'attended' and ARGV[1] ~= 'no_show' then
+  bad_arg('status must be attended or no_show, got ' .. tostring(ARGV[1]))
+end
+str_arg(2, 'command_id')
+str_arg(3, 'updated_at')
 local b = redis.call('HMGET', KEYS[1], 'status', 'attendance_by')
 if not b[1] then return 'not_found' end
 if b[2] == ARGV[2] then return 'marked' end
@@ -182,6 +217,7 @@ if b[1] ~= 'active' then return 'cancelled' end
 redis.call('HSET', KEYS[1], 'attendance', ARGV[1], 'attendance_by', ARGV[2], 'updated_at', ARGV[3])
 return 'marked'
 """
+)
 
 # The person's data in a booking; erasing blanks them and keeps the seat and the class.
 PERSONAL_FIELDS = ("conversation_id", "nome", "idade", "nivel", "contact_name", "cancel_reason")

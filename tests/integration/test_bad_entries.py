@@ -18,6 +18,7 @@ from shared.keys import Keys
 from shared.logs import get_logger
 from shared.settings import Settings
 from shared.state import StateStore
+from shared.trial import bookings
 
 NOW = utcnow().replace(microsecond=0)
 
@@ -102,6 +103,11 @@ CASES = [
     (UPDATE_RECORD, 1, ["sent", "x", "now", 60, ""], "rank"),
     (UPDATE_RECORD, 1, ["sent", 1, "now", 60, "", "turn_id"], "pairs"),
     (HOLD, 1, [5, 0], "ttl_ms"),
+    (bookings._CREATE, 5, ["AE-1", 4, 60, "d t", "nome"], "pairs"),
+    (bookings._CREATE, 5, ["AE-1", 4, "week", "d t", "nome", "Ana"], "idempotency_ttl_s"),
+    (bookings._RESCHEDULE, 6, ["AE-1", "", 4, "d", "t", "d2", "t2", "now", "d t", ""], "target"),
+    (bookings._CANCEL, 3, ["AE-1", "", "d", "t", "now", "", "", "", "d t"], "role"),
+    (bookings._ATTENDANCE, 1, ["maybe", "cmd-1", "now"], "status"),
 ]
 
 
