@@ -22,12 +22,11 @@ from services.gateway.handoff import Handoff
 from services.gateway.history import History, history_entry
 from services.gateway.summary import InboxConfig, contact_name, last_unanswered, summarize
 from services.gateway.turns import Publish, ReplyWindow
-from shared.contracts import Reply, new_id, now_ms, utcnow
+from shared.contracts import MetaView, Reply, new_id, now_ms, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.nlu.normalize import normalize
 from shared.pack import Pack
-from shared.reply_window import window_closed as stored_window_closed
 from shared.state import StateStore, journal_entry
 
 SCAN_BATCH = 100
@@ -66,7 +65,7 @@ def agent_refusal(meta: dict[str, Any] | None, agent: str, take: bool) -> Refusa
 def window_closed(meta: dict[str, Any], now: datetime, window: timedelta | None) -> bool:
     """Whether the conversation's channel has a reply window (``window``, e.g. WhatsApp's 24
     hours) and the expiry stored from the customer's last message passed (wall clock)."""
-    return window is not None and stored_window_closed(meta, now)
+    return window is not None and MetaView.model_validate(meta).window_closed(now)
 
 
 def agent_message_id(conversation_id: str, client_message_id: str | None) -> str:

@@ -24,16 +24,8 @@ def finish(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResult) -> Reply:
 def _finish_create(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResult) -> Reply:
     booking = result.booking
     if result.status == "created" and booking is not None:
-        state = r.state.model_copy(
-            update={
-                "stage": "booked",
-                "booking_id": booking.booking_id,
-                "booking_created": True,
-                "desired_date": booking.date,
-                "desired_time": booking.time,
-                "rescheduling": False,
-            }
-        )
+        booked = r.state.booked_as(booking.booking_id, booking.date, booking.time)
+        state = booked.model_copy(update={"rescheduling": False})
         ctx = r.context.with_value(t.config.booking_context_key, booking.booking_id, t.now)
         event = {
             "type": "trial.booked",
@@ -70,15 +62,7 @@ def _finish_get(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResult) -> R
     booking = result.booking
     key = t.config.booking_context_key
     if result.status == "found" and booking is not None and booking.status == "active":
-        state = r.state.model_copy(
-            update={
-                "stage": "booked",
-                "booking_id": booking.booking_id,
-                "booking_created": True,
-                "desired_date": booking.date,
-                "desired_time": booking.time,
-            }
-        )
+        state = r.state.booked_as(booking.booking_id, booking.date, booking.time)
         ctx = r.context.with_value(key, booking.booking_id, t.now)
         return Reply(state, ctx, key="trial_status")
     if call.args.get("booking_id") == r.state.booking_id:

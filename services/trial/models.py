@@ -72,6 +72,18 @@ class TrialState(_Slice):
     def missing_client_field(self) -> Asked | None:
         return next((f for f in CLIENT_FIELDS if getattr(self, f) is None), None)
 
+    def booked_as(self, booking_id: str, date: str, time: str) -> TrialState:
+        """The slice once its booking is known to the store (just made, or found again)."""
+        return self.model_copy(
+            update={
+                "stage": "booked",
+                "booking_id": booking_id,
+                "booking_created": True,
+                "desired_date": date,
+                "desired_time": time,
+            }
+        )
+
     def without_booking(self) -> TrialState:
         """The slice once its booking is gone (cancelled by the person or by staff, or not
         found): back to the first step still missing, nothing pending."""

@@ -17,11 +17,12 @@ from services.gateway.channels.http import HttpChannel
 from services.gateway.history import History
 from services.gateway.whatsapp.gateway import WhatsApp
 from services.gateway.whatsapp.settings import WhatsAppSettings
+from shared.contracts import MetaView
 from shared.keys import Keys
 from shared.logs import get_logger
 from shared.lua import register
 from shared.pack import load_pack
-from shared.reply_window import window_closed, window_expires_at
+from shared.reply_window import window_expires_at
 from shared.settings import Settings
 
 T0 = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
@@ -74,8 +75,15 @@ def test_only_whatsapp_has_a_reply_window_and_the_4096_character_limit_is_its(
 
 def test_a_message_without_a_reply_window_stores_none_and_is_never_closed() -> None:
     assert window_expires_at(T0, None) is None
-    assert window_closed({"window_expires_at": None}, T0 + timedelta(days=30)) is False
+    assert (
+        MetaView.model_validate({"window_expires_at": None}).window_closed(T0 + timedelta(days=30))
+        is False
+    )
     stored = window_expires_at(T0, timedelta(hours=24))
     assert stored == "2026-02-11T18:00:00+00:00"
-    assert not window_closed({"window_expires_at": stored}, T0 + timedelta(hours=23))
-    assert window_closed({"window_expires_at": stored}, T0 + timedelta(hours=24))
+    assert not MetaView.model_validate({"window_expires_at": stored}).window_closed(
+        T0 + timedelta(hours=23)
+    )
+    assert MetaView.model_validate({"window_expires_at": stored}).window_closed(
+        T0 + timedelta(hours=24)
+    )
