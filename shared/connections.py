@@ -12,6 +12,12 @@ from typing import Any
 
 from redis import Redis as SyncRedis
 from redis.asyncio import BlockingConnectionPool, Redis, RedisCluster
+from redis.asyncio.connection import (
+    AbstractConnection,
+    Connection,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster as SyncCluster
@@ -59,7 +65,55 @@ def connect(settings: Settings, **overrides: Any) -> AnyRedis:
         **retry_options(),
         **overrides,
     }
-    return Redis(connection_pool=BlockingConnectionPool.from_url(settings.redis_url, **options))
+    pool = BlockingConnectionPool.from_url(settings.redis_url, **options)
+    # The URL's scheme chose the class (TCP, TLS or a Unix socket); keep it, add the check.
+    pool.connection_class = CLOSED_TRANSPORT_SAFE.get(pool.connection_class, pool.connection_class)
+    return Redis(connection_pool=pool)
+
+
+def closed_transport(error: RuntimeError) -> bool:
+    """uvloop's answer to a write on a connection the peer already closed (Redis restarted, a
+    cluster node died).
+
+    asyncio's own transports drop such a write and let the read fail, which redis-py turns
+    into a ``ConnectionError`` and retries; uvloop raises ``RuntimeError("unable to perform
+    operation on <TCPTransport closed=True ...>; the handler is closed")`` from the write
+    itself (MagicStack/uvloop#506), which redis-py neither translates nor retries. redis-py
+    has already dropped the connection by then, so the command can be sent again on a new
+    one like after any connection error.
+    """
+    return "the handler is closed" in str(error)
+
+
+class ClosedTransportIsConnectionError(AbstractConnection):
+    """A connection whose write on a closed transport is a ``ConnectionError``, retried."""
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        try:
+            await super().send_packed_command(command, check_health)
+        except RuntimeError as error:
+            if not closed_transport(error):
+                raise
+            raise ConnectionError(f"connection lost while writing: {error}") from error
+
+
+class SafeConnection(ClosedTransportIsConnectionError, Connection):
+    pass
+
+
+class SafeSSLConnection(ClosedTransportIsConnectionError, SSLConnection):
+    pass
+
+
+class SafeUnixConnection(ClosedTransportIsConnectionError, UnixDomainSocketConnection):
+    pass
+
+
+CLOSED_TRANSPORT_SAFE: dict[type[AbstractConnection], type[AbstractConnection]] = {
+    Connection: SafeConnection,
+    SSLConnection: SafeSSLConnection,
+    UnixDomainSocketConnection: SafeUnixConnection,
+}
 
 
 # What a cluster answers while a replica takes over from a dead master.
@@ -81,7 +135,16 @@ class FailoverPatientCluster(RedisCluster):
         # Retry catches any exception type; its stubs accept only RedisError subclasses.
         backoff = Retry(ExponentialBackoff(cap=2.0, base=0.05), RECONNECT_ATTEMPTS, FAILOVER_ERRORS)  # type: ignore[arg-type]
         call = super().execute_command
-        return await backoff.call_with_retry(lambda: call(*args, **kwargs), _note)
+
+        async def attempt() -> Any:
+            try:
+                return await call(*args, **kwargs)
+            except RuntimeError as error:
+                if not closed_transport(error):
+                    raise
+                raise ConnectionError(f"connection lost while writing: {error}") from error
+
+        return await backoff.call_with_retry(attempt, _note)
 
 
 async def _note(error: Exception) -> None:

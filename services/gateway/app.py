@@ -34,7 +34,7 @@ from services.gateway.privacy import router as privacy_router
 from services.gateway.schedule_api import router as schedule_router
 from services.gateway.spec import SPEC
 from services.gateway.turns import TurnKeeper
-from services.gateway.unavailable import UNAVAILABLE, redis_unavailable
+from services.gateway.unavailable import UNAVAILABLE, closed_connection, redis_unavailable
 from services.gateway.validation import validation_error
 from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
@@ -191,6 +191,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, validation_error)
     for error in UNAVAILABLE:
         app.add_exception_handler(error, redis_unavailable)
+    app.add_exception_handler(RuntimeError, closed_connection)
     app.include_router(router)
     app.include_router(admin)
     app.include_router(schedule_router)

@@ -22,6 +22,7 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
+from shared.connections import closed_transport
 from shared.logs import get_logger
 
 # The errors that mean "not reachable now", as opposed to a bad command or a bug.
@@ -49,3 +50,12 @@ async def redis_unavailable(request: Request, exc: Exception) -> JSONResponse:
         status_code=503,
         headers={"Retry-After": str(RETRY_AFTER_S)},
     )
+
+
+async def closed_connection(request: Request, exc: Exception) -> JSONResponse:
+    """A write on a connection a dead node closed, surfacing from a cluster pipeline (single
+    commands are retried by the clients, ``shared/connections.py``): out of reach too. Any
+    other ``RuntimeError`` is a bug and stays a 500 with its traceback."""
+    if isinstance(exc, RuntimeError) and closed_transport(exc):
+        return await redis_unavailable(request, exc)
+    raise exc

@@ -1,0 +1,71 @@
+"""The services' cluster client against a real cluster, on uvloop as the services run.
+
+A node that dies leaves redis-py holding connections whose transports are closed. On uvloop a
+write to one raises ``RuntimeError`` (asyncio's own loop drops it and lets the read fail),
+which redis-py does not treat as a connection error: the client must, so that a long-poll or
+a handler during a failover is retried on a new connection instead of failing with a 500.
+"""
+
+from __future__ import annotations
+
+import pytest
+import uvloop
+from redis.asyncio.cluster import RedisCluster
+
+from orquestra.redis_cluster import LocalCluster
+from shared.connections import connect, connect_cluster
+from shared.settings import Settings
+
+
+def close_every_transport(client: RedisCluster) -> int:
+    """Close the sockets of every idle connection, as a dead peer does, while redis-py still
+    takes them for connected. Returns how many were closed."""
+    closed = 0
+    for node in client.get_nodes():
+        for connection in node._free:
+            writer = connection._writer
+            if writer is not None:
+                writer.transport.abort()
+                closed += 1
+    return closed
+
+
+@pytest.mark.cluster
+def test_a_command_on_a_closed_transport_is_retried_on_a_new_connection(
+    redis_cluster: LocalCluster,
+) -> None:
+    key = "orq-test-closed-transport"
+
+    async def scenario() -> str | None:
+        client = connect_cluster(redis_cluster.url, 4)
+        try:
+            await client.set(key, "kept")
+            assert close_every_transport(client) > 0
+            value: str | None = await client.get(key)
+            return value
+        finally:
+            await client.delete(key)
+            await client.aclose()
+
+    assert uvloop.run(scenario()) == "kept"
+
+
+def test_the_single_node_client_too(redis_url: str, unique_prefix: str) -> None:
+    """The same after a single Redis restarted: the pool's connections are all stale."""
+    key = f"{unique_prefix}closed-transport"
+
+    async def scenario() -> str | None:
+        client = connect(Settings(redis_url=redis_url))
+        try:
+            await client.set(key, "kept")
+            stale = list(client.connection_pool._available_connections)  # type: ignore[attr-defined]
+            for connection in stale:
+                connection._writer.transport.abort()
+            assert stale
+            value: str | None = await client.get(key)
+            return value
+        finally:
+            await client.delete(key)
+            await client.aclose()
+
+    assert uvloop.run(scenario()) == "kept"
