@@ -191,7 +191,12 @@ class Keys:
 
     def sent(self, conversation_id: str, turn_id: str, index: int | str = "all") -> str:
         """Delivery claim of one reply bubble (or the whole reply)."""
-        return self.conv(conversation_id, f"sent:{turn_id}:{index}")
+        return f"{self.sent_prefix(conversation_id)}{turn_id}:{index}"
+
+    def sent_prefix(self, conversation_id: str) -> str:
+        """What every delivery claim of the conversation starts with (a turn start checks
+        whether the turn in flight was delivered, ``shared/lua.py`` TRY_START)."""
+        return self.conv(conversation_id, "sent:")
 
     def history(self, conversation_id: str) -> str:
         """Stream of the conversation's messages in both directions (customer, bot, agent)."""

@@ -144,14 +144,27 @@ return encoded
 _START_TURN = (
     ARG_CHECKS
     + """
-local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, max_ts)
+local function delivered(sent_prefix, turn_id)
+  if redis.call('EXISTS', sent_prefix .. turn_id .. ':all') == 1 then return true end
+  local first = redis.call('GET', sent_prefix .. turn_id .. ':0')
+  return first ~= false and string.sub(first, 1, 5) == 'sent:'
+end
+
+local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, max_ts, sent_prefix)
   if redis.call('EXISTS', lease) == 1 then return {'busy'} end
   local fresh = redis.call('LRANGE', inbox, 0, -1)
   local msgs = redis.call('LRANGE', inflight, 0, -1)
-  if #fresh + #msgs == 0 then return {'empty'} end
+  if #fresh + #msgs == 0 then return {'empty', ''} end
   local raw = redis.call('HGET', state, 'meta')
   local meta = {}
   if raw then meta = cjson.decode(raw) end
+  local answered = ''
+  if sent_prefix and #msgs > 0 and meta.turn_id and delivered(sent_prefix, meta.turn_id) then
+    answered = cjson.encode({meta.turn_id, msgs})
+    redis.call('DEL', inflight)
+    msgs = {}
+    if #fresh == 0 then return {'empty', answered} end
+  end
   for _, m in ipairs(fresh) do msgs[#msgs + 1] = m end
   local prev = meta.last_turn_ms
   local latest = 0
@@ -170,23 +183,31 @@ local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, m
   meta.turn_id = turn_id
   meta._v = (meta._v or 0) + 1
   redis.call('HSET', state, 'meta', cjson.encode(meta))
-  local out = {'started', tostring(meta.turn_seq), tostring(prev or '')}
+  local out = {'started', tostring(meta.turn_seq), tostring(prev or ''), answered}
   for _, m in ipairs(msgs) do out[#out + 1] = m end
   return out
 end
 """.replace("EARLIEST_MS", str(EARLIEST_MS))
 )
 
-# KEYS: inbox, inflight, lease, state. ARGV: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
+# Starting a turn when none is in flight. Messages still in flight belong to a turn whose lease
+# expired; if that turn's reply was delivered (its delivery claim, ``Keys.sent``: the whole
+# reply, or a first WhatsApp bubble recorded ``sent:<wamid>``), only its release was lost (the
+# gateway died between the two, or a failover lost the write): they are dropped instead of
+# answered again, and reported as ``[turn_id, entries]`` (JSON) in the answer's second (empty)
+# or fourth (started) element.
+# KEYS: inbox, inflight, lease, state, sent_prefix (``Keys.sent_prefix``: the conversation's
+# delivery claims, read as sent_prefix .. turn_id .. ':all' / ':0', in the same slot).
+# ARGV: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
 TRY_START = (
     _START_TURN
     + """
-need_keys(4)
+need_keys(5)
 str_arg(1, 'turn_id')
 int_arg(2, 'lease_ttl_ms', 1)
 int_arg(3, 'keep_s', 1)
 local max_ts = int_arg(4, 'max_ts_ms', 0)
-return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], max_ts)
+return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], max_ts, KEYS[5])
 """
 )
 

@@ -356,7 +356,7 @@ class TurnKeeper:
     async def try_start(self, conversation_id: str, score: int) -> None:
         turn_id = new_id()
         result = await self.scripts.try_start(
-            keys=self._turn_keys(conversation_id),
+            keys=self._start_keys(conversation_id),
             args=[turn_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms],
         )
         await self._after_start(conversation_id, turn_id, result, score)
@@ -388,6 +388,7 @@ class TurnKeeper:
     ) -> None:
         status = result[0]
         if status == "empty":
+            await self._answered_before(conversation_id, result[1])
             if score is not None:
                 await self.zrem_if_score(
                     keys=[self.keys.pending_starts(conversation_id)],
@@ -396,7 +397,8 @@ class TurnKeeper:
             return
         if status != "started":
             return
-        seq, prev_ms, entries = int(result[1]), result[2], result[3:]
+        seq, prev_ms, entries = int(result[1]), result[2], result[4:]
+        await self._answered_before(conversation_id, result[3])
         messages, rejected = screen_entries(
             entries, conversation_id, utcnow(), self.settings.sent_at_max_future_days
         )
@@ -452,6 +454,31 @@ class TurnKeeper:
             await pipe.execute()
         TURNS_STARTED.inc()
 
+    async def _answered_before(self, conversation_id: str, answered: str) -> None:
+        """Journal the messages a start dropped because their turn's reply was delivered and
+        only its release was lost (``TRY_START``), so the timeline says why they got one
+        answer and no second."""
+        if not answered:
+            return
+        turn_id, entries = json.loads(answered)
+        message_ids = [_message_id(entry) for entry in entries]
+        self.log.warning(
+            "in-flight messages already answered; not taken again",
+            conversation_id=conversation_id,
+            turn_id=turn_id,
+            messages=len(message_ids),
+        )
+        await self.store.append_journal(
+            conversation_id,
+            journal_entry(
+                "gateway",
+                turn_id,
+                "turn.answered_before",
+                answered_by=turn_id,
+                message_ids=message_ids,
+            ),
+        )
+
     async def _dead_letter(
         self, conversation_id: str, turn_id: str, rejected: list[tuple[str, str]]
     ) -> None:
@@ -499,6 +526,9 @@ class TurnKeeper:
             k.lease(conversation_id),
             k.state(conversation_id),
         ]
+
+    def _start_keys(self, conversation_id: str) -> list[str]:
+        return [*self._turn_keys(conversation_id), self.keys.sent_prefix(conversation_id)]
 
     @property
     def _keep_s(self) -> int:

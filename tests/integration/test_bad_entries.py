@@ -78,9 +78,9 @@ CASES = [
     (lua.INGEST, 4, ["5|{}", 60, PATCH, 5, 60, "{}", 10, ""], "keys"),
     (lua.META_PATCH, 1, ["[1", "", "", 60], "patch_json"),
     (lua.META_PATCH, 1, ["{}", "", ""], "state_ttl_s"),
-    (lua.TRY_START, 4, ["t1", "abc", 60, 10**13], "lease_ttl_ms"),
-    (lua.TRY_START, 4, ["t1", 1000, 60], "max_ts_ms"),
-    (lua.TRY_START, 4, ["", 1000, 60, 10**13], "turn_id"),
+    (lua.TRY_START, 5, ["t1", "abc", 60, 10**13], "lease_ttl_ms"),
+    (lua.TRY_START, 5, ["t1", 1000, 60], "max_ts_ms"),
+    (lua.TRY_START, 5, ["", 1000, 60, 10**13], "turn_id"),
     (lua.RELEASE, 5, ["t1", "", 1000, 60, 10**13], "next_turn_id"),
     (lua.RELEASE, 5, ["t1", "t2", 1000, 60], "max_ts_ms"),
     (lua.COMMIT, 3, ["x"], "n_writes"),
@@ -126,7 +126,7 @@ async def test_a_start_with_bad_arguments_leaves_the_inbox_and_takes_no_lease(ke
     turns, _, _ = keeper
     await turns.ingest(message("c1", "m1", "quero agendar uma aula", NOW))
     with pytest.raises(ResponseError, match="lease_ttl_ms"):
-        await turns.scripts.try_start(keys=turns._turn_keys("c1"), args=["t1", "soon", 60, 1])
+        await turns.scripts.try_start(keys=turns._start_keys("c1"), args=["t1", "soon", 60, 1])
     assert await turns.redis.llen(turns.keys.inbox("c1")) == 1
     assert await turns.redis.exists(turns.keys.lease("c1"), turns.keys.inflight("c1")) == 0
 

@@ -99,6 +99,40 @@ async def test_expired_lease_is_recovered_by_the_sweeper(keeper) -> None:
     assert [m.message_id for m in again.messages] == ["m1"]
 
 
+async def test_a_delivered_turn_whose_release_was_lost_is_not_answered_again(keeper) -> None:
+    """The gateway died between delivering a reply and releasing its turn (or a failover lost
+    the release): the messages in flight were answered, so the sweeper does not take them
+    again; a message that waited meanwhile starts the next turn alone."""
+    turns, published, store = keeper
+    await turns.ingest(message("c5", "m1", "oi", T0))
+    await start_now(turns, "c5")
+    answered = published[0]
+    await turns.redis.set(turns.keys.sent("c5", answered.turn_id), "1")  # the reply went out
+    await turns.ingest(message("c5", "m2", "tudo bem?", T0 + timedelta(seconds=9)))
+    await turns.redis.delete(turns.keys.lease("c5"))  # ...and the release never ran
+    await turns.redis.zadd(turns.keys.pending_starts("c5"), {"c5": 0})
+    await turns.sweep_once()
+    assert [m.message_id for m in published[1].messages] == ["m2"]
+    journal = await store.journal("c5")
+    [dropped] = [e for e in journal if e["event"] == "turn.answered_before"]
+    assert dropped["answered_by"] == answered.turn_id
+    assert dropped["message_ids"] == ["m1"]
+
+
+async def test_a_delivered_turn_with_nothing_waiting_starts_nothing(keeper) -> None:
+    turns, published, _ = keeper
+    await turns.ingest(message("c6", "m1", "oi", T0))
+    await start_now(turns, "c6")
+    # A WhatsApp reply claims its bubbles one by one: the first went out.
+    await turns.redis.set(turns.keys.sent("c6", published[0].turn_id, 0), "sent:wamid.HBg1")
+    await turns.redis.delete(turns.keys.lease("c6"))
+    await turns.redis.zadd(turns.keys.pending_starts("c6"), {"c6": 0})
+    await turns.sweep_once()
+    assert len(published) == 1
+    assert await turns.redis.llen(turns.keys.inflight("c6")) == 0
+    assert await turns.redis.zscore(turns.keys.pending_starts("c6"), "c6") is None
+
+
 async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
     turns, published, _ = keeper
     await turns.ingest(message("c4", "m1", "oi", T0))
