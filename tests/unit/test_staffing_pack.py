@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from orquestra.cli import main
 from orquestra.pack_check import check_pack
 from services.registry import SPECS
 from services.triage.app import load_routed_config
@@ -37,8 +38,11 @@ DOCTORS = [
 MESSAGES = DOCTORS + [m.text for m in load_corpus(DEFAULT_CORPUS)]
 
 
-def test_the_staffing_pack_checks_clean() -> None:
+def test_the_staffing_pack_checks_clean(capsys: pytest.CaptureFixture[str]) -> None:
     assert check_pack("staffing") == []
+    assert main(["pack", "check", "staffing"]) == 0
+    said = "staffing: ok; out of its turns: trial (no trial), enrollment (no enrollment), "
+    assert capsys.readouterr().out == said + "scheduler (no reminders)\n"
 
 
 def test_trial_enrollment_and_scheduler_are_out_of_its_turns() -> None:
