@@ -102,7 +102,9 @@ class Pipeline:
         self.turns = build_gateway(gateway).turns
         for spec in SPECS:
             if spec.in_process:
-                spec.builder()(self._runtime(spec.name))
+                runtime = self._runtime(spec.name)
+                if not spec.out_of(runtime.pack):
+                    spec.builder()(runtime)
         self.router.delivered[gateway.keys.outbound] = self._on_delivered
         self.background: list[asyncio.Task[None]] = []
 

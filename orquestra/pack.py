@@ -10,7 +10,15 @@ from __future__ import annotations
 import argparse
 
 from orquestra.pack_check import check_pack, models_checked
-from shared.pack import PACKS_DIR
+from services.registry import SPECS
+from shared.pack import PACKS_DIR, load_pack
+
+
+def _idle(name: str) -> str:
+    """The services a consistent pack leaves out of its turns (they start and idle)."""
+    pack = load_pack(name)
+    out = [f"{spec.name} (no {spec.needs_section})" for spec in SPECS if spec.out_of(pack)]
+    return f"; out of its turns: {', '.join(out)}" if out else ""
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -24,7 +32,7 @@ def _check(args: argparse.Namespace) -> int:
             for problem in problems:
                 print(f"  {problem}")
         else:
-            print(f"{name}: ok")
+            print(f"{name}: ok{_idle(name)}")
     return 1 if failed else 0
 
 

@@ -161,7 +161,13 @@ async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
 
 async def _serve(spec: ServiceSpec, topology: Topology) -> None:
     rt = make_runtime(spec, topology=topology)
-    spec.builder()(rt)
+    if spec.out_of(rt.pack):
+        rt.log.info(
+            f"out of this pack's turns: pack {rt.pack.name!r} has no {spec.needs_section!r} "
+            "section; idling"
+        )
+    else:
+        spec.builder()(rt)
     if rt.settings.metrics_port:
         start_http_server(rt.settings.metrics_port)
         register_lag_collector(

@@ -71,6 +71,10 @@ class ServiceSpec:
     # "package.module:attribute"), the attribute a function of the pack or a pydantic model of
     # the section. ``orquestra pack check`` runs exactly these.
     pack: tuple[tuple[str, str], ...] = ()
+    # The pack section that gives the service its work (trial classes, enrollment plans): a
+    # pack without it leaves the service out of that pack's turns. The service then starts and
+    # idles (heartbeat, no subscriptions), and triage refuses a route to it.
+    needs_section: str | None = None
     # "package.module:attribute" of the ``shared.explain.JournalExplainer`` that says how the
     # service's journal events read (``orquestra explain``).
     journal: str | None = None
@@ -100,6 +104,10 @@ class ServiceSpec:
             return None
         found: PersonalRecords = _attribute(self.personal_records)(redis, keys)
         return found
+
+    def out_of(self, pack: Pack) -> bool:
+        """Whether ``pack`` lacks the section that gives the service its work."""
+        return self.needs_section is not None and not pack.has(self.needs_section)
 
     def pack_validators(self) -> dict[str, Callable[[Pack], object]]:
         """Section → the call that validates it (the one the service makes at start-up)."""

@@ -11,6 +11,7 @@ SPEC = ServiceSpec(
     publishes=("merge", "events"),
     specialist=True,
     admin_api="services.enrollment.api:router",
+    needs_section="enrollment",
     pack=(("enrollment", "services.enrollment.config:load_config"),),
     journal="services.enrollment.journal:JOURNAL",
     personal_records="services.enrollment.store:EnrollmentStore",

@@ -10,6 +10,9 @@ SPEC = ServiceSpec(
     owns=(Owns("meta"),),
     publishes=("turns", "commands.trial"),
     in_process=False,
-    pack=(("whatsapp", "services.gateway.whatsapp.notices:WhatsAppPack"),),
+    pack=(
+        ("whatsapp", "services.gateway.whatsapp.notices:WhatsAppPack"),
+        ("inbox", "services.gateway.summary:InboxConfig"),
+    ),
     journal="services.gateway.journal:JOURNAL",
 )

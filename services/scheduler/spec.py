@@ -11,6 +11,7 @@ SPEC = ServiceSpec(
     ),
     publishes=("outbound",),
     in_process=False,
+    needs_section="reminders",
     pack=(
         ("reminders", "services.scheduler.config:load_reminders"),
         ("funnel", "shared.funnel:FunnelConfig"),

@@ -5,7 +5,7 @@ Every decision is in the pure core (``core.triage_turn``); this file only does I
 
 from __future__ import annotations
 
-from services.registry import SPECIALISTS
+from services.registry import BY_NAME, SPECIALISTS
 from services.triage.config import TriageConfig, load_config
 from services.triage.core import asks_llm, triage_turn
 from services.triage.faq_evidence import faq_knows
@@ -22,8 +22,9 @@ from shared.state import Snapshot
 
 def load_routed_config(pack: Pack) -> TriageConfig:
     """The pack's triage section, its routes checked against the registered specialists (at
-    start-up and by ``orquestra pack check``): a route to a service nobody registered would
-    publish tasks no one reads, each turn then waiting for its merge deadline."""
+    start-up and by ``orquestra pack check``): a route to a service nobody registered, or to one
+    whose section the pack lacks (it idles, out of the pack's turns), would publish tasks no one
+    reads, each turn then waiting for its merge deadline."""
     config = load_config(pack)
     unknown = sorted(set(config.routes.values()) - set(SPECIALISTS))
     if unknown:
@@ -31,6 +32,13 @@ def load_routed_config(pack: Pack) -> TriageConfig:
             f"pack {pack.name!r}: triage.routes names {unknown}, not a registered specialist "
             f"({', '.join(SPECIALISTS)}): fix the route or add the service's spec to "
             "services/registry.py"
+        )
+    absent = sorted(r for r in set(config.routes.values()) if BY_NAME[r].out_of(pack))
+    if absent:
+        needs = ", ".join(f"{r} needs {BY_NAME[r].needs_section!r}" for r in absent)
+        raise PackError(
+            f"pack {pack.name!r}: triage.routes names {absent}, out of this pack's turns "
+            f"({needs}, a section the pack lacks): route those intents elsewhere or add it"
         )
     return config
 

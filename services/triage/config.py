@@ -247,8 +247,17 @@ class ModeConfirmation(BaseModel):
     gets a friendly acknowledgement — never the clarification menu.
     """
 
-    yes_intent: SpecialistIntent = "trial"
+    # None: no specialist follows the question up; triage answers the yes itself with
+    # ``accepted_text_key``.
+    yes_intent: SpecialistIntent | None = "trial"
+    accepted_text_key: str | None = None
     declined_text_key: str = "general_ack"
+
+    @model_validator(mode="after")
+    def _yes_answered(self) -> ModeConfirmation:
+        if self.yes_intent is None and self.accepted_text_key is None:
+            raise ValueError("mode_confirmation without a yes_intent needs an accepted_text_key")
+        return self
 
 
 class TriageConfig(BaseModel):
@@ -281,7 +290,7 @@ class TriageConfig(BaseModel):
         named = {
             *(c.intent for c in self.contexts),
             self.clarification.unclear_intent,
-            self.mode_confirmation.yes_intent,
+            *filter(None, [self.mode_confirmation.yes_intent]),
             *(o.intent for o in self.clarification.options if o.intent is not None),
         }
         unknown = named - set(self.intents)
@@ -298,7 +307,9 @@ class TriageConfig(BaseModel):
         """Every text key the section refers to (checked against the pack at load)."""
         clarify = self.clarification
         keys = {self.fallback_text_key, *(kind.text_key for kind in self.general)}
-        keys |= set(clarify.texts.model_dump().values())
+        keys |= set(filter(None, [self.mode_confirmation.accepted_text_key]))
+        if clarify.enabled:  # a disabled clarification never says its texts
+            keys |= set(clarify.texts.model_dump().values())
         for option in clarify.options:
             keys.add(option.label_key)
             if option.subject_key:

@@ -205,8 +205,14 @@ def _classified(turn: _Turn) -> TriageDecision:
     if not result.intents and turn.mode_pending:
         answer = yes_no(turn.text)
         if answer is True:
-            intent = config.mode_confirmation.yes_intent
-            return turn.decide(intents=[intent], pending=None, step="mode_yes")
+            confirmation = config.mode_confirmation
+            if confirmation.yes_intent is not None:
+                return turn.decide(intents=[confirmation.yes_intent], pending=None, step="mode_yes")
+            if confirmation.accepted_text_key is not None:
+                text = turn.pack.text(confirmation.accepted_text_key, seed=turn.seed)
+                return turn.decide(
+                    intents=["general"], pending=None, step="mode_yes", inline_text=text
+                )
         if answer is False:
             text = turn.pack.text(config.mode_confirmation.declined_text_key, seed=turn.seed)
             return turn.decide(intents=["general"], pending=None, step="mode_no", inline_text=text)

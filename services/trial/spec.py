@@ -10,6 +10,7 @@ SPEC = ServiceSpec(
     owns=(Owns("trial", TrialState), Owns("context", ContextState)),
     publishes=("merge", "events"),
     specialist=True,
+    needs_section="trial",
     pack=(
         ("trial", "shared.trial.config:load_trial_config"),
         ("privacy", "services.trial.privacy:PrivacyConfig"),
