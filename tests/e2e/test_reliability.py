@@ -18,6 +18,7 @@ from services.registry import TOPOLOGY
 from shared.contracts import DeadLetter
 from shared.keys import Keys
 from shared.pack import load_pack
+from tests.e2e.journey import eventually
 from tests.system import System, decode_entry, service
 
 FAST_RECOVERY = {
@@ -28,6 +29,11 @@ FAST_RECOVERY = {
 
 def cid(label: str) -> str:
     return f"{label}-{uuid.uuid4().hex[:8]}"
+
+
+def journal_of(http: httpx.Client, conversation: str) -> list[dict]:
+    entries: list[dict] = http.get(f"/v1/conversations/{conversation}/journal").json()["entries"]
+    return entries
 
 
 def started(system: System, conversation: str) -> list[dict]:
@@ -118,6 +124,11 @@ def test_specialist_down_gets_a_partial_reply_then_recovers(
         assert partial and partial[0]["missing"] == ["trial"]
         assert [e["event"] for e in journal].count("reply.delivered") == 1
         with service("trial", redis_url, unique_prefix, **env):
+            # Back, trial takes up the task it missed (the conversation's context) first; a
+            # message sent before that would be triaged without it.
+            eventually(
+                lambda: [e for e in journal_of(http, conversation) if e["service"] == "trial"]
+            )
             http.post(
                 "/v1/messages",
                 json={"conversation_id": conversation, "text": "me chamo Ana, 30 anos"},
