@@ -14,10 +14,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import redis
-
+from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import EmbeddedRedis, free_port
 from orquestra.up import WORKERS
+from shared.connections import connect_sync
+from shared.keys import Keys
+from shared.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -66,6 +68,16 @@ class Cluster:
     children: list[Child] = field(default_factory=list)
     retired_cpu: dict[str, float] = field(default_factory=dict)
     embedded: EmbeddedRedis | None = None
+    redis_cluster: LocalCluster | None = None
+
+    def start_redis_cluster(self, masters: int) -> str:
+        """A fresh local Redis Cluster (``masters`` masters, one replica each, AOF on), as
+        ``orquestra up --redis-cluster`` runs it; the services run in cluster mode."""
+        folder = self.workdir / "redis-cluster"
+        self.redis_cluster = LocalCluster(folder, masters=masters, node_timeout_ms=5000).start()
+        self.redis_url = self.redis_cluster.url
+        self.env = {**self.env, "ORQ_REDIS_MODE": "cluster"}
+        return self.redis_url
 
     def start_redis(self) -> str:
         """A fresh embedded Redis with AOF on, as ``orquestra up`` runs it on a new machine."""
@@ -141,7 +153,12 @@ class Cluster:
 
     def wait_ready(self, timeout_s: float = 60.0) -> None:
         """Until every child announces a live consumer (its heartbeat names its pid)."""
-        client = redis.Redis.from_url(self.redis_url, decode_responses=True)
+        settings = Settings(
+            redis_url=self.redis_url,
+            redis_mode="cluster" if self.redis_cluster else "single",
+        )
+        client = connect_sync(settings, decode_responses=True)
+        keys = Keys(self.prefix, int(self.env.get("ORQ_PARTITIONS", "1")))
         deadline = time.monotonic() + timeout_s
         try:
             while time.monotonic() < deadline:
@@ -149,7 +166,11 @@ class Cluster:
                 if dead:
                     names = ", ".join(f"{c.service} (exit {c.process.returncode})" for c in dead)
                     raise RuntimeError(f"exited while starting: {names}; logs in {self.workdir}")
-                fresh = client.zrangebyscore(f"{self.prefix}heartbeats", time.time() - 10, "+inf")
+                fresh = [
+                    member
+                    for key in keys.all_heartbeats()
+                    for member in client.zrangebyscore(key, time.time() - 10, "+inf")
+                ]
                 waiting = [c for c in self.children if not any(f"-{c.pid}-" in m for m in fresh)]
                 if not waiting:
                     return
@@ -166,9 +187,14 @@ class Cluster:
             totals[child.service] = totals.get(child.service, 0.0) + cpu_seconds(child.pid)
         if self.embedded is not None:
             totals["redis"] = cpu_seconds(self.redis_pid)
+        if self.redis_cluster is not None:
+            nodes = self.redis_cluster.nodes
+            totals["redis"] = sum(cpu_seconds(n.process.pid) for n in nodes if n.process)
         return totals
 
     def shutdown(self) -> None:
         self.stop(list(self.children))
         if self.embedded is not None:
             self.embedded.stop()
+        if self.redis_cluster is not None:
+            self.redis_cluster.stop()

@@ -275,6 +275,17 @@ def render(results: dict[str, Any]) -> str:
             f"(Lua-internal included; top: {top}); memory {_num(memory.get('used_memory_mb'))} MB, "
             f"{memory.get('keys', '-')} keys after the phase"
         )
+    if peak and peak.get("redis_commands_per_turn_per_node"):
+        per_node = peak["redis_commands_per_turn_per_node"]
+        lines.append(
+            "Redis Cluster, commands per turn at max load by master: "
+            + ", ".join(f"{node} {_num(count)}" for node, count in sorted(per_node.items()))
+        )
+    if spread := results.get("partitions"):
+        lines.append(
+            "turns of the max phase by partition (master): "
+            + ", ".join(f"{part} {row['turns']} ({row['node']})" for part, row in spread.items())
+        )
     for label in LLM_PHASES:
         path = _get(results, "llm", label, "critical_path")
         if path and path.get("turns"):

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,6 +53,7 @@ from bench.profile import summarize_raw
 from bench.stats import TurnSample, llm_critical_path
 from bench.targets import HttpSession
 from orquestra.redis_server import EmbeddedRedis
+from shared.keys import Keys, partition_of
 
 BASE = datetime.fromisoformat("2026-03-02T09:00:00-03:00")  # a Monday, business time
 DEFAULT_BURST_WINDOW_MS = 250
@@ -81,6 +83,10 @@ class Options:
     # With --url: the processes of that system (name -> pids) whose CPU the phases count.
     system_pids: dict[str, list[int]] = field(default_factory=dict)
     skip: set[str] = field(default_factory=set)
+    # A local Redis Cluster of this many masters (one replica each) instead of one Redis, the
+    # bus split into ``partitions`` partitions: the system phases only.
+    redis_cluster: int = 0
+    partitions: int = 1
 
 
 def progress(message: str) -> None:
@@ -124,6 +130,15 @@ def redis_calls(client: redis.Redis) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
 
 
+def node_calls(nodes: list[redis.Redis]) -> dict[str, dict[str, int]]:
+    """Commands run so far on each master of a cluster (by address), per command."""
+    found: dict[str, dict[str, int]] = {}
+    for node in nodes:
+        kwargs = node.connection_pool.connection_kwargs
+        found[f"{kwargs['host']}:{kwargs['port']}"] = redis_calls(node)
+    return found
+
+
 def calls_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     delta = {name: calls - before.get(name, 0) for name, calls in after.items()}
     return {name: calls for name, calls in delta.items() if calls > 0}
@@ -138,11 +153,14 @@ class Counters:
         cluster: Cluster | None,
         llm_stats: Callable[[], int] | None = None,
         extra_pids: dict[str, list[int]] | None = None,
+        masters: list[redis.Redis] | None = None,
     ) -> None:
         self.redis = redis_client
         self.cluster = cluster
         self.llm_stats = llm_stats
         self.extra_pids = extra_pids or {}
+        # A Redis Cluster's masters: commands are counted on each and summed.
+        self.masters = masters or []
 
     def read(self) -> dict[str, Any]:
         cpu = self.cluster.cpu() if self.cluster else {}
@@ -153,9 +171,19 @@ class Counters:
             "at": time.perf_counter(),
             "cpu": cpu,
             "machine": machine_busy_seconds(),
-            "calls": redis_calls(self.redis) if self.redis else {},
+            "calls": self._calls(),
+            "nodes": node_calls(self.masters),
             "llm": self.llm_stats() if self.llm_stats else 0,
         }
+
+    def _calls(self) -> dict[str, int]:
+        if self.masters:
+            total: dict[str, int] = {}
+            for calls in node_calls(self.masters).values():
+                for name, count in calls.items():
+                    total[name] = total.get(name, 0) + count
+            return total
+        return redis_calls(self.redis) if self.redis else {}
 
     def per_turn(self, before: dict[str, Any], after: dict[str, Any], turns: int) -> dict[str, Any]:
         """Per-turn costs between two readings, plus the CPU others used on the machine."""
@@ -177,7 +205,12 @@ class Counters:
             result["other_load_cores"] = round(others / wall, 3)
         elif wall > 0:  # --url: the system's processes are among the machine's others
             result["machine_cores"] = round((after["machine"] - before["machine"]) / wall, 3)
-        if self.redis is not None:
+        if self.masters:
+            result["redis_commands_per_turn_per_node"] = {
+                node: round(sum(calls_delta(before["nodes"][node], now).values()) / turns, 2)
+                for node, now in after["nodes"].items()
+            }
+        if self.redis is not None or self.masters:
             result["redis_commands_per_turn"] = round(sum(calls.values()) / turns, 2)
             result["redis_top_commands_per_turn"] = {k: round(v / turns, 2) for k, v in top}
         if self.llm_stats is not None:
@@ -203,6 +236,7 @@ class Benchmark:
         self.redis_url = ""
         self.base_url = ""
         self.results: dict[str, Any] = {}
+        self.peak_samples: list[TurnSample] = []
 
     # Conversations and sessions -------------------------------------------------------------
 
@@ -246,8 +280,14 @@ class Benchmark:
                 self.embedded = EmbeddedRedis(self.workdir / "redis", persist=False).start()
                 self.redis_url = self.embedded.url
             return redis.Redis.from_url(self.redis_url, decode_responses=True)
-        self.cluster = Cluster(self.workdir, self.prefix, env=NO_BURST_WINDOWS)
-        self.redis_url = self.cluster.start_redis()
+        if options.redis_cluster:
+            env = {**NO_BURST_WINDOWS, "ORQ_PARTITIONS": str(options.partitions)}
+            self.cluster = Cluster(self.workdir, self.prefix, env=env)
+            progress(f"starting a Redis Cluster of {options.redis_cluster} masters")
+            self.redis_url = self.cluster.start_redis_cluster(options.redis_cluster)
+        else:
+            self.cluster = Cluster(self.workdir, self.prefix, env=NO_BURST_WINDOWS)
+            self.redis_url = self.cluster.start_redis()
         progress(f"starting the services (logs in {self.workdir})")
         started = time.perf_counter()
         self.cluster.start_all()
@@ -264,11 +304,16 @@ class Benchmark:
         client = self.start()
         timings["startup"] = round(time.perf_counter() - clock, 1)
         skip = self.options.skip
-        system_redis = client if (self.cluster or self.options.redis_url) else None
+        masters = self.masters()
+        if masters:  # a Redis Cluster: its own figures, no baselines or other parts
+            skip = skip | {"baselines", "burst", "llm", "scaling"}
+        system_redis = client if (self.cluster or self.options.redis_url) and not masters else None
+        counters = Counters(
+            system_redis, self.cluster, extra_pids=self.options.system_pids, masters=masters
+        )
         parts: list[tuple[str, Callable[[], Awaitable[Any]], bool]] = [
-            ("system", lambda: self.system_phases(
-                Counters(system_redis, self.cluster, extra_pids=self.options.system_pids), client),
-             True),
+            ("system", lambda: self.system_phases(counters, client), True),
+            ("partitions", lambda: self.partition_spread(), bool(masters)),
             ("baseline_a", lambda: self.baseline_a(client), "baselines" not in skip),
             ("baseline_b", lambda: self.baseline_b(client), "baselines" not in skip),
             ("burst_window", lambda: self.burst_window(client),
@@ -298,8 +343,36 @@ class Benchmark:
                 self.embedded.stop()
             timings["shutdown"] = round(time.perf_counter() - stopping, 1)
         self.results["elapsed_s"] = round(time.perf_counter() - clock, 1)
-        shutil.rmtree(self.workdir, ignore_errors=True)  # kept, with the logs, if a phase failed
+        if not os.environ.get("KEEPBENCH"):
+            shutil.rmtree(
+                self.workdir, ignore_errors=True
+            )  # kept, with the logs, if a phase failed
         return self.results
+
+    def masters(self) -> list[redis.Redis]:
+        """The masters of the run's Redis Cluster (none for a single Redis)."""
+        if self.cluster is None or self.cluster.redis_cluster is None:
+            return []
+        nodes = self.cluster.redis_cluster.masters_now()
+        return [redis.Redis(port=node.port, decode_responses=True) for node in nodes]
+
+    async def partition_spread(self) -> dict[str, Any]:
+        """How evenly the max phase's turns spread over the partitions of the turns stream (a
+        conversation's partition is the CRC-32 of its id, ``shared.keys.partition_of``), and
+        the master that held each partition."""
+        assert self.cluster is not None and self.cluster.redis_cluster is not None
+        local = self.cluster.redis_cluster
+        keys = Keys(self.prefix, self.options.partitions)
+        turns = Counter(
+            partition_of(sample.conversation_id, keys.partitions) for sample in self.peak_samples
+        )
+        return {
+            part.removeprefix(self.prefix): {
+                "turns": turns[index],
+                "node": local.node_of(part).address,
+            }
+            for index, part in enumerate(keys.parts(keys.turns))
+        }
 
     async def system_phases(self, counters: Counters, client: redis.Redis) -> dict[str, Any]:
         options = self.options
@@ -307,7 +380,7 @@ class Benchmark:
         await run_load(self.connect, LoadPlan(users=8, seconds=3, warmup_s=0), self.conversations())
         one, _ = await self.phase("one", LoadPlan(users=1, seconds=options.one_seconds), counters)
         profiler = await self.start_profiler() if options.profile and self.cluster else None
-        peak, _ = await self.phase(
+        peak, self.peak_samples = await self.phase(
             "max", LoadPlan(users=options.users, seconds=options.seconds), counters
         )
         if profiler is not None:

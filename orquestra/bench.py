@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
             trial_burn_ms=args.trial_burn_ms,
             skip=set(args.skip),
             profile=args.profile,
+            redis_cluster=args.redis_cluster,
+            partitions=args.partitions,
         )
         try:
             results = asyncio.run(Benchmark(options).run())
@@ -134,6 +136,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="sample this service with py-spy during the max phase (needs py-spy installed)",
     )
     parser.add_argument("--skip", action="append", default=[], choices=PARTS, help="repeatable")
+    parser.add_argument(
+        "--redis-cluster",
+        type=int,
+        default=0,
+        metavar="MASTERS",
+        help="run the system phases on a local Redis Cluster of this many masters (a replica "
+        "each) instead of one Redis: commands per node and the partitions' spread",
+    )
+    parser.add_argument(
+        "--partitions", type=int, default=1, help="with --redis-cluster: ORQ_PARTITIONS"
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--out", help="also write the results as JSON to this file")
     parser.add_argument("--render", metavar="JSON", help="print the table of a saved run")

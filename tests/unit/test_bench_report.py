@@ -172,3 +172,15 @@ def test_pair_table_gives_cpu_per_turn_per_service() -> None:
     )
     assert old == "old: 100 turns, 15.00 CPU ms/turn (merger 10.00  triage 5.00)"
     assert new == "new: 0 turns, 200.00 CPU ms/turn (triage 200.00)"
+
+
+def test_render_of_a_cluster_run_shows_commands_by_master_and_turns_by_partition() -> None:
+    run = results()
+    run["system"]["max"]["redis_commands_per_turn_per_node"] = {"n2:7001": 50.5, "n1:7000": 70.25}
+    run["partitions"] = {
+        "turns:{p00}": {"turns": 12, "node": "n1:7000"},
+        "turns:{p01}": {"turns": 9, "node": "n2:7001"},
+    }
+    text = render(run)
+    assert "commands per turn at max load by master: n1:7000 70.2, n2:7001 50.5" in text
+    assert "by partition (master): turns:{p00} 12 (n1:7000), turns:{p01} 9 (n2:7001)" in text
