@@ -146,6 +146,27 @@ class FailoverPatientCluster(RedisCluster):
 
         return await backoff.call_with_retry(attempt, _note)
 
+    async def _determine_slot(self, command: str, *args: Any) -> int:
+        """The slot of a stream read from its own arguments. redis-py asks the server
+        (``COMMAND GETKEYS``, one more round trip) for every command whose keys move, which
+        XREAD and XREADGROUP are: the streams follow ``STREAMS``, then as many ids."""
+        if str(command).upper() in ("XREAD", "XREADGROUP"):
+            streams = stream_keys(args)
+            slots = {self.keyslot(stream) for stream in streams}
+            if len(slots) == 1:
+                return slots.pop()
+        return await super()._determine_slot(command, *args)
+
+
+def stream_keys(args: tuple[Any, ...]) -> list[Any]:
+    """The streams of an XREAD or XREADGROUP (its arguments after the command name)."""
+    words = [arg.decode() if isinstance(arg, bytes) else str(arg) for arg in args]
+    words = [word.upper() for word in words]
+    if "STREAMS" not in words:
+        return []
+    rest = list(args[words.index("STREAMS") + 1 :])
+    return rest[: len(rest) // 2]
+
 
 async def _note(error: Exception) -> None:
     """Nothing to undo between attempts (the cluster client refreshes its slot map itself):

@@ -1,4 +1,5 @@
-"""The services' cluster client against a real cluster, on uvloop as the services run.
+"""The services' Redis clients against a real cluster (and a single Redis), on uvloop as the
+services run.
 
 A node that dies leaves redis-py holding connections whose transports are closed. On uvloop a
 write to one raises ``RuntimeError`` (asyncio's own loop drops it and lets the read fail),
@@ -8,12 +9,14 @@ a handler during a failover is retried on a new connection instead of failing wi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import uvloop
 from redis.asyncio.cluster import RedisCluster
 
 from orquestra.redis_cluster import LocalCluster
-from shared.connections import connect, connect_cluster
+from shared.connections import connect, connect_cluster, stream_keys
 from shared.settings import Settings
 
 
@@ -69,3 +72,49 @@ def test_the_single_node_client_too(redis_url: str, unique_prefix: str) -> None:
             await client.aclose()
 
     assert uvloop.run(scenario()) == "kept"
+
+
+def command_calls(cluster: LocalCluster) -> int:
+    """``COMMAND`` calls (``COMMAND GETKEYS`` included) run so far on every node."""
+    total = 0
+    for node in cluster.nodes:
+        client = node.client()
+        try:
+            stats = client.info("commandstats")
+        finally:
+            client.close()
+        total += int(stats.get("cmdstat_command", {}).get("calls", 0))
+    return total
+
+
+@pytest.mark.cluster
+def test_a_stream_read_finds_its_node_without_asking_the_server(
+    redis_cluster: LocalCluster,
+) -> None:
+    """XREAD names its streams after STREAMS: the client finds their slot itself, with no
+    ``COMMAND GETKEYS`` round trip per read (the replies long-poll is one per request)."""
+    stream = "orq-test-{conv-1}:replies"
+
+    async def scenario() -> list[Any]:
+        client = connect_cluster(redis_cluster.url, 4)
+        try:
+            await client.xadd(stream, {"reply": "{}"})
+            await client.xread({stream: "0-0"}, count=10)  # the first read sets the client up
+            before = command_calls(redis_cluster)
+            for _ in range(5):
+                found = await client.xread({stream: "0-0"}, count=10, block=10)
+            after = command_calls(redis_cluster)
+            assert after == before
+            return list(found)
+        finally:
+            await client.delete(stream)
+            await client.aclose()
+
+    [(name, entries)] = uvloop.run(scenario())
+    assert name == stream and len(entries) == 1
+
+
+def test_the_streams_of_a_group_read_are_the_first_half_after_streams() -> None:
+    args = (b"GROUP", "g", "c-1", b"COUNT", "8", b"BLOCK", "1000", b"STREAMS", "a", "b", ">", ">")
+    assert stream_keys(args) == ["a", "b"]
+    assert stream_keys(("COUNT", "1")) == []
