@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
@@ -103,6 +106,22 @@ def test_asyncapi_describes_every_consumer_group_and_producer(tmp_path: Path) ->
     assert {"Turn", "SpecialistTask", "Part", "TurnPlan", "Reply", "DomainEvent"} <= set(schemas)
     assert "BookingCommand" in schemas
     assert "conversation_id" in schemas["Turn"]["properties"]
+
+
+def test_asyncapi_describes_the_same_bus_with_a_pack_that_idles_services(tmp_path: Path) -> None:
+    """With the staffing pack, trial, enrollment and the scheduler idle, but their groups are
+    on the bus all the same: the document is the one CT Smash's pack gives. (A process each:
+    the command builds every service, which registers process-wide metrics.)"""
+    documents = []
+    for pack in ("ctsmash", "staffing"):
+        out = tmp_path / f"{pack}.json"
+        command = [sys.executable, "-m", "orquestra.cli", "asyncapi", "--out", str(out)]
+        done = subprocess.run(
+            command, env={**os.environ, "ORQ_PACK": pack}, capture_output=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        documents.append(json.loads(out.read_text()))
+    assert documents[0]["operations"] == documents[1]["operations"]
 
 
 def test_asyncapi_never_shows_redis_credentials() -> None:
