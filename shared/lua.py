@@ -44,6 +44,15 @@ local function table_arg(i, name)
   if not ok or type(value) ~= 'table' then bad_arg(name .. ' must be a JSON object') end
   return value
 end
+-- Append ARGV[first..last] to a journal list: trimmed to its newest `max` entries only when
+-- longer, and given `ttl` only when this append created it (a turn's start and every inbound
+-- message keep an existing conversation's TTL fresh). One command per append, not three.
+local function push_journal(key, first, last, max, ttl)
+  if first > last then return end
+  local length = redis.call('RPUSH', key, unpack(ARGV, first, last))
+  if length > tonumber(max) then redis.call('LTRIM', key, -tonumber(max), -1) end
+  if length == last - first + 1 then redis.call('EXPIRE', key, ttl) end
+end
 """
 
 # Message ingestion: dedupe claim, append to the inbox, update the meta slice, add the message
@@ -135,12 +144,14 @@ return encoded
 )
 
 # Starting a turn: take the lease, move waiting messages to the in-flight list, bump the turn
-# sequence. Messages left in flight by a turn whose lease expired are taken again (recovery).
+# sequence. Messages left in flight by a turn whose lease expired are taken again (recovery),
+# unless that turn's reply was delivered (TRY_START).
 # Everything is read and computed before the first write. Entries are "<epoch ms>|<json>"; only
 # a stamp from EARLIEST_MS to max_ts moves the turn clock (``last_turn_ms``). A malformed entry
 # (only a writer that bypassed INGEST leaves one) is handed out with the rest: the gateway
 # dead-letters it, so it cannot stop its conversation.
-# Returns {'busy'} | {'empty'} | {'started', seq, previous_turn_ms, entry...}.
+# Returns {'busy'} | {'empty', answered} | {'started', seq, previous_turn_ms, answered, entry...}
+# (``answered``: see TRY_START).
 _START_TURN = (
     ARG_CHECKS
     + """
@@ -150,10 +161,8 @@ local function delivered(sent_prefix, turn_id)
   return first ~= false and string.sub(first, 1, 5) == 'sent:'
 end
 
-local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, max_ts, sent_prefix)
-  if redis.call('EXISTS', lease) == 1 then return {'busy'} end
-  local fresh = redis.call('LRANGE', inbox, 0, -1)
-  local msgs = redis.call('LRANGE', inflight, 0, -1)
+local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, ttl, keep_s, max_ts,
+                          sent_prefix)
   if #fresh + #msgs == 0 then return {'empty', ''} end
   local raw = redis.call('HGET', state, 'meta')
   local meta = {}
@@ -187,6 +196,13 @@ local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, m
   for _, m in ipairs(msgs) do out[#out + 1] = m end
   return out
 end
+local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, max_ts, sent_prefix)
+  if redis.call('EXISTS', lease) == 1 then return {'busy'} end
+  local fresh = redis.call('LRANGE', inbox, 0, -1)
+  local msgs = redis.call('LRANGE', inflight, 0, -1)
+  return start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, ttl, keep_s, max_ts,
+                    sent_prefix)
+end
 """.replace("EARLIEST_MS", str(EARLIEST_MS))
 )
 
@@ -213,24 +229,29 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3],
 
 # Releasing a delivered turn (compare-and-delete on the turn id), then starting the next one
 # when messages waited, unless the latest of them is a fragment still within its quiet window
-# (the burst hold): the gateway's timer or sweeper starts that turn when the window ends.
-# KEYS: inbox, inflight, lease, state, burst_hold.
-# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms.
+# (the burst hold): the gateway's timer or sweeper starts that turn when the window ends. The
+# turn's last journal entries (its reply's delivery) are appended first, whoever holds the lease.
+# KEYS: inbox, inflight, lease, state, burst_hold, journal.
+# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms, journal_max, state_ttl_s, then
+#       journal entries.
 RELEASE = (
     _START_TURN
     + """
-need_keys(5)
+need_keys(6)
 str_arg(1, 'turn_id')
 str_arg(2, 'next_turn_id')
 int_arg(3, 'lease_ttl_ms', 1)
 int_arg(4, 'keep_s', 1)
 local max_ts = int_arg(5, 'max_ts_ms', 0)
+int_arg(6, 'journal_max', 1)
+int_arg(7, 'state_ttl_s', 1)
+push_journal(KEYS[6], 8, #ARGV, ARGV[6], ARGV[7])
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
 redis.call('DEL', KEYS[3], KEYS[2])
-if redis.call('EXISTS', KEYS[5]) == 1 and redis.call('LLEN', KEYS[1]) > 0 then
-  return {'held'}
-end
-return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4], max_ts)
+-- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
+local fresh = redis.call('LRANGE', KEYS[1], 0, -1)
+if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
+return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4], max_ts)
 """
 )
 
@@ -279,13 +300,7 @@ if n > 0 then
   if not current[n + 1] then redis.call('EXPIRE', KEYS[1], state_ttl) end
 end
 redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
-if #ARGV >= base + 4 then
-  local length = redis.call('RPUSH', KEYS[3], unpack(ARGV, base + 4, #ARGV))
-  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[base + 2]), -1)
-  -- The turn's start refreshed the journal's TTL (and every append outside a turn does); a
-  -- journal this append created gets it here.
-  if length == #ARGV - base - 3 then redis.call('EXPIRE', KEYS[3], state_ttl) end
-end
+push_journal(KEYS[3], base + 4, #ARGV, ARGV[base + 2], state_ttl)
 return {1}
 """
 )

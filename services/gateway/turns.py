@@ -369,15 +369,26 @@ class TurnKeeper:
             # Read before the release runs: _after_start removes the pending entry only if no
             # message re-scored it since.
             pipe.zscore(self.keys.pending_starts(conversation_id), conversation_id)
-            if journal:
-                self.store.queue_journal(pipe, conversation_id, *journal)
             lua.queue(
                 pipe,
                 self.scripts.release,
-                keys=[*self._turn_keys(conversation_id), self.keys.burst_hold(conversation_id)],
-                args=[turn_id, next_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms],
+                keys=[
+                    *self._turn_keys(conversation_id),
+                    self.keys.burst_hold(conversation_id),
+                    self.keys.journal(conversation_id),
+                ],
+                args=[
+                    turn_id,
+                    next_id,
+                    self.settings.lease_ttl_ms,
+                    self._keep_s,
+                    self._max_ts_ms,
+                    self.store.journal_max,
+                    self.store.state_ttl_s,
+                    *journal,
+                ],
             )
-            score, *_, result = await pipe.execute()
+            score, result = await pipe.execute()
         if result[0] == "not_owner":
             self.log.warning("lease no longer held by this turn", turn_id=turn_id)
             return

@@ -172,6 +172,40 @@ async def test_a_commit_gives_a_ttl_only_to_what_it_creates(keeper) -> None:
     assert len(await store.journal("c9")) == 3
 
 
+async def test_the_journal_keeps_its_newest_entries_up_to_journal_max(redis, unique_prefix) -> None:
+    keys = Keys(unique_prefix)
+    store = StateStore(
+        redis, register(redis), keys, journal_max=3, state_ttl_s=3600, outbox_ttl_s=60
+    )
+    for n in range(5):
+        entries = [
+            journal_entry("trial", f"t{n}", f"e{n}a"),
+            journal_entry("trial", f"t{n}", f"e{n}b"),
+        ]
+        assert await store.commit(
+            "c10", f"t{n}", "trial", snapshot=None, writes={}, outbox=Outbox([]), journal=entries
+        )
+        assert len(await store.journal("c10")) == min(3, 2 * (n + 1))
+    assert [e["event"] for e in await store.journal("c10")] == ["e3b", "e4a", "e4b"]
+
+
+async def test_a_release_journals_the_turns_last_entries_whoever_holds_the_lease(keeper) -> None:
+    """The reply's delivery is journaled in the release's own script, also by a late release
+    that no longer holds the lease (the delivery happened); the journal keeps its TTL."""
+    turns, published, store = keeper
+    redis, keys = store.redis, store.keys
+    await turns.ingest(message("c11", "m1", "oi", T0))
+    await start_now(turns, "c11")
+    await redis.expire(keys.journal("c11"), 100)
+    first = published[0].turn_id
+    await turns.release("c11", first, journal_entry("gateway", first, "reply.delivered"))
+    await turns.release("c11", first, journal_entry("gateway", first, "reply.late"))
+    events = [e["event"] for e in await store.journal("c11")]
+    assert events == ["turn.started", "reply.delivered", "reply.late"]
+    assert 0 < await redis.ttl(keys.journal("c11")) <= 100
+    assert await redis.exists(keys.lease("c11")) == 0
+
+
 async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:
     _, _, store = keeper
     outbox = Outbox([("s", "{}")])
