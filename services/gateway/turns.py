@@ -448,15 +448,22 @@ class TurnKeeper:
                 {conversation_id: now_ms() + settings.lease_ttl_ms},
             )
             if answer is None:
-                # The merger's record of the turn and its deadline exist before the turn does.
-                queue_open(
-                    pipe,
-                    k,
-                    turn_id,
-                    body,
-                    ttl_s=settings.turn_ttl_s,
-                    deadline_ms=settings.merge_deadline_ms,
-                )
+                # The merger's record of the turn and its deadline exist before the turn does:
+                # in the same round trip on one Redis, which runs a pipeline in order; a
+                # cluster runs a pipeline's commands on several nodes at once, so there the
+                # record is opened first (the merger would otherwise hold every part of a turn
+                # whose record came after them, and answer only at the deadline).
+                if settings.redis_mode == "cluster":
+                    await self._open_merge(turn_id, body)
+                else:
+                    queue_open(
+                        pipe,
+                        k,
+                        turn_id,
+                        body,
+                        ttl_s=settings.turn_ttl_s,
+                        deadline_ms=settings.merge_deadline_ms,
+                    )
                 await self.publish(k.route(k.turns, conversation_id), body, pipeline=pipe)
             else:
                 journal.append(answer[1])
@@ -464,6 +471,19 @@ class TurnKeeper:
             self.store.queue_journal(pipe, conversation_id, *journal)
             await pipe.execute()
         TURNS_STARTED.inc()
+
+    async def _open_merge(self, turn_id: str, body: str) -> None:
+        settings = self.settings
+        async with self.redis.pipeline(transaction=False) as pipe:
+            queue_open(
+                pipe,
+                self.keys,
+                turn_id,
+                body,
+                ttl_s=settings.turn_ttl_s,
+                deadline_ms=settings.merge_deadline_ms,
+            )
+            await pipe.execute()
 
     async def _answered_before(self, conversation_id: str, answered: str) -> None:
         """Journal the messages a start dropped because their turn's reply was delivered and
