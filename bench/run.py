@@ -343,10 +343,7 @@ class Benchmark:
                 self.embedded.stop()
             timings["shutdown"] = round(time.perf_counter() - stopping, 1)
         self.results["elapsed_s"] = round(time.perf_counter() - clock, 1)
-        if not os.environ.get("KEEPBENCH"):
-            shutil.rmtree(
-                self.workdir, ignore_errors=True
-            )  # kept, with the logs, if a phase failed
+        shutil.rmtree(self.workdir, ignore_errors=True)  # kept, with the logs, if a phase failed
         return self.results
 
     def masters(self) -> list[redis.Redis]:
