@@ -165,8 +165,14 @@ class Bus:
     async def publish(
         self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
     ) -> None:
-        """Publish one message; with ``pipeline``, queue it there (sent when it executes)."""
+        """Publish one message; with ``pipeline``, queue it there (sent when it executes).
+
+        On a cluster FastStream's broker takes no pipeline (it warns and publishes at once), so
+        the message is published now, before the pipeline's other commands: callers that
+        need something written before their publish write it first there (``TurnKeeper``)."""
         body = payload.model_dump_json() if isinstance(payload, BaseModel) else payload
+        if self.settings.redis_mode == "cluster":
+            pipeline = None
         await self.broker.publish(
             body.encode(), stream=stream, maxlen=self.settings.stream_maxlen, pipeline=pipeline
         )

@@ -336,24 +336,28 @@ class TurnKeeper:
 
     async def _start_due(self, conversation_id: str, score: int | None = None) -> None:
         """Start a turn if the burst window passed; otherwise wait for what remains of it.
-        ``score``: the pending entry's score, when the caller knows it is due."""
+        ``score``: the pending entry's score, when the caller knows it is due.
+
+        A timer whose pending entry is gone still tries: a release that found the inbox empty
+        removes the score it read, and on a cluster that score can be this message's (its
+        score and its inbox append run on different nodes, around the release). The start
+        finds the message, or nothing to do."""
         try:
             if score is None:
                 found = await self.redis.zscore(
                     self.keys.pending_starts(conversation_id), conversation_id
                 )
-                if found is None:
-                    return
-                remaining = int(found) - now_ms()
-                if remaining > 0:
-                    self._schedule(conversation_id, remaining / 1000)
-                    return
-                score = int(found)
+                if found is not None:
+                    remaining = int(found) - now_ms()
+                    if remaining > 0:
+                        self._schedule(conversation_id, remaining / 1000)
+                        return
+                    score = int(found)
             await self.try_start(conversation_id, score)
         except Exception as exc:  # a timer has no caller to raise to; the sweeper retries
             self.log.error("turn start failed", conversation_id=conversation_id, error=repr(exc))
 
-    async def try_start(self, conversation_id: str, score: int) -> None:
+    async def try_start(self, conversation_id: str, score: int | None) -> None:
         turn_id = new_id()
         result = await self.scripts.try_start(
             keys=self._start_keys(conversation_id),

@@ -133,6 +133,19 @@ async def test_a_delivered_turn_with_nothing_waiting_starts_nothing(keeper) -> N
     assert await turns.redis.zscore(turns.keys.pending_starts("c6"), "c6") is None
 
 
+async def test_a_message_whose_pending_start_a_racing_release_removed_still_starts(
+    keeper,
+) -> None:
+    """A release that found the inbox empty removes the pending start it read; on a cluster the
+    ingest's score and inbox append run on different nodes, so that score can be the new
+    message's, appended just after the release looked. The message's own timer starts it."""
+    turns, published, _ = keeper
+    await turns.ingest(message("c7", "m1", "onde fica?", T0))
+    await turns.redis.zrem(turns.keys.pending_starts("c7"), "c7")  # the racing release's zrem
+    await turns._start_due("c7")  # the message's timer
+    assert [m.message_id for m in published[0].messages] == ["m1"]
+
+
 async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
     turns, published, _ = keeper
     await turns.ingest(message("c4", "m1", "oi", T0))
