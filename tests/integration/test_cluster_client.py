@@ -16,62 +16,46 @@ import uvloop
 from redis.asyncio.cluster import RedisCluster
 
 from orquestra.redis_cluster import LocalCluster
-from shared.connections import connect, connect_cluster, stream_keys
+from shared.connections import AnyRedis, connect, connect_cluster, stream_keys
 from shared.settings import Settings
 
 
-def close_every_transport(client: RedisCluster) -> int:
+def close_every_transport(client: AnyRedis) -> int:
     """Close the sockets of every idle connection, as a dead peer does, while redis-py still
     takes them for connected. Returns how many were closed."""
-    closed = 0
-    for node in client.get_nodes():
-        for connection in node._free:
-            writer = connection._writer
-            if writer is not None:
-                writer.transport.abort()
-                closed += 1
-    return closed
+    if isinstance(client, RedisCluster):
+        idle = [c for node in client.get_nodes() for c in node._free]
+    else:
+        idle = list(client.connection_pool._available_connections)  # type: ignore[attr-defined]
+    for connection in idle:
+        connection._writer.transport.abort()
+    return len(idle)
+
+
+async def read_back(client: AnyRedis, key: str) -> str | None:
+    """Write ``key``, close every idle connection under the client, read ``key`` back."""
+    try:
+        await client.set(key, "kept")
+        assert close_every_transport(client) > 0
+        value: str | None = await client.get(key)
+        return value
+    finally:
+        await client.delete(key)
+        await client.aclose()
 
 
 @pytest.mark.cluster
 def test_a_command_on_a_closed_transport_is_retried_on_a_new_connection(
     redis_cluster: LocalCluster,
 ) -> None:
-    key = "orq-test-closed-transport"
-
-    async def scenario() -> str | None:
-        client = connect_cluster(redis_cluster.url, 4)
-        try:
-            await client.set(key, "kept")
-            assert close_every_transport(client) > 0
-            value: str | None = await client.get(key)
-            return value
-        finally:
-            await client.delete(key)
-            await client.aclose()
-
-    assert uvloop.run(scenario()) == "kept"
+    client = connect_cluster(redis_cluster.url, 4)
+    assert uvloop.run(read_back(client, "orq-test-closed-transport")) == "kept"
 
 
 def test_the_single_node_client_too(redis_url: str, unique_prefix: str) -> None:
     """The same after a single Redis restarted: the pool's connections are all stale."""
-    key = f"{unique_prefix}closed-transport"
-
-    async def scenario() -> str | None:
-        client = connect(Settings(redis_url=redis_url))
-        try:
-            await client.set(key, "kept")
-            stale = list(client.connection_pool._available_connections)  # type: ignore[attr-defined]
-            for connection in stale:
-                connection._writer.transport.abort()
-            assert stale
-            value: str | None = await client.get(key)
-            return value
-        finally:
-            await client.delete(key)
-            await client.aclose()
-
-    assert uvloop.run(scenario()) == "kept"
+    client = connect(Settings(redis_url=redis_url))
+    assert uvloop.run(read_back(client, f"{unique_prefix}closed-transport")) == "kept"
 
 
 def command_calls(cluster: LocalCluster) -> int:
