@@ -171,19 +171,20 @@ class Counters:
             "at": time.perf_counter(),
             "cpu": cpu,
             "machine": machine_busy_seconds(),
-            "calls": self._calls(),
-            "nodes": node_calls(self.masters),
+            **self._calls(),
             "llm": self.llm_stats() if self.llm_stats else 0,
         }
 
-    def _calls(self) -> dict[str, int]:
-        if self.masters:
-            total: dict[str, int] = {}
-            for calls in node_calls(self.masters).values():
-                for name, count in calls.items():
-                    total[name] = total.get(name, 0) + count
-            return total
-        return redis_calls(self.redis) if self.redis else {}
+    def _calls(self) -> dict[str, Any]:
+        """Commands run so far: in all (``calls``) and, on a cluster, by master (``nodes``),
+        from one ``INFO commandstats`` per node."""
+        if not self.masters:
+            return {"calls": redis_calls(self.redis) if self.redis else {}, "nodes": {}}
+        nodes = node_calls(self.masters)
+        total: Counter[str] = Counter()
+        for calls in nodes.values():
+            total.update(calls)
+        return {"calls": dict(total), "nodes": nodes}
 
     def per_turn(self, before: dict[str, Any], after: dict[str, Any], turns: int) -> dict[str, Any]:
         """Per-turn costs between two readings, plus the CPU others used on the machine."""
@@ -335,7 +336,8 @@ class Benchmark:
                     self.results[name] = result
                 timings[name] = round(time.perf_counter() - started, 1)
         finally:
-            client.close()
+            for node in [client, *masters]:
+                node.close()
             stopping = time.perf_counter()
             if self.cluster is not None:
                 self.cluster.shutdown()

@@ -8,7 +8,8 @@ its keys (dedupe claims, compare-and-set versions, per-turn outboxes).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from redis import Redis as SyncRedis
 from redis.asyncio import BlockingConnectionPool, Redis, RedisCluster
@@ -33,6 +34,8 @@ from shared.logs import get_logger
 from shared.settings import Settings
 
 log = get_logger(__name__)
+
+T = TypeVar("T")
 
 RECONNECT_ATTEMPTS = 8
 
@@ -85,16 +88,22 @@ def closed_transport(error: RuntimeError) -> bool:
     return "the handler is closed" in str(error)
 
 
+async def retryable(call: Awaitable[T]) -> T:
+    """Await ``call``, a closed transport's ``RuntimeError`` raised as the ``ConnectionError``
+    the clients retry on a new connection (any other ``RuntimeError`` as it is)."""
+    try:
+        return await call
+    except RuntimeError as error:
+        if not closed_transport(error):
+            raise
+        raise ConnectionError(f"connection lost while writing: {error}") from error
+
+
 class ClosedTransportIsConnectionError(AbstractConnection):
     """A connection whose write on a closed transport is a ``ConnectionError``, retried."""
 
     async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        try:
-            await super().send_packed_command(command, check_health)
-        except RuntimeError as error:
-            if not closed_transport(error):
-                raise
-            raise ConnectionError(f"connection lost while writing: {error}") from error
+        await retryable(super().send_packed_command(command, check_health))
 
 
 class SafeConnection(ClosedTransportIsConnectionError, Connection):
@@ -135,16 +144,9 @@ class FailoverPatientCluster(RedisCluster):
         # Retry catches any exception type; its stubs accept only RedisError subclasses.
         backoff = Retry(ExponentialBackoff(cap=2.0, base=0.05), RECONNECT_ATTEMPTS, FAILOVER_ERRORS)  # type: ignore[arg-type]
         call = super().execute_command
-
-        async def attempt() -> Any:
-            try:
-                return await call(*args, **kwargs)
-            except RuntimeError as error:
-                if not closed_transport(error):
-                    raise
-                raise ConnectionError(f"connection lost while writing: {error}") from error
-
-        return await backoff.call_with_retry(attempt, _note)
+        # A cluster's node connections are redis-py's own class (RedisCluster fixes it), so
+        # the closed-transport check wraps the command here.
+        return await backoff.call_with_retry(lambda: retryable(call(*args, **kwargs)), _note)
 
     async def _determine_slot(self, command: str, *args: Any) -> int:
         """The slot of a stream read from its own arguments. redis-py asks the server
@@ -160,8 +162,7 @@ class FailoverPatientCluster(RedisCluster):
 
 def stream_keys(args: tuple[Any, ...]) -> list[Any]:
     """The streams of an XREAD or XREADGROUP (its arguments after the command name)."""
-    words = [arg.decode() if isinstance(arg, bytes) else str(arg) for arg in args]
-    words = [word.upper() for word in words]
+    words = [(arg.decode() if isinstance(arg, bytes) else str(arg)).upper() for arg in args]
     if "STREAMS" not in words:
         return []
     rest = list(args[words.index("STREAMS") + 1 :])

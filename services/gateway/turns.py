@@ -458,16 +458,11 @@ class TurnKeeper:
                 # record is opened first (the merger would otherwise hold every part of a turn
                 # whose record came after them, and answer only at the deadline).
                 if settings.redis_mode == "cluster":
-                    await self._open_merge(turn_id, body)
+                    async with self.redis.pipeline(transaction=False) as first:
+                        self._queue_open(first, turn_id, body)
+                        await first.execute()
                 else:
-                    queue_open(
-                        pipe,
-                        k,
-                        turn_id,
-                        body,
-                        ttl_s=settings.turn_ttl_s,
-                        deadline_ms=settings.merge_deadline_ms,
-                    )
+                    self._queue_open(pipe, turn_id, body)
                 await self.publish(k.route(k.turns, conversation_id), body, pipeline=pipe)
             else:
                 journal.append(answer[1])
@@ -476,18 +471,17 @@ class TurnKeeper:
             await pipe.execute()
         TURNS_STARTED.inc()
 
-    async def _open_merge(self, turn_id: str, body: str) -> None:
+    def _queue_open(self, pipe: Pipeline, turn_id: str, body: str) -> None:
+        """Queue the merger's record of the turn and its deadline (``shared/merge.py``)."""
         settings = self.settings
-        async with self.redis.pipeline(transaction=False) as pipe:
-            queue_open(
-                pipe,
-                self.keys,
-                turn_id,
-                body,
-                ttl_s=settings.turn_ttl_s,
-                deadline_ms=settings.merge_deadline_ms,
-            )
-            await pipe.execute()
+        queue_open(
+            pipe,
+            self.keys,
+            turn_id,
+            body,
+            ttl_s=settings.turn_ttl_s,
+            deadline_ms=settings.merge_deadline_ms,
+        )
 
     async def _answered_before(self, conversation_id: str, answered: str) -> None:
         """Journal the messages a start dropped because their turn's reply was delivered and

@@ -18,6 +18,7 @@ from services.triage.app import load_routed_config
 from services.triage.core import triage_turn
 from services.triage.evaluate import DEFAULT_CORPUS, load_corpus
 from services.triage.faq_evidence import faq_knows
+from services.triage.models import TriageDecision
 from shared.pack import PACKS_DIR, PackError, load_pack
 
 PACK = load_pack("staffing")
@@ -38,6 +39,21 @@ DOCTORS = [
 MESSAGES = DOCTORS + [m.text for m in load_corpus(DEFAULT_CORPUS)]
 
 
+def decide(text: str, *, seed: str, mode_pending: bool) -> TriageDecision:
+    """Triage with the staffing pack, for a new conversation."""
+    return triage_turn(
+        text,
+        state=None,
+        trial_stage=None,
+        now=NOW,
+        config=CONFIG,
+        pack=PACK,
+        seed=seed,
+        mode_pending=mode_pending,
+        knows=KNOWS,
+    )
+
+
 def test_the_staffing_pack_checks_clean(capsys: pytest.CaptureFixture[str]) -> None:
     assert check_pack("staffing") == []
     assert main(["pack", "check", "staffing"]) == 0
@@ -55,33 +71,12 @@ def test_trial_enrollment_and_scheduler_are_out_of_its_turns() -> None:
 def test_triage_routes_no_turn_to_a_service_out_of_the_pack(pending: bool) -> None:
     routed: set[str] = set()
     for index, text in enumerate(MESSAGES):
-        decision = triage_turn(
-            text,
-            state=None,
-            trial_stage=None,
-            now=NOW,
-            config=CONFIG,
-            pack=PACK,
-            seed=str(index),
-            mode_pending=pending,
-            knows=KNOWS,
-        )
-        routed |= set(decision.routes)
+        routed |= set(decide(text, seed=str(index), mode_pending=pending).routes)
     assert routed == {"faq"}
 
 
 def test_a_yes_to_the_bridge_question_is_answered_by_triage_and_reserves_nothing() -> None:
-    decision = triage_turn(
-        "sim, pode ser",
-        state=None,
-        trial_stage=None,
-        now=NOW,
-        config=CONFIG,
-        pack=PACK,
-        seed="t1",
-        mode_pending=True,
-        knows=KNOWS,
-    )
+    decision = decide("sim, pode ser", seed="t1", mode_pending=True)
     assert decision.routes == []
     accepted = PACK.sections["texts"]["modes_bridge_accepted"]
     assert decision.inline_text in accepted
