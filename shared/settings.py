@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     )
     prefix: str = Field(default="orq:", description="Prefix of every stream and key name.")
     pack: str = Field(default="ctsmash", description="Domain pack: a name under packs/ or a path.")
+    tenants: str | None = Field(
+        default=None,
+        description="YAML file of the businesses this deployment serves (README \"Many "
+        'businesses"); unset: one, from these settings.',
+    )
 
     nlu_mode: NluMode = Field(default="rules", description="rules, llm or hybrid.")
     llm_base_url: str = Field(default="http://127.0.0.1:11434/v1")
