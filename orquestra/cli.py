@@ -18,6 +18,7 @@ COMMANDS = [
     "nlu",
     "eval",
     "pack",
+    "tenants",
     "funnel",
     "bookings",
     "erase",

@@ -32,7 +32,9 @@ import httpx
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import EmbeddedRedis, reachable
 from services.registry import SERVICES
+from shared.pack import PackError
 from shared.settings import get_settings
+from shared.tenants import TenantsError, tenants_of
 
 WORKERS = [s for s in SERVICES if s != "gateway"]
 RESTARTS_PER_MINUTE = 5
@@ -283,6 +285,13 @@ def run(args: argparse.Namespace) -> int:
         print("orquestra up: --redis-cluster needs at least 3 masters", file=sys.stderr)
         return 2
     settings = get_settings()
+    try:
+        for tenant in tenants_of(settings):
+            if tenant.problem:
+                print(f"orquestra up: {tenant.problem}", file=sys.stderr)
+    except (TenantsError, PackError) as exc:
+        print(f"orquestra up: {exc}", file=sys.stderr)
+        return 2
     given = args.data_dir is not None
     data_dir = Path(args.data_dir if given else DEFAULT_DATA_DIR)
     supervisor = Supervisor(

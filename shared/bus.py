@@ -6,10 +6,16 @@ pending longer than ``reclaim_idle_ms`` (``XAUTOCLAIM``) — a crashed replica's
 up by the living ones. A message is acknowledged only after its handler succeeds; after
 ``max_attempts`` deliveries it goes to the dead-letter stream, acknowledged, so one poison
 message never blocks a conversation forever.
+
+With several tenants (``shared/tenants.py``) the streams are shared: each tenant's runtime has
+a view of the bus (``Bus.for_tenant``) that stamps what it publishes with the tenant (a
+``tenant`` header), and a process reads each (stream, group) once and hands every message to
+the handler its tenant's runtime subscribed. A deployment of one sends no header.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import time
@@ -34,12 +40,18 @@ from shared.metrics import DEAD_LETTERS, HANDLED, LATENCY
 from shared.settings import Settings
 
 Handler = Callable[[bytes], Awaitable[None]]
+TENANT_HEADER = "tenant"
 
 log = get_logger(__name__)
 
 
 class InjectedFault(RuntimeError):
     """Raised by ``ORQ_FAULT_INJECT`` (fault-injection tests only)."""
+
+
+class UnknownTenant(RuntimeError):
+    """A message of a tenant this process does not serve (disabled, or not in its file):
+    retried, so a replica that serves it may take it, and dead-lettered after the attempts."""
 
 
 def _fault(setting: str | None, group: str) -> bytes | None:
@@ -161,6 +173,19 @@ class Bus:
         self.keys = keys
         self.service = service
         self.consumer = consumer_name(service)
+        self.tenant = keys.tenant
+        self._headers = {TENANT_HEADER: self.tenant} if self.tenant else None
+        # (stream partition, group) -> tenant -> handler, shared by every tenant's view.
+        self._routes: dict[tuple[str, str], dict[str, Handler]] = {}
+
+    def for_tenant(self, keys: Keys) -> Bus:
+        """This process's bus as one tenant's runtime sees it: the same broker, consumer and
+        subscriptions; what it publishes carries ``keys.tenant``."""
+        view = copy.copy(self)
+        view.keys = keys
+        view.tenant = keys.tenant
+        view._headers = {TENANT_HEADER: keys.tenant} if keys.tenant else None
+        return view
 
     async def publish(
         self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
@@ -174,7 +199,11 @@ class Bus:
         if self.settings.redis_mode == "cluster":
             pipeline = None
         await self.broker.publish(
-            body.encode(), stream=stream, maxlen=self.settings.stream_maxlen, pipeline=pipeline
+            body.encode(),
+            stream=stream,
+            maxlen=self.settings.stream_maxlen,
+            pipeline=pipeline,
+            headers=self._headers,
         )
 
     async def publish_all(self, messages: list[tuple[str, str]]) -> None:
@@ -192,9 +221,13 @@ class Bus:
         """Consume ``stream`` in ``group``: one subscription per partition of the stream, so
         every partition is read (each conversation's messages stay in order in its own)."""
         for part in self.keys.parts(stream):
-            self._subscribe(part, group, handler)
+            handlers = self._routes.get((part, group))
+            if handlers is None:
+                handlers = self._routes[(part, group)] = {}
+                self._subscribe(part, group, handlers)
+            handlers[self.tenant] = handler
 
-    def _subscribe(self, stream: str, group: str, handler: Handler) -> None:
+    def _subscribe(self, stream: str, group: str, handlers: dict[str, Handler]) -> None:
         settings = self.settings
         poison = _fault(settings.fault_inject, group)
 
@@ -203,6 +236,10 @@ class Bus:
             try:
                 if poison and poison in message.body:
                     raise InjectedFault(f"injected fault in {group} ({settings.fault_inject})")
+                tenant = message.headers.get(TENANT_HEADER, "")
+                handler = handlers.get(tenant)
+                if handler is None:
+                    raise UnknownTenant(f"no handler here for tenant {tenant!r} in {group}")
                 await handler(message.body)
             except Exception as exc:
                 attempts = await message.get_delivery_count()
@@ -260,7 +297,14 @@ class Bus:
             error=f"{type(exc).__name__}: {exc}",
             payload=message.body.decode("utf-8", "replace"),
         )
-        await self.publish(self.keys.dlq, letter)
+        body = letter.model_dump_json().encode()
+        tenant = message.headers.get(TENANT_HEADER)
+        await self.broker.publish(
+            body,
+            stream=self.keys.dlq,
+            maxlen=self.settings.stream_maxlen,
+            headers={TENANT_HEADER: tenant} if tenant else None,
+        )
         DEAD_LETTERS.labels(self.service, stream).inc()
         HANDLED.labels(self.service, stream, "dead_letter").inc()
         log.error(

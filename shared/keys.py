@@ -47,8 +47,10 @@ def sched_member(conversation_id: str, item_id: str) -> str:
 class Keys:
     prefix: str = "orq:"
     partitions: int = 1
-    # The business a deployment serves: empty for a single one, so no key name changes; with
-    # several tenants it goes inside the hash tags of the global keys below.
+    # The business these keys are for (``shared/tenants.py``): empty for a deployment of one,
+    # so no key name changes; with several, every conversation's and turn's hash tag carries it
+    # (``{tenant~conversation}``) and every other key of the business names it. Only the bus
+    # streams, heartbeats and the few deployment-wide keys are shared.
     tenant: str = ""
     # The registry's bus (``services.registry.TOPOLOGY``); only what creates or reads every
     # group needs it, and it says so when it is missing.
@@ -57,6 +59,10 @@ class Keys:
     @property
     def _t(self) -> str:
         return f"{self.tenant}:" if self.tenant else ""
+
+    def _q(self, conversation_or_turn: str) -> str:
+        """A conversation or turn id as its hash tag carries it (``~`` is in no id)."""
+        return f"{self.tenant}~{conversation_or_turn}" if self.tenant else conversation_or_turn
 
     # Partitions
     def partitioned(self, name: str, partition: int) -> str:
@@ -122,7 +128,7 @@ class Keys:
     @property
     def unanswered(self) -> str:
         """Questions the FAQ could not answer (read by ``orquestra unanswered``)."""
-        return f"{self.prefix}faq.unanswered"
+        return f"{self.prefix}{self._t}faq.unanswered"
 
     def all_streams(self) -> list[str]:
         """Every stream of the bus, in every partition, and the dead-letter stream."""
@@ -156,7 +162,7 @@ class Keys:
 
     # Per conversation
     def conv(self, conversation_id: str, name: str) -> str:
-        return f"{self.prefix}{{{conversation_id}}}:{name}"
+        return f"{self.prefix}{{{self._q(conversation_id)}}}:{name}"
 
     def state(self, conversation_id: str) -> str:
         """Hash: one field per state slice (JSON with its version ``_v``)."""
@@ -217,42 +223,42 @@ class Keys:
     # Per turn
     def merge_turn(self, turn_id: str) -> str:
         """Hash: the turn, the plan and every part received for it."""
-        return f"{self.prefix}turn:{{{turn_id}}}:merge"
+        return f"{self.prefix}turn:{{{self._q(turn_id)}}}:merge"
 
     # WhatsApp channel (single-key operations only, so each key is its own hash tag)
     def wa_delivery(self, wamid: str) -> str:
         """Hash: the delivery record of one outbound WhatsApp message (status, turn, errors)."""
-        return f"{self.prefix}wa:delivery:{{{wamid}}}"
+        return f"{self.prefix}wa:delivery:{{{self._t}{wamid}}}"
 
     def wa_pace(self, scope: str) -> str:
         """Earliest send time (epoch ms) after throttling: per business number or recipient."""
-        return f"{self.prefix}wa:pace:{{{scope}}}"
+        return f"{self.prefix}wa:pace:{{{self._t}{scope}}}"
 
     @property
     def wa_health(self) -> str:
         """Hash: the WhatsApp channel's last errors and successes, read by /healthz."""
-        return f"{self.prefix}wa:health"
+        return f"{self.prefix}{self._t}wa:health"
 
     @property
     def wa_events(self) -> str:
         """List: webhook events that belong to no conversation (account, templates, errors)."""
-        return f"{self.prefix}wa:events"
+        return f"{self.prefix}{self._t}wa:events"
 
     # Global, partitioned
     def merge_deadlines(self, turn_id: str) -> str:
         """Sorted set: open turns scored by their merge deadline (in the turn's partition)."""
-        return self.route(f"{self.prefix}merge:deadlines", turn_id)
+        return self.route(f"{self.prefix}{self._t}merge:deadlines", turn_id)
 
     def all_merge_deadlines(self) -> list[str]:
-        return self.every(f"{self.prefix}merge:deadlines")
+        return self.every(f"{self.prefix}{self._t}merge:deadlines")
 
     def pending_starts(self, conversation_id: str) -> str:
         """Sorted set: conversations with waiting messages, scored by when to start a turn
         (in the conversation's partition)."""
-        return self.route(f"{self.prefix}gw:pending", conversation_id)
+        return self.route(f"{self.prefix}{self._t}gw:pending", conversation_id)
 
     def all_pending_starts(self) -> list[str]:
-        return self.every(f"{self.prefix}gw:pending")
+        return self.every(f"{self.prefix}{self._t}gw:pending")
 
     def heartbeats(self, member: str) -> str:
         """Sorted set: ``service|consumer`` scored by the last heartbeat (epoch seconds)."""
@@ -268,24 +274,24 @@ class Keys:
         """Sorted set: every conversation scored by its latest message (epoch ms, wall clock:
         staff work in real time), newest activity first for the staff inbox; entries older
         than the state's TTL are pruned by the gateway's handoff sweep."""
-        return f"{self.prefix}conversations"
+        return f"{self.prefix}{self._t}conversations"
 
     @property
     def waiting_human(self) -> str:
         """Sorted set: conversations waiting for a person, scored by when they asked (epoch
         ms, wall clock); read by the reminder."""
-        return f"{self.prefix}handoff:waiting"
+        return f"{self.prefix}{self._t}handoff:waiting"
 
     @property
     def human_owned(self) -> str:
         """Sorted set: human-owned conversations scored by the last staff message (epoch ms,
         wall clock); an idle one goes back to the bot."""
-        return f"{self.prefix}handoff:human"
+        return f"{self.prefix}{self._t}handoff:human"
 
     @property
     def privacy_log(self) -> str:
         """List: one entry per erased conversation, with a hash of its id and the time only."""
-        return f"{self.prefix}privacy:log"
+        return f"{self.prefix}{self._t}privacy:log"
 
     def owned(self, service: str, name: str) -> str:
         """A key a service keeps outside any conversation (its records, their indexes),

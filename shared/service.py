@@ -3,6 +3,10 @@
 A service module builds its subscriptions on a ``Runtime`` (``build(rt)``) and its
 ``__main__`` calls ``run_service(SPEC, TOPOLOGY)`` (its spec and the registry's bus).
 Everything a handler needs is on the runtime, passed in explicitly; nothing is global.
+
+A process serving several tenants (``shared/tenants.py``) builds once per tenant, each on a
+runtime with that tenant's pack, keys, settings and view of the bus; the Redis clients, the
+broker and the subscriptions are the process's, shared.
 """
 
 from __future__ import annotations
@@ -10,16 +14,17 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
 import uvloop
 from prometheus_client import start_http_server
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
@@ -33,10 +38,11 @@ from shared.logs import get_logger, setup_logging
 from shared.loops import supervised
 from shared.lua import Scripts, register
 from shared.metrics import LLM_CALLS
-from shared.pack import Pack, load_pack
+from shared.pack import Pack, PackError
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
 from shared.state import Outbox, Snapshot, StateConflict, StateStore, journal_entry
+from shared.tenants import Tenant, TenantsError, tenants_of
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,35 +63,62 @@ class Runtime:
     # Long-running loops; each runs under ``shared.loops.supervised`` (restarted after a failure).
     background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    owns: tuple[str, ...] = ()
+
+    @property
+    def tenant(self) -> str:
+        return self.keys.tenant
 
 
-def make_runtime(
-    spec: ServiceSpec, settings: Settings | None = None, *, topology: Topology
-) -> Runtime:
-    """A service's runtime; its state store accepts commits only of the slices ``spec`` owns.
-
-    ``topology`` is the registry's bus (``services.registry.TOPOLOGY``): every process creates
-    every group up front, so it must know them all, not only its own.
-    """
-    service = spec.name
-    settings = settings or get_settings()
-    keys = Keys(settings.prefix, settings.partitions, topology=topology)
-    # A cluster client answers every command the services use as a single-node one does.
-    redis = cast(Redis, connect(settings))
-    scripts = register(redis)
-    store = StateStore(
+def _store(
+    redis: Redis,
+    scripts: Scripts,
+    keys: Keys,
+    settings: Settings,
+    owner: str,
+    owns: tuple[str, ...],
+) -> StateStore:
+    return StateStore(
         redis,
         scripts,
         keys,
         journal_max=settings.journal_max,
         state_ttl_s=settings.state_ttl_days * 86400,
         outbox_ttl_s=settings.turn_ttl_s,
-        owner=service,
-        owns=spec.slices,
+        owner=owner,
+        owns=owns,
     )
-    pack = load_pack(settings.pack)
+
+
+def _timezone(pack: Pack) -> ZoneInfo:
+    return ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
+
+
+def make_runtime(
+    spec: ServiceSpec,
+    settings: Settings | None = None,
+    *,
+    topology: Topology,
+    tenant: Tenant | None = None,
+) -> Runtime:
+    """A service's runtime; its state store accepts commits only of the slices ``spec`` owns.
+
+    ``topology`` is the registry's bus (``services.registry.TOPOLOGY``): every process creates
+    every group up front, so it must know them all, not only its own. ``tenant``: whose
+    runtime (default: the one business of ``settings``).
+    """
+    service = spec.name
+    settings = settings or get_settings()
+    if tenant is None:
+        [tenant] = tenants_of(settings.model_copy(update={"tenants": None}))
+    assert tenant.pack is not None, tenant.problem
+    keys = Keys(settings.prefix, settings.partitions, tenant=tenant.id, topology=topology)
+    # A cluster client answers every command the services use as a single-node one does.
+    redis = cast(Redis, connect(settings))
+    scripts = register(redis)
+    pack = tenant.pack
     bus = Bus(make_broker(settings), redis, settings, keys, service)
-    tz = ZoneInfo(pack.sections.get("business", {}).get("timezone", "America/Sao_Paulo"))
+    tz = _timezone(pack)
     llm = None
     if settings.nlu_mode != "rules":
         llm = LLMClient(
@@ -97,9 +130,66 @@ def make_runtime(
                 response_format=settings.llm_response_format,
             )
         )
+    log = get_logger(service).bind(tenant=tenant.id) if tenant.id else get_logger(service)
+    store = _store(redis, scripts, keys, settings, service, spec.slices)
     return Runtime(
-        service, settings, keys, redis, scripts, store, bus, pack, tz, llm, get_logger(service)
+        service,
+        tenant.settings,
+        keys,
+        redis,
+        scripts,
+        store,
+        bus,
+        pack,
+        tz,
+        llm,
+        log,
+        owns=spec.slices,
     )
+
+
+def for_tenant(rt: Runtime, tenant: Tenant) -> Runtime:
+    """``rt``'s process as another tenant's runtime: the same clients, broker and consumer;
+    that tenant's settings, pack, keys, store and bus view, and loops of its own."""
+    assert tenant.pack is not None, tenant.problem
+    keys = replace(rt.keys, tenant=tenant.id)
+    return replace(
+        rt,
+        settings=tenant.settings,
+        keys=keys,
+        store=_store(rt.redis, rt.scripts, keys, rt.settings, rt.service, rt.owns),
+        bus=rt.bus.for_tenant(keys),
+        pack=tenant.pack,
+        tz=_timezone(tenant.pack),
+        log=get_logger(rt.service).bind(tenant=tenant.id),
+        background=[],
+        on_stop=[],
+    )
+
+
+def make_runtimes(
+    spec: ServiceSpec, settings: Settings | None = None, *, topology: Topology
+) -> tuple[list[Runtime], list[Tenant]]:
+    """One runtime per tenant this process serves (one, for a deployment of one), and every
+    tenant with whether it is enabled. ``TenantsError`` when the tenants file is bad or no
+    tenant's pack loads: the process cannot serve anyone."""
+    settings = settings or get_settings()
+    tenants = tenants_of(settings)
+    enabled = [tenant for tenant in tenants if tenant.pack is not None]
+    if not enabled:
+        problems = "; ".join(tenant.problem or tenant.id for tenant in tenants)
+        raise TenantsError(f"no tenant can be served: {problems}")
+    first = make_runtime(spec, settings, topology=topology, tenant=enabled[0])
+    return [first, *(for_tenant(first, tenant) for tenant in enabled[1:])], tenants
+
+
+def gather_loops(runtimes: list[Runtime]) -> Runtime:
+    """The first runtime, now running every runtime's loops and stop hooks (one process)."""
+    first = runtimes[0]
+    for other in runtimes[1:]:
+        first.background.extend(other.background)
+        first.on_stop.extend(other.on_stop)
+    return first
 
 
 async def heartbeat(rt: Runtime) -> None:
@@ -160,14 +250,26 @@ async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
 
 
 async def _serve(spec: ServiceSpec, topology: Topology) -> None:
-    rt = make_runtime(spec, topology=topology)
-    if spec.out_of(rt.pack):
-        rt.log.info(
-            f"out of this pack's turns: pack {rt.pack.name!r} has no {spec.needs_section!r} "
-            "section; idling"
-        )
-    else:
-        spec.builder()(rt)
+    runtimes, tenants = make_runtimes(spec, topology=topology)
+    for tenant in tenants:
+        if tenant.problem:
+            runtimes[0].log.error(tenant.problem, tenant=tenant.id)
+    for each in runtimes:
+        if spec.out_of(each.pack):
+            each.log.info(
+                f"out of this pack's turns: pack {each.pack.name!r} has no "
+                f"{spec.needs_section!r} section; idling"
+            )
+            continue
+        try:
+            spec.builder()(each)
+        except (PackError, ValidationError) as exc:
+            if len(tenants) == 1:
+                raise
+            # One tenant's section this service refuses: that tenant only is left out here
+            # (its messages are retried, then dead-lettered), the others are served.
+            each.log.error("tenant disabled in this service: its pack is refused", error=str(exc))
+    rt = gather_loops(runtimes)
     if rt.settings.metrics_port:
         start_http_server(rt.settings.metrics_port)
         register_lag_collector(
@@ -178,7 +280,11 @@ async def _serve(spec: ServiceSpec, topology: Topology) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     tasks = await start(rt)
-    rt.log.info("service started", consumer=rt.bus.consumer, pack=rt.pack.name)
+    rt.log.info(
+        "service started",
+        consumer=rt.bus.consumer,
+        packs={each.tenant or "-": each.pack.name for each in runtimes},
+    )
     await stopping.wait()
     rt.log.info("service stopping")
     await stop(rt, tasks)
@@ -189,7 +295,10 @@ def run_service(spec: ServiceSpec, topology: Topology) -> None:
     service spends most of its CPU in them (README "Performance")."""
     settings = get_settings()
     setup_logging(spec.name, settings.log_level, settings.log_json)
-    uvloop.run(_serve(spec, topology))
+    try:
+        uvloop.run(_serve(spec, topology))
+    except TenantsError as exc:
+        sys.exit(f"{spec.name}: {exc}")
 
 
 @dataclass

@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     pack: str = Field(default="ctsmash", description="Domain pack: a name under packs/ or a path.")
     tenants: str | None = Field(
         default=None,
-        description="YAML file of the businesses this deployment serves (README \"Many "
+        description='YAML file of the businesses this deployment serves (README "Many '
         'businesses"); unset: one, from these settings.',
     )
 

@@ -18,7 +18,9 @@ import uvicorn
 from services.gateway.app import create_app
 from services.gateway.auth import exposure_problem
 from shared.logs import setup_logging
+from shared.pack import PackError
 from shared.settings import get_settings
+from shared.tenants import TenantsError, tenants_of
 
 
 def main() -> None:
@@ -30,6 +32,10 @@ def main() -> None:
     problem = exposure_problem(settings, args.host)
     if problem:
         sys.exit(f"gateway: {problem}")
+    try:
+        tenants_of(settings)
+    except (TenantsError, PackError) as exc:
+        sys.exit(f"gateway: {exc}")
     setup_logging("gateway", settings.log_level, settings.log_json)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -23,6 +23,7 @@ from services.gateway.validation import field_error
 from services.gateway.whatsapp.gateway import LIMITS as WHATSAPP_LIMITS
 from services.registry import SERVICES, SLICES
 from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMessage, new_id, utcnow
+from shared.deps import DeploymentDepends
 from shared.metrics import INBOUND, LIVE_SERVICES
 
 # A person's text over HTTP, or a staff message sent through any channel: it fits them all.
@@ -288,7 +289,9 @@ async def get_journal(conversation_id: ConversationPath, deps: Deps) -> dict[str
 
 
 @router.get("/healthz")
-async def healthz(deps: Deps) -> JSONResponse:
+async def healthz(deployment: DeploymentDepends) -> JSONResponse:
+    """Open: liveness of every service, each tenant's state, each channel's last problems."""
+    deps = cast(GatewayDeps, deployment.any())
     fresh_after = time.time() - max(10.0, deps.settings.heartbeat_s * 5)
     members = [
         member
@@ -302,10 +305,21 @@ async def healthz(deps: Deps) -> JSONResponse:
     for service in SERVICES:
         LIVE_SERVICES.labels(service).set(live.get(service, 0))
     missing = [s for s in SERVICES if s != "gateway" and not live.get(s)]
-    body = {"status": "ok" if not missing else "degraded", "live": live, "missing": missing}
-    # Channel detail (e.g. a refused WhatsApp token) is shown, not counted: restarting the
-    # gateway would not fix it, so it does not turn the liveness status into a 503.
-    body.update(await deps.channels.health())
+    body: dict[str, Any] = {
+        "status": "ok" if not missing else "degraded",
+        "live": live,
+        "missing": missing,
+    }
+    # Channel detail (e.g. a refused WhatsApp token) and a disabled tenant are shown, not
+    # counted: restarting the gateway would not fix them, so they do not make it a 503.
+    if deployment.single:
+        body.update(await deps.channels.health())
+    else:
+        body["tenants"] = deployment.problems()
+        body["channels"] = {
+            tenant: await cast(GatewayDeps, each).channels.health()
+            for tenant, each in deployment.deps.items()
+        }
     return JSONResponse(body, status_code=200 if not missing else 503)
 
 

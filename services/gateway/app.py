@@ -40,19 +40,22 @@ from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
 from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
+from services.gateway.whatsapp.settings import WhatsAppSettings, whatsapp_for
 from services.registry import SPECS, TOPOLOGY
 from shared.clock import Clock
+from shared.deps import Deployment
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
 from shared.scheduled import ScheduleStore
-from shared.service import Runtime, make_runtime, start, stop
+from shared.service import Runtime, gather_loops, make_runtimes, start, stop
 from shared.settings import Settings, get_settings
 from shared.trial.bookings import BookingStore
 from shared.trial.config import load_trial_config
 
 
-def build(rt: Runtime) -> GatewayDeps:
-    """Wire the gateway's parts on ``rt``; what the route handlers need, in one object."""
+def build(rt: Runtime, whatsapp_settings: WhatsAppSettings | None = None) -> GatewayDeps:
+    """Wire the gateway's parts for ``rt``'s tenant; what the route handlers need, in one
+    object. ``whatsapp_settings``: the tenant's (default: the ``WHATSAPP_*`` environment)."""
     settings = rt.settings
     ttl = settings.turn_ttl_s
     history = History(
@@ -73,7 +76,7 @@ def build(rt: Runtime) -> GatewayDeps:
         settings.replies_kept,
         history,
     )
-    whatsapp = WhatsApp(rt)
+    whatsapp = WhatsApp(rt, whatsapp_settings)
     channels = ChannelSet([http, ConsoleChannel(rt.redis, rt.keys, ttl), whatsapp])
     # Each message's and turn's own adapter is asked: WhatsApp answers turns made only of
     # media/locations/reactions itself, shows "typing..." while a fragment waits for the rest
@@ -112,19 +115,8 @@ def build(rt: Runtime) -> GatewayDeps:
     rt.bus.subscribe(rt.keys.events, "gateway", handoff.on_event)
     rt.background.append(turns.sweeper)
 
-    async def trim_streams() -> None:
-        await janitor(rt.redis, rt.keys, rt.settings.sweep_interval_ms / 1000)
-
-    rt.background.append(trim_streams)
-
-    # Consumer-group lag and pending counts on the gateway's /metrics too.
-    lag = register_lag_collector(
-        settings.redis_url, rt.keys, cluster=settings.redis_mode == "cluster"
-    )
-
     async def close() -> None:
         turns.cancel_timers()
-        REGISTRY.unregister(lag)
         await http.aclose()
         await http_client.aclose()
         await whatsapp.aclose()
@@ -132,7 +124,7 @@ def build(rt: Runtime) -> GatewayDeps:
     rt.on_stop.append(close)
     # Bookings belong to the trial service: the gateway reads them and relays staff commands.
     # A pack without trial classes (e.g. staffing) has no roster; erase still looks for bookings.
-    bookings = BookingStore(rt.redis, rt.keys.prefix + "trial:")
+    bookings = BookingStore(rt.redis, rt.keys.prefix + "trial:", tenant=rt.keys.tenant)
     return GatewayDeps(
         settings=settings,
         redis=rt.redis,
@@ -167,15 +159,48 @@ def build(rt: Runtime) -> GatewayDeps:
     )
 
 
+def serve_bus(rt: Runtime) -> None:
+    """What one gateway process does for the whole bus, whatever the tenants: trim the
+    streams and show every group's lag on its /metrics."""
+
+    async def trim_streams() -> None:
+        await janitor(rt.redis, rt.keys, rt.settings.sweep_interval_ms / 1000)
+
+    rt.background.append(trim_streams)
+    lag = register_lag_collector(
+        rt.settings.redis_url, rt.keys, cluster=rt.settings.redis_mode == "cluster"
+    )
+
+    async def unregister() -> None:
+        REGISTRY.unregister(lag)
+
+    rt.on_stop.append(unregister)
+
+
+def build_deployment(settings: Settings | None = None) -> tuple[Runtime, Deployment]:
+    """Every tenant's gateway in one process (one, for a deployment of one), the runtime
+    that runs their loops, and the ``Deployment`` requests are resolved with."""
+    settings = settings or get_settings()
+    runtimes, tenants = make_runtimes(SPEC, settings, topology=TOPOLOGY)
+    by_id = {tenant.id: tenant for tenant in tenants}
+    deps = {rt.tenant: build(rt, whatsapp_for(by_id[rt.tenant])) for rt in runtimes}
+    rt = gather_loops(runtimes)
+    serve_bus(rt)
+    for tenant in tenants:
+        if tenant.problem:
+            rt.log.error(tenant.problem, tenant=tenant.id)
+    operator = settings.admin_token if settings.tenants else None
+    return rt, Deployment(tenants, dict(deps), operator_token=operator)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        rt = make_runtime(SPEC, settings, topology=TOPOLOGY)
-        app.state.deps = build(rt)
+        rt, app.state.deps = build_deployment(settings)
         tasks: list[asyncio.Task[None]] = await start(rt)
         for warning in auth.startup_warnings(rt.settings):
             rt.log.warning(warning)
-        rt.log.info("gateway started", consumer=rt.bus.consumer)
+        rt.log.info("gateway started", consumer=rt.bus.consumer, tenants=len(app.state.deps.deps))
         try:
             yield
         finally:

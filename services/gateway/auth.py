@@ -14,7 +14,8 @@ No HTTP channel route writes into a WhatsApp (``wa:``) conversation, not even th
 person answers one through the staff inbox (``…/agent-messages``). With neither token set the
 HTTP channel is open (local development, with a warning at start), and the gateway refuses to
 listen beyond the loopback interface without an admin token. Tokens are compared in constant
-time.
+time. With several tenants (``ORQ_TENANTS``) the token first picks the tenant (``shared/deps.py``)
+and these rules then apply with that tenant's tokens.
 
 The decisions are pure functions returning a ``Refusal`` (or None); the FastAPI dependencies at
 the bottom only read the header and raise.
@@ -31,7 +32,7 @@ from typing import NamedTuple
 from fastapi import HTTPException, Request
 
 from services.gateway.whatsapp.parse import CONVERSATION_PREFIX
-from shared.deps import AppDepends
+from shared.deps import AppDepends, bearer, matches
 from shared.settings import Settings
 
 WEBCHAT_TOKEN_PREFIX = "wc_"
@@ -54,13 +55,6 @@ SESSIONS_OFF = "web chat sessions are off: set ORQ_WEBCHAT_SECRET to enable them
 class Refusal(NamedTuple):
     status: int
     reason: str
-
-
-def matches(given: str | None, expected: str | None) -> bool:
-    """Constant-time equality; an unset expected token matches nothing."""
-    if not given or not expected:
-        return False
-    return hmac.compare_digest(given.encode(), expected.encode())
 
 
 def webchat_token(secret: str, conversation_id: str) -> str:
@@ -129,7 +123,7 @@ def is_loopback(host: str) -> bool:
 
 def exposure_problem(settings: Settings, host: str) -> str | None:
     """Why the gateway must not listen on ``host`` with these settings, if it must not."""
-    if settings.admin_token or is_loopback(host):
+    if settings.admin_token or settings.tenants or is_loopback(host):
         return None
     return (
         f"refusing to listen on {host or 'every interface'} without ORQ_ADMIN_TOKEN: other "
@@ -145,13 +139,6 @@ def startup_warnings(settings: Settings) -> list[str]:
             "nor ORQ_ADMIN_TOKEN is set): for local development only"
         ]
     return []
-
-
-def bearer(request: Request) -> str | None:
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return given.strip() or None
 
 
 def refuse(refusal: Refusal | None) -> None:

@@ -40,7 +40,12 @@ def build(rt: Runtime) -> None:
     capabilities = (
         rt.pack.section("capabilities", CapabilitiesConfig) if rt.pack.has("capabilities") else None
     )
-    store = BookingStore(rt.redis, rt.keys.prefix + "trial:", id_prefix=config.booking_id_prefix)
+    store = BookingStore(
+        rt.redis,
+        rt.keys.prefix + "trial:",
+        id_prefix=config.booking_id_prefix,
+        tenant=rt.keys.tenant,
+    )
     privacy = rt.pack.section("privacy", PrivacyConfig) if rt.pack.has("privacy") else None
     mode_setting = rt.settings.nlu_mode
 

@@ -29,9 +29,10 @@ Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
 - ``P{trial-bookings}:idem:<key>`` — string: the booking id created for an idempotency key
   (the turn id), with a TTL, so a redelivered turn gets the same booking instead of a second.
 
-All keys share the ``{trial-bookings}`` hash tag: on Redis Cluster they live in one slot, which
-the scripts need (a reschedule touches two classes' sets and a booking). Trial bookings are a
-few per class day, far from what one slot can serve.
+All keys share the ``{trial-bookings}`` hash tag (``{<tenant>:trial-bookings}`` for a tenant of
+several: each business's bookings in a slot of their own): on Redis Cluster they live in one
+slot, which the scripts need (a reschedule touches two classes' sets and a booking). Trial
+bookings are a few per class day, far from what one slot can serve.
 
 Booking ids are short and easy to read aloud: the pack's prefix and six characters without look-
 alikes (no 0/O, 1/I/L), e.g. ``AE-7K3Q9P``.
@@ -251,9 +252,11 @@ class BookingStore:
         *,
         id_prefix: str = "AE",
         idempotency_ttl_s: int = 7 * 24 * 3600,
+        tenant: str = "",
     ) -> None:
         self.redis = redis
         self.prefix = prefix
+        self.tag = f"{tenant}:trial-bookings" if tenant else "trial-bookings"
         self.id_prefix = id_prefix
         self.idempotency_ttl_s = idempotency_ttl_s
         self._create = redis.register_script(_CREATE)
@@ -264,7 +267,7 @@ class BookingStore:
 
     # Keys
     def _key(self, name: str) -> str:
-        return f"{self.prefix}{{trial-bookings}}:{name}"
+        return f"{self.prefix}{{{self.tag}}}:{name}"
 
     def booking_key(self, booking_id: str) -> str:
         return self._key(f"booking:{booking_id}")

@@ -17,9 +17,9 @@ import httpx
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from services.gateway.deps import gateway_deps
 from services.gateway.whatsapp.routes import router
 from services.gateway.whatsapp.settings import WhatsAppSettings
+from shared.deps import deployment
 from shared.keys import Keys
 from shared.pack import load_pack
 
@@ -46,7 +46,8 @@ def client(**settings: Any) -> tuple[httpx.AsyncClient, Recorder]:
     app.include_router(router)
     recorder = Recorder(WhatsAppSettings(_env_file=None, **settings))
     stand_in = SimpleNamespace(whatsapp=recorder, turns=None, inbox=None)
-    app.dependency_overrides[gateway_deps] = lambda: stand_in
+    one_business = SimpleNamespace(any=lambda: stand_in, of_number=lambda number: stand_in)
+    app.dependency_overrides[deployment] = lambda: one_business
     transport = httpx.ASGITransport(app=app)
     return httpx.AsyncClient(transport=transport, base_url="http://gw"), recorder
 

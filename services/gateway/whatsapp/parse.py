@@ -22,6 +22,7 @@ Messages become :class:`InboundMessage` with ``kind`` = Meta's type:
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -115,6 +116,22 @@ def error_list(raw: Any) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def business_numbers(raw: bytes) -> set[str]:
+    """The business numbers (``metadata.phone_number_id``) a webhook body names, read before
+    its signature is checked: they say whose app secret must have signed it. Never raises."""
+    try:
+        body = _dict(_readable(json.loads(raw)))
+    except ValueError:
+        return set()
+    numbers = set()
+    for entry in _list(body.get("entry")):
+        for change in _list(_dict(entry).get("changes")):
+            value = _dict(_dict(change).get("value"))
+            if number := _str(_dict(value.get("metadata")).get("phone_number_id")):
+                numbers.add(number)
+    return numbers
 
 
 def parse_webhook(payload: Any, *, received_at: datetime, tz: tzinfo) -> Webhook:

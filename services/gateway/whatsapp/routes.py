@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from services.gateway.deps import Deps
+from services.gateway.deps import GatewayDeps
 from services.gateway.whatsapp.metrics import WEBHOOKS
+from services.gateway.whatsapp.parse import business_numbers
 from services.gateway.whatsapp.signature import handshake_challenge, signature_valid
+from shared.deps import DeploymentDepends
+from shared.logs import get_logger
 
 PATH = "/webhooks/whatsapp"
 SIGNATURE_HEADER = "x-hub-signature-256"
 
 router = APIRouter(tags=["whatsapp"])
+log = get_logger(__name__)
 
 
 class BodyTooLarge(Exception):
@@ -23,12 +27,13 @@ class BodyTooLarge(Exception):
 
 @router.get(PATH, response_class=PlainTextResponse, responses={403: {"description": "refused"}})
 async def verify(
-    deps: Deps,
+    deployment: DeploymentDepends,
     mode: Annotated[str | None, Query(alias="hub.mode")] = None,
     token: Annotated[str | None, Query(alias="hub.verify_token")] = None,
     challenge: Annotated[str | None, Query(alias="hub.challenge")] = None,
 ) -> PlainTextResponse:
     """Subscription handshake: echo ``hub.challenge`` when the verify token matches."""
+    deps = cast(GatewayDeps, deployment.any())
     echo = handshake_challenge(mode, token, challenge, deps.whatsapp.settings.verify_token)
     if echo is None:
         WEBHOOKS.labels("verify_refused").inc()
@@ -40,14 +45,32 @@ async def verify(
 @router.post(
     PATH, responses={401: {"description": "bad signature"}, 413: {"description": "body too large"}}
 )
-async def notify(request: Request, background: BackgroundTasks, deps: Deps) -> JSONResponse:
-    """Notifications: signature over the raw bytes, then dedupe and enqueue; 200 quickly."""
-    settings = deps.whatsapp.settings
+async def notify(
+    request: Request, background: BackgroundTasks, deployment: DeploymentDepends
+) -> JSONResponse:
+    """Notifications: signature over the raw bytes, then dedupe and enqueue; 200 quickly.
+
+    With several tenants the business number the payload names picks the tenant, whose app
+    secret must have signed it. A number of no tenant, or numbers of two tenants in one
+    delivery (Meta sends one per business account: give each tenant its own), is answered
+    200 and dropped (Meta retries anything else for days), with an error log line."""
+    limit = cast(GatewayDeps, deployment.any()).whatsapp.settings.max_body_bytes
     try:
-        raw = await _read_body(request, settings.max_body_bytes)
+        raw = await _read_body(request, limit)
     except BodyTooLarge:
         WEBHOOKS.labels("too_large").inc()
         return JSONResponse({"detail": "body too large"}, status_code=413)
+    numbers = business_numbers(raw)
+    found = [deployment.of_number(number) for number in numbers or {""}]
+    owners = {id(deps): deps for deps in found if deps is not None}
+    if None in found or len(owners) != 1:
+        WEBHOOKS.labels("unknown_number").inc()
+        log.error(
+            "whatsapp webhook dropped: its numbers are not one tenant's", numbers=sorted(numbers)
+        )
+        return JSONResponse({"ignored": 1, "reason": "business numbers of no single tenant"})
+    [deps] = cast(list[GatewayDeps], list(owners.values()))
+    settings = deps.whatsapp.settings
     if settings.app_secret and not signature_valid(
         raw, settings.app_secret, request.headers.get(SIGNATURE_HEADER)
     ):

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shared.tenants import Tenant
+
 META_GRAPH = "https://graph.facebook.com"
 
 
@@ -49,3 +51,20 @@ class WhatsAppSettings(BaseSettings):
         if isinstance(value, str) and not value.strip():
             return None
         return value
+
+
+def whatsapp_for(tenant: Tenant) -> WhatsAppSettings:
+    """A tenant's channel settings: the ``WHATSAPP_*`` environment for a deployment of one;
+    with several, each tenant's own secret, token and first number from the tenants file
+    (a tenant without ``whatsapp`` has none: the environment's are no one tenant's)."""
+    settings = WhatsAppSettings()
+    if not tenant.id:
+        return settings
+    own = tenant.whatsapp
+    return settings.model_copy(
+        update={
+            "app_secret": own.app_secret if own else None,
+            "access_token": own.access_token if own else None,
+            "phone_number_id": own.phone_number_ids[0] if own else None,
+        }
+    )
