@@ -18,7 +18,8 @@ from services.registry import TOPOLOGY
 from services.trial.app import build
 from services.trial.spec import SPEC
 from shared.bus import Handler
-from shared.service import Runtime, run_service
+from shared.process import run_service
+from shared.service import Runtime
 
 
 def burn(seconds: float) -> None:

@@ -177,15 +177,34 @@ class Bus:
         self._headers = {TENANT_HEADER: self.tenant} if self.tenant else None
         # (stream partition, group) -> tenant -> handler, shared by every tenant's view.
         self._routes: dict[tuple[str, str], dict[str, Handler]] = {}
+        # FastStream subscribers made after the broker started (a reload's new stream).
+        self._unstarted: list[Any] = []
+        # A staged view's subscriptions, installed together by ``install``; None: at once.
+        self.staged: list[tuple[str, str, Handler]] | None = None
 
     def for_tenant(self, keys: Keys) -> Bus:
         """This process's bus as one tenant's runtime sees it: the same broker, consumer and
-        subscriptions; what it publishes carries ``keys.tenant``."""
+        subscriptions; what it publishes carries ``keys.tenant``. Its subscriptions are
+        staged: ``install`` puts them in place, all at once."""
         view = copy.copy(self)
         view.keys = keys
         view.tenant = keys.tenant
         view._headers = {TENANT_HEADER: keys.tenant} if keys.tenant else None
+        view.staged = []
         return view
+
+    async def install(self, view: Bus | None, tenant: str) -> None:
+        """``tenant``'s handlers become ``view``'s staged ones on every stream in one step
+        (no await in between, so no message sees half of each), and those it no longer has
+        are removed (None: every one, the tenant is no longer served here). Streams read for
+        the first time get their subscribers started."""
+        for handlers in self._routes.values():
+            handlers.pop(tenant, None)
+        staged = (view.staged or []) if view is not None else []
+        for part, group, handler in staged:
+            self._route(part, group)[tenant] = handler
+        while self._unstarted and self.broker.running:
+            await self._unstarted.pop().start()
 
     async def publish(
         self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
@@ -221,11 +240,18 @@ class Bus:
         """Consume ``stream`` in ``group``: one subscription per partition of the stream, so
         every partition is read (each conversation's messages stay in order in its own)."""
         for part in self.keys.parts(stream):
-            handlers = self._routes.get((part, group))
-            if handlers is None:
-                handlers = self._routes[(part, group)] = {}
-                self._subscribe(part, group, handlers)
-            handlers[self.tenant] = handler
+            if self.staged is not None:
+                self.staged.append((part, group, handler))
+            else:
+                self._route(part, group)[self.tenant] = handler
+
+    def _route(self, part: str, group: str) -> dict[str, Handler]:
+        """The handlers of one partition and group, subscribed to on first use."""
+        handlers = self._routes.get((part, group))
+        if handlers is None:
+            handlers = self._routes[(part, group)] = {}
+            self._subscribe(part, group, handlers)
+        return handlers
 
     def _subscribe(self, stream: str, group: str, handlers: dict[str, Handler]) -> None:
         settings = self.settings
@@ -275,10 +301,13 @@ class Bus:
             polling_interval=max(100, settings.reclaim_idle_ms // 2),
         )
         policy = AckPolicy.NACK_ON_ERROR
-        wrapped = self.broker.subscriber(
+        read = self.broker.subscriber(
             stream=reader, ack_policy=policy, max_workers=settings.workers, decoder=whole_message
-        )(consume)
-        self.broker.subscriber(stream=claimer, ack_policy=policy, decoder=whole_message)(wrapped)
+        )
+        claim = self.broker.subscriber(stream=claimer, ack_policy=policy, decoder=whole_message)
+        claim(read(consume))
+        if self.broker.running:
+            self._unstarted += [read, claim]
 
     async def _dead_letter(
         self,

@@ -305,6 +305,16 @@ class Keys:
         return f"{self.conv(escaped, '')}*"
 
     @property
+    def tenant_reloads(self) -> str:
+        """Stream: reload requests (``orquestra tenants reload``), read by every process."""
+        return f"{self.prefix}tenants:reloads"
+
+    @property
+    def tenant_reloads_applied(self) -> str:
+        """Hash: each process's consumer name -> the last reload request it applied."""
+        return f"{self.prefix}tenants:applied"
+
+    @property
     def clock_offset(self) -> str:
         """Milliseconds the test clock runs ahead of the wall clock (``ORQ_TEST_CLOCK`` only)."""
         return f"{self.prefix}clock:offset"

@@ -1,48 +1,39 @@
 """What every service process shares: connections, bus, state, heartbeat, orderly shutdown.
 
 A service module builds its subscriptions on a ``Runtime`` (``build(rt)``) and its
-``__main__`` calls ``run_service(SPEC, TOPOLOGY)`` (its spec and the registry's bus).
-Everything a handler needs is on the runtime, passed in explicitly; nothing is global.
+``__main__`` calls ``run_service(SPEC, TOPOLOGY)`` (``shared/process.py``: its spec and the
+registry's bus). Everything a handler needs is on the runtime, passed in explicitly; nothing is
+global.
 
 A process serving several tenants (``shared/tenants.py``) builds once per tenant, each on a
-runtime with that tenant's pack, keys, settings and view of the bus; the Redis clients, the
-broker and the subscriptions are the process's, shared.
+runtime with that tenant's pack, keys, settings and view of the bus (``for_tenant``); the Redis
+clients, the broker and the subscriptions are the process's, shared.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import sys
-import time
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
-import uvloop
-from prometheus_client import start_http_server
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
-from shared.bus import Bus, ensure_groups, make_broker
+from shared.bus import Bus, make_broker
 from shared.connections import connect
 from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
 from shared.keys import Keys, Topology
-from shared.lag import register_lag_collector
 from shared.llm import LLMClient, LLMError, LLMSettings
-from shared.logs import get_logger, setup_logging
-from shared.loops import supervised
+from shared.logs import get_logger
 from shared.lua import Scripts, register
 from shared.metrics import LLM_CALLS
-from shared.pack import Pack, PackError
+from shared.pack import Pack
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
 from shared.state import Outbox, Snapshot, StateConflict, StateStore, journal_entry
-from shared.tenants import Tenant, TenantsError, tenants_of
+from shared.tenants import Tenant, tenants_of
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -165,140 +156,6 @@ def for_tenant(rt: Runtime, tenant: Tenant) -> Runtime:
         background=[],
         on_stop=[],
     )
-
-
-def make_runtimes(
-    spec: ServiceSpec, settings: Settings | None = None, *, topology: Topology
-) -> tuple[list[Runtime], list[Tenant]]:
-    """One runtime per tenant this process serves (one, for a deployment of one), and every
-    tenant with whether it is enabled. ``TenantsError`` when the tenants file is bad or no
-    tenant's pack loads: the process cannot serve anyone."""
-    settings = settings or get_settings()
-    tenants = tenants_of(settings)
-    enabled = [tenant for tenant in tenants if tenant.pack is not None]
-    if not enabled:
-        problems = "; ".join(tenant.problem or tenant.id for tenant in tenants)
-        raise TenantsError(f"no tenant can be served: {problems}")
-    first = make_runtime(spec, settings, topology=topology, tenant=enabled[0])
-    return [first, *(for_tenant(first, tenant) for tenant in enabled[1:])], tenants
-
-
-def gather_loops(runtimes: list[Runtime]) -> Runtime:
-    """The first runtime, now running every runtime's loops and stop hooks (one process)."""
-    first = runtimes[0]
-    for other in runtimes[1:]:
-        first.background.extend(other.background)
-        first.on_stop.extend(other.on_stop)
-    return first
-
-
-async def heartbeat(rt: Runtime) -> None:
-    """Announce a live consumer; /healthz reads these. Runs supervised (``shared/loops.py``),
-    so a Redis outage delays the next beat instead of ending them."""
-    member = f"{rt.service}|{rt.bus.consumer}"
-    while True:
-        now = time.time()
-        async with rt.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(rt.keys.heartbeats(member), {member: now})
-            pipe.zremrangebyscore(rt.keys.heartbeats(member), 0, now - 3600)
-            await pipe.execute()
-        await asyncio.sleep(rt.settings.heartbeat_s)
-
-
-async def watch_parent() -> None:
-    """Exit when the supervisor that started us is gone, so no process is left behind."""
-    parent = os.getppid()
-    while True:
-        await asyncio.sleep(1.0)
-        if os.getppid() != parent:
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-
-
-async def start(rt: Runtime) -> list[asyncio.Task[None]]:
-    await ensure_groups(rt.redis, rt.keys)
-    await rt.bus.broker.start()
-    jobs: list[Callable[[], Awaitable[None]]] = [lambda: heartbeat(rt), *rt.background]
-    names = ["heartbeat", *(getattr(job, "__name__", repr(job)) for job in rt.background)]
-    if os.environ.get("ORQ_SUPERVISED") == "1":
-        jobs.append(watch_parent)
-        names.append("watch_parent")
-    return [
-        asyncio.create_task(supervised(name, job, rt.log), name=name)
-        for name, job in zip(names, jobs, strict=True)
-    ]
-
-
-async def stop(rt: Runtime, tasks: list[asyncio.Task[None]]) -> None:
-    # A cancel can be swallowed on Python 3.11 when it lands inside a client's own timeout
-    # (redis-py's socket timeout runs through asyncio.wait_for): cancel until each task ends.
-    for task in tasks:
-        while not task.done():
-            task.cancel()
-            await asyncio.wait([task], timeout=1.0)
-    for task in tasks:
-        with suppress(asyncio.CancelledError):
-            await task
-    await rt.bus.broker.stop()
-    for hook in rt.on_stop:
-        await hook()
-    if rt.llm:
-        await rt.llm.aclose()
-    member = f"{rt.service}|{rt.bus.consumer}"
-    await rt.redis.zrem(rt.keys.heartbeats(member), member)
-    await rt.redis.aclose()
-
-
-async def _serve(spec: ServiceSpec, topology: Topology) -> None:
-    runtimes, tenants = make_runtimes(spec, topology=topology)
-    for tenant in tenants:
-        if tenant.problem:
-            runtimes[0].log.error(tenant.problem, tenant=tenant.id)
-    for each in runtimes:
-        if spec.out_of(each.pack):
-            each.log.info(
-                f"out of this pack's turns: pack {each.pack.name!r} has no "
-                f"{spec.needs_section!r} section; idling"
-            )
-            continue
-        try:
-            spec.builder()(each)
-        except (PackError, ValidationError) as exc:
-            if len(tenants) == 1:
-                raise
-            # One tenant's section this service refuses: that tenant only is left out here
-            # (its messages are retried, then dead-lettered), the others are served.
-            each.log.error("tenant disabled in this service: its pack is refused", error=str(exc))
-    rt = gather_loops(runtimes)
-    if rt.settings.metrics_port:
-        start_http_server(rt.settings.metrics_port)
-        register_lag_collector(
-            rt.settings.redis_url, rt.keys, cluster=rt.settings.redis_mode == "cluster"
-        )
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
-    tasks = await start(rt)
-    rt.log.info(
-        "service started",
-        consumer=rt.bus.consumer,
-        packs={each.tenant or "-": each.pack.name for each in runtimes},
-    )
-    await stopping.wait()
-    rt.log.info("service stopping")
-    await stop(rt, tasks)
-
-
-def run_service(spec: ServiceSpec, topology: Topology) -> None:
-    """Run a service on uvloop: its event loop and socket transports are C, and a bus
-    service spends most of its CPU in them (README "Performance")."""
-    settings = get_settings()
-    setup_logging(spec.name, settings.log_level, settings.log_json)
-    try:
-        uvloop.run(_serve(spec, topology))
-    except TenantsError as exc:
-        sys.exit(f"{spec.name}: {exc}")
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from services.faq.spec import SPEC
 from services.registry import TOPOLOGY
-from shared.service import run_service
+from shared.process import run_service
 
 if __name__ == "__main__":
     run_service(SPEC, TOPOLOGY)

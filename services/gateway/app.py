@@ -46,9 +46,11 @@ from shared.clock import Clock
 from shared.deps import Deployment
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
+from shared.process import Tenancy, make_tenancy, start, stop
 from shared.scheduled import ScheduleStore
-from shared.service import Runtime, gather_loops, make_runtimes, start, stop
+from shared.service import Runtime
 from shared.settings import Settings, get_settings
+from shared.tenants import Tenant
 from shared.trial.bookings import BookingStore
 from shared.trial.config import load_trial_config
 
@@ -177,33 +179,36 @@ def serve_bus(rt: Runtime) -> None:
     rt.on_stop.append(unregister)
 
 
-def build_deployment(settings: Settings | None = None) -> tuple[Runtime, Deployment]:
-    """Every tenant's gateway in one process (one, for a deployment of one), the runtime
-    that runs their loops, and the ``Deployment`` requests are resolved with."""
-    settings = settings or get_settings()
-    runtimes, tenants = make_runtimes(SPEC, settings, topology=TOPOLOGY)
-    by_id = {tenant.id: tenant for tenant in tenants}
-    deps = {rt.tenant: build(rt, whatsapp_for(by_id[rt.tenant])) for rt in runtimes}
-    rt = gather_loops(runtimes)
-    serve_bus(rt)
-    for tenant in tenants:
-        if tenant.problem:
-            rt.log.error(tenant.problem, tenant=tenant.id)
-    operator = settings.admin_token if settings.tenants else None
-    return rt, Deployment(tenants, dict(deps), operator_token=operator)
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        rt, app.state.deps = build_deployment(settings)
+        # Every tenant's gateway in this one process (one, for a deployment of one); requests
+        # find theirs through the ``Deployment``, rebuilt after each reload.
+        own = settings or get_settings()
+        built: dict[str, GatewayDeps] = {}
+
+        def build_tenant(rt: Runtime, tenant: Tenant) -> None:
+            built[tenant.id] = build(rt, whatsapp_for(tenant))
+
+        def resolve(tenancy: Tenancy) -> None:
+            operator = own.admin_token if own.tenants else None
+            deps = {tenant_id: built[tenant_id] for tenant_id in tenancy.served}
+            app.state.deps = Deployment(tenancy.tenants, dict(deps), operator_token=operator)
+
+        rt, tenancy, tenants = make_tenancy(SPEC, build_tenant, own, topology=TOPOLOGY)
+        serve_bus(rt)
+        await tenancy.serve(tenants)
+        resolve(tenancy)
+        tenancy.listeners.append(resolve)
         tasks: list[asyncio.Task[None]] = await start(rt)
-        for warning in auth.startup_warnings(rt.settings):
+        tenancy.start_loops()
+        for warning in auth.startup_warnings(own):
             rt.log.warning(warning)
-        rt.log.info("gateway started", consumer=rt.bus.consumer, tenants=len(app.state.deps.deps))
+        rt.log.info("gateway started", consumer=rt.bus.consumer, tenants=len(tenancy.served))
         try:
             yield
         finally:
+            await tenancy.stop()
             await stop(rt, tasks)
 
     app = FastAPI(

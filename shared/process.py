@@ -1,0 +1,296 @@
+"""One service process: its tenants, their loops, pack reloads and an orderly stop.
+
+A process serves every tenant of the deployment (one, without ``ORQ_TENANTS``). ``Tenancy``
+holds one runtime per tenant over the process's shared Redis clients and broker
+(``shared.service.for_tenant``), builds each with the service's ``build``, and runs each one's
+loops. Loops that belong to the process (heartbeat, the reload watcher, the gateway's janitor)
+run once, on the base runtime.
+
+``orquestra tenants reload`` appends a request to a stream that every process reads (no
+consumer group: each process applies every request). The process reads the tenants file and the
+packs again and builds the named tenants anew; a new build's handlers replace the old ones on
+every stream in one step (``Bus.install``), then the old loops stop. So a reload is atomic per
+tenant: a message is handled wholly by the old configuration or wholly by the new one. A build
+that fails (a pack that no longer loads, a section the service refuses) leaves the tenant as it
+was, with an error log line; the process then records the request as applied, which the
+command waits for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+
+import uvloop
+from prometheus_client import start_http_server
+from pydantic import ValidationError
+
+from shared.bus import ensure_groups
+from shared.keys import Topology
+from shared.lag import register_lag_collector
+from shared.logs import get_logger, setup_logging
+from shared.loops import supervised
+from shared.pack import PackError, load_pack
+from shared.service import Runtime, for_tenant, make_runtime
+from shared.settings import Settings, get_settings
+from shared.spec import ServiceSpec
+from shared.tenants import Tenant, TenantsError, tenants_of
+
+Build = Callable[[Runtime, Tenant], None]
+Job = Callable[[], Awaitable[None]]
+Tasks = list[asyncio.Task[None]]
+
+
+async def heartbeat(rt: Runtime) -> None:
+    """Announce a live consumer; /healthz reads these. Runs supervised (``shared/loops.py``),
+    so a Redis outage delays the next beat instead of ending them."""
+    member = f"{rt.service}|{rt.bus.consumer}"
+    while True:
+        now = time.time()
+        async with rt.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(rt.keys.heartbeats(member), {member: now})
+            pipe.zremrangebyscore(rt.keys.heartbeats(member), 0, now - 3600)
+            await pipe.execute()
+        await asyncio.sleep(rt.settings.heartbeat_s)
+
+
+async def watch_parent() -> None:
+    """Exit when the supervisor that started us is gone, so no process is left behind."""
+    parent = os.getppid()
+    while True:
+        await asyncio.sleep(1.0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
+def run_loops(rt: Runtime, jobs: list[Job]) -> Tasks:
+    """Each job as a supervised task (restarted after a failure), logged as ``rt``'s."""
+    return [
+        asyncio.create_task(supervised(name, job, rt.log), name=name)
+        for job in jobs
+        if (name := getattr(job, "__name__", repr(job)))
+    ]
+
+
+async def cancel(tasks: Tasks) -> None:
+    # A cancel can be swallowed on Python 3.11 when it lands inside a client's own timeout
+    # (redis-py's socket timeout runs through asyncio.wait_for): cancel until each task ends.
+    for task in tasks:
+        while not task.done():
+            task.cancel()
+            await asyncio.wait([task], timeout=1.0)
+    for task in tasks:
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def start(rt: Runtime) -> Tasks:
+    """Create the bus's groups, start the broker, run the process's loops and ``rt``'s."""
+    await ensure_groups(rt.redis, rt.keys)
+    await rt.bus.broker.start()
+
+    async def beat() -> None:
+        await heartbeat(rt)
+
+    jobs: list[Job] = [beat, *rt.background]
+    if os.environ.get("ORQ_SUPERVISED") == "1":
+        jobs.append(watch_parent)
+    return run_loops(rt, jobs)
+
+
+async def stop(rt: Runtime, tasks: Tasks) -> None:
+    await cancel(tasks)
+    await rt.bus.broker.stop()
+    for hook in rt.on_stop:
+        await hook()
+    if rt.llm:
+        await rt.llm.aclose()
+    member = f"{rt.service}|{rt.bus.consumer}"
+    await rt.redis.zrem(rt.keys.heartbeats(member), member)
+    await rt.redis.aclose()
+
+
+class Tenancy:
+    """The tenants one process serves, each on a runtime of its own, rebuilt on a reload."""
+
+    def __init__(self, base: Runtime, build: Build, settings: Settings) -> None:
+        self.base = base
+        self.build = build
+        self.settings = settings
+        self.tenants: list[Tenant] = []
+        self.served: dict[str, Runtime] = {}
+        self._loops: dict[str, Tasks] = {}
+        # Told after every reload (the gateway rebuilds how requests find their tenant).
+        self.listeners: list[Callable[[Tenancy], None]] = []
+
+    def _build(self, tenant: Tenant, *, strict: bool = False) -> Runtime | None:
+        """A new runtime for ``tenant``, built, its subscriptions staged; None when the
+        tenant's pack does not load or this service refuses it (said in the log). ``strict``:
+        raise instead (the one business of a deployment at start, as before tenants)."""
+        if tenant.pack is None:
+            self.base.log.error(tenant.problem or "tenant disabled", tenant=tenant.id)
+            return None
+        rt = for_tenant(self.base, tenant)
+        try:
+            self.build(rt, tenant)
+        except (PackError, ValidationError) as exc:
+            if strict:
+                raise
+            rt.log.error("tenant not served by this service: its pack is refused", error=str(exc))
+            return None
+        return rt
+
+    async def _swap(self, tenant_id: str, new: Runtime | None) -> None:
+        await self.base.bus.install(new.bus if new else None, tenant_id)
+        old = self.served.pop(tenant_id, None)
+        if new is not None:
+            self.served[tenant_id] = new
+            if self.base.bus.broker.running:
+                self._loops[tenant_id] = run_loops(new, new.background)
+        if old is not None:
+            await cancel(self._loops.pop(tenant_id, []))
+            for hook in old.on_stop:
+                await hook()
+
+    async def serve(self, tenants: list[Tenant]) -> None:
+        """Build every tenant (before the broker starts: ``start_loops`` runs their loops)."""
+        self.tenants = tenants
+        for tenant in tenants:
+            if (rt := self._build(tenant, strict=not tenant.id)) is not None:
+                await self._swap(tenant.id, rt)
+
+    def start_loops(self) -> None:
+        for tenant_id, rt in self.served.items():
+            self._loops[tenant_id] = run_loops(rt, rt.background)
+
+    async def reload(self, only: str | None) -> None:
+        """Read the tenants and their packs again; build ``only`` (every tenant: None) anew."""
+        load_pack.cache_clear()
+        try:
+            fresh = tenants_of(self.settings)
+        except (TenantsError, PackError) as exc:
+            self.base.log.error("reload refused, tenants unchanged", error=str(exc))
+            return
+        before = {tenant.id: tenant for tenant in self.tenants}
+        after: dict[str, Tenant] = {}
+        for tenant in fresh:
+            if only not in (None, tenant.id):
+                if tenant.id in before:
+                    after[tenant.id] = before[tenant.id]
+                continue
+            new = self._build(tenant)
+            if new is None and tenant.id in self.served:
+                # Refused: keep serving it as it was, tokens and pack included.
+                after[tenant.id] = before[tenant.id]
+                continue
+            await self._swap(tenant.id, new)
+            after[tenant.id] = tenant
+            self.base.log.info("tenant reloaded", tenant=tenant.id, pack=new and new.pack.name)
+        for gone in [tenant_id for tenant_id in before if tenant_id not in after]:
+            if only in (None, gone):
+                await self._swap(gone, None)
+                self.base.log.info("tenant no longer served", tenant=gone)
+            else:
+                after[gone] = before[gone]
+        self.tenants = list(after.values())
+        for listener in self.listeners:
+            listener(self)
+
+    async def stop(self) -> None:
+        for tenant_id in list(self.served):
+            await cancel(self._loops.pop(tenant_id, []))
+            for hook in self.served.pop(tenant_id).on_stop:
+                await hook()
+
+    async def watch_reloads(self) -> None:
+        """Apply every reload request appended after this process started, in order, and
+        record each as applied (``orquestra tenants reload`` waits for every live process)."""
+        rt = self.base
+        stream, applied = rt.keys.tenant_reloads, rt.keys.tenant_reloads_applied
+        latest = await rt.redis.xrevrange(stream, count=1)
+        last = latest[0][0] if latest else "0-0"
+        while True:
+            for _, entries in await rt.redis.xread({stream: last}, block=5000, count=10) or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    await self.reload(fields.get("tenant") or None)
+                    await rt.redis.hset(applied, rt.bus.consumer, entry_id)
+
+
+def make_tenancy(
+    spec: ServiceSpec, build: Build, settings: Settings | None = None, *, topology: Topology
+) -> tuple[Runtime, Tenancy, list[Tenant]]:
+    """The process's base runtime and its ``Tenancy`` (not built yet), and the tenants.
+    ``TenantsError`` when the tenants file is bad or no tenant's pack loads."""
+    settings = settings or get_settings()
+    tenants = tenants_of(settings)
+    enabled = [tenant for tenant in tenants if tenant.pack is not None]
+    if not enabled:
+        problems = "; ".join(tenant.problem or tenant.id for tenant in tenants)
+        raise TenantsError(f"no tenant can be served: {problems}")
+    base = make_runtime(spec, settings, topology=topology, tenant=enabled[0])
+    base.log = get_logger(spec.name)
+    tenancy = Tenancy(base, build, settings)
+
+    async def watch_reloads() -> None:
+        await tenancy.watch_reloads()
+
+    base.background.append(watch_reloads)
+    return base, tenancy, tenants
+
+
+def build_service(spec: ServiceSpec) -> Build:
+    """A worker's build: its spec's ``build(rt)``, unless the tenant's pack lacks its section."""
+
+    def build(rt: Runtime, tenant: Tenant) -> None:
+        if spec.out_of(rt.pack):
+            rt.log.info(
+                f"out of this pack's turns: pack {rt.pack.name!r} has no "
+                f"{spec.needs_section!r} section; idling"
+            )
+            return
+        spec.builder()(rt)
+
+    return build
+
+
+async def _serve(spec: ServiceSpec, topology: Topology) -> None:
+    rt, tenancy, tenants = make_tenancy(spec, build_service(spec), topology=topology)
+    await tenancy.serve(tenants)
+    if rt.settings.metrics_port:
+        start_http_server(rt.settings.metrics_port)
+        register_lag_collector(
+            rt.settings.redis_url, rt.keys, cluster=rt.settings.redis_mode == "cluster"
+        )
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    tasks = await start(rt)
+    tenancy.start_loops()
+    rt.log.info(
+        "service started",
+        consumer=rt.bus.consumer,
+        packs={tenant_id or "-": each.pack.name for tenant_id, each in tenancy.served.items()},
+    )
+    await stopping.wait()
+    rt.log.info("service stopping")
+    await tenancy.stop()
+    await stop(rt, tasks)
+
+
+def run_service(spec: ServiceSpec, topology: Topology) -> None:
+    """Run a service on uvloop: its event loop and socket transports are C, and a bus
+    service spends most of its CPU in them (README "Performance")."""
+    settings = get_settings()
+    setup_logging(spec.name, settings.log_level, settings.log_json)
+    try:
+        uvloop.run(_serve(spec, topology))
+    except TenantsError as exc:
+        sys.exit(f"{spec.name}: {exc}")
