@@ -405,7 +405,8 @@ def test_another_tenants_conversation_does_not_exist_for_a_tenant(deployment: De
         assert response.status_code == 404, (path, response.text)
     for token in (CT_ADMIN, CT_API):
         replies = http.get(f"/v1/conversations/{theirs}/replies", headers=auth(token))
-        assert replies.status_code == 404 or replies.json()["replies"] == [], replies.text
+        empty = replies.status_code == 200 and replies.json()["replies"] == []
+        assert replies.status_code == 404 or empty, replies.text
     agent = http.post(
         f"/v1/conversations/{theirs}/agent-messages",
         json={"agent": "ana", "text": "Oi, aqui é a Ana"},
@@ -428,7 +429,8 @@ def test_another_tenants_conversation_does_not_exist_for_a_tenant(deployment: De
     state = rv.conversation(theirs)
     assert state["meta"]["turn_seq"] == 1
     assert state["meta"].get("handoff", "bot") == "bot"
-    assert rv.journal(theirs) == journal_before
+    # Not erased (entries may follow, e.g. the mode router's, but none went away).
+    assert rv.journal(theirs)[: len(journal_before)] == journal_before
     history = http.get(f"/v1/conversations/{theirs}/messages", headers=auth(RV_ADMIN)).json()
     assert [m["author"] for m in history["messages"]] == ["customer", "bot"]
     assert http.get(f"/v1/conversations/{theirs}/export", headers=auth(RV_ADMIN)).status_code == 200
@@ -533,12 +535,13 @@ def test_a_webhook_is_checked_with_the_app_secret_of_the_tenant_owning_its_numbe
     payload = text_webhook(number, person, "onde fica?")
     accepted = deployment.webhook(payload, secret)
     assert accepted.status_code == 200, accepted.text
-    journal = eventually(
-        lambda: deployment.http.get(f"{path}/journal", headers=auth(owner)).json().get("entries"),
-        what=f"the journal of {cid}",
-    )
-    started = [e["messages"] for e in journal if e["event"] == "turn.started"]
-    assert started == [["onde fica?"]]
+
+    def turns() -> list[list[str]]:
+        response = deployment.http.get(f"{path}/journal", headers=auth(owner))
+        entries = response.json()["entries"] if response.status_code == 200 else []
+        return [e["messages"] for e in entries if e["event"] == "turn.started"]
+
+    assert eventually(turns, what=f"the turn of {cid}") == [["onde fica?"]]
     assert deployment.status(path, owner) == 200
     assert deployment.status(path, stranger) == 404
     assert deployment.status(f"{path}/journal", stranger) == 404

@@ -12,6 +12,7 @@ timeout for a process that is serving.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import uuid
@@ -76,15 +77,18 @@ def refused(command: list[str], env: dict[str, str], started: str) -> str:
     )
     watcher = OutputWatcher(process.stdout)
     try:
-        came_up = watcher.wait_for(started, 120)
-        if came_up:
-            what = " ".join(command[2:4])
-            pytest.fail(f"{what} started with a bad tenants file:\n{watcher.tail()}")
+        if watcher.wait_for(started, 120):
+            pytest.fail(f"{command[2]} started with a bad tenants file:\n{watcher.tail()}")
         code = process.wait(30)
     finally:
         if process.poll() is None:
-            process.kill()
-            process.wait()
+            # As an operator stops it (Ctrl-C), so ``orquestra up`` stops its children too.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
     assert watcher.wait_for("<eof>", 10)
     assert code != 0, watcher.tail()
     return "\n".join(watcher.lines)
