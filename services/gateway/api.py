@@ -277,7 +277,9 @@ async def get_conversation(conversation_id: ConversationPath, deps: Deps) -> dic
 async def post_handoff(
     conversation_id: ConversationPath, body: HandoffIn, deps: Deps
 ) -> dict[str, Any]:
-    """Hand the conversation to a person (the bot goes silent) or back to the bot."""
+    """Hand the conversation to a person (the bot goes silent) or back to the bot. An id
+    nothing is stored about is a 404, not a new conversation made of a handoff alone."""
+    await require_known(conversation_id, deps)
     meta = await deps.handoff.assign(conversation_id, body.owner, by=body.agent, reason=body.reason)
     return {"conversation_id": conversation_id, "meta": meta}
 

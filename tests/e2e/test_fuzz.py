@@ -200,15 +200,15 @@ def webhooks(system: System, seen: Fuzzed) -> None:
 def still_answers(system: System, conversations: list[str]) -> list[str]:
     """Conversations that gave no reply to a normal message within ``ANSWER_WAIT_S`` (in all).
     A conversation the fuzzing handed to a person is handed back first: while a person owns
-    it, the bot is silent by design. WhatsApp conversations take no HTTP messages (their own
-    tests cover them)."""
+    it, the bot is silent by design (an id the fuzzing never got stored is a 404: nothing to
+    hand back). WhatsApp conversations take no HTTP messages (their own tests cover them)."""
     asked: dict[str, str] = {}
     for conversation in conversations:
         if write_refusal(conversation) is not None:
             continue
         path = f"/v1/conversations/{quote(conversation, safe='')}"
         handback = system.http.post(f"{path}/handoff", json={"owner": "bot"})
-        assert handback.status_code == 200, handback.text
+        assert handback.status_code in (200, 404), handback.text
         message_id = f"normal-{uuid.uuid4().hex}"
         response = system.post(conversation, "onde fica a CT?", message_id=message_id)
         assert response.status_code == 202, response.text
