@@ -11,12 +11,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+import yaml
 from redis.cluster import RedisCluster
 
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import free_port, reachable
 from services.registry import TOPOLOGY
+from shared.faq.config import FaqConfig
 from shared.keys import Keys, partition_of
+from shared.pack import load_pack
 from tests.e2e.journey import PACK, Chat, assert_said, eventually, together
 from tests.system import System, service
 
@@ -206,3 +209,33 @@ def test_orquestra_up_redis_cluster_starts_a_local_cluster_and_answers(
             node.close()
     assert system.watcher.wait_for("stopping the local Redis Cluster", 5)
     assert not any(reachable(f"redis://127.0.0.1:{port}/0", 0.2) for port in ports)
+
+
+def test_two_tenants_with_different_packs_answer_on_the_cluster(
+    redis_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Tenant keys (``{tenant~conversation}``, each tenant's indexes and deadlines) are
+    cluster-safe: the same conversation id under two tenants with different packs gets each
+    its own answer over partitioned streams."""
+    tokens = {"ctsmash": f"ct-{uuid.uuid4().hex}", "revoluna": f"rv-{uuid.uuid4().hex}"}
+    packs = {"ctsmash": "ctsmash", "revoluna": "staffing"}
+    path = tmp_path_factory.mktemp("cluster-tenants") / "tenants.yaml"
+    listed = [{"id": t, "pack": packs[t], "admin_token": tokens[t]} for t in tokens]
+    path.write_text(yaml.safe_dump({"tenants": listed}), encoding="utf-8")
+    prefix = f"orqtest-{uuid.uuid4().hex[:8]}:"
+    env = cluster_env(ORQ_TENANTS=str(path), ORQ_BURST_WINDOW_MS="0", ORQ_BURST_FRAGMENT_MS="0")
+    question = "a Julia reserva o plantão pra mim?"
+    with System.up(redis_cluster.url, prefix, **env) as running:
+        replies = {}
+        for tenant, token in tokens.items():
+            headers = {"authorization": f"Bearer {token}"}
+            body = {"conversation_id": "same-id", "message_id": "m1", "text": question}
+            assert running.http.post("/v1/messages", json=body, headers=headers).is_success
+            got = running.http.get(
+                "/v1/conversations/same-id/replies", params={"wait": 20}, headers=headers
+            ).json()["replies"]
+            assert got, f"no reply for {tenant}\n{running.watcher.tail()}"
+            replies[tenant] = got[0]["text"]
+    staffing = load_pack("staffing").section("faq", FaqConfig).entries
+    assert next(e.answer for e in staffing if e.id == "reserva").strip() in replies["revoluna"]
+    assert replies["ctsmash"] != replies["revoluna"]
