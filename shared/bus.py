@@ -62,6 +62,12 @@ def _fault(setting: str | None, group: str) -> bytes | None:
     return text.encode() if target == group and text else None
 
 
+def _log(tenant: str) -> Any:
+    """The module's logger for a message of ``tenant``: bound with it as a tenant's runtime
+    logger is (``shared.service.make_runtime``), unbound for a deployment of one."""
+    return log.bind(tenant=tenant) if tenant else log
+
+
 def consumer_name(service: str) -> str:
     """Unique per process: host, pid and a random suffix (pids repeat across containers)."""
     return f"{service}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -259,10 +265,10 @@ class Bus:
 
         async def consume(message: RedisStreamMessage) -> None:
             started = time.perf_counter()
+            tenant: str = message.headers.get(TENANT_HEADER, "")
             try:
                 if poison and poison in message.body:
                     raise InjectedFault(f"injected fault in {group} ({settings.fault_inject})")
-                tenant = message.headers.get(TENANT_HEADER, "")
                 handler = handlers.get(tenant)
                 if handler is None:
                     raise UnknownTenant(f"no handler here for tenant {tenant!r} in {group}")
@@ -271,18 +277,18 @@ class Bus:
                 attempts = await message.get_delivery_count()
                 permanent = isinstance(exc, ValidationError)
                 if permanent or attempts >= settings.max_attempts:
-                    await self._dead_letter(stream, group, message, attempts, exc)
+                    await self._dead_letter(stream, group, message, attempts, exc, tenant)
                     return
-                HANDLED.labels(self.service, stream, "retry").inc()
-                log.warning(
+                HANDLED.labels(self.service, stream, "retry", tenant).inc()
+                _log(tenant).warning(
                     "handler failed, will retry",
                     stream=stream,
                     attempts=attempts,
                     error=f"{type(exc).__name__}: {exc}",
                 )
                 raise
-            HANDLED.labels(self.service, stream, "ok").inc()
-            LATENCY.labels(self.service, stream).observe(time.perf_counter() - started)
+            HANDLED.labels(self.service, stream, "ok", tenant).inc()
+            LATENCY.labels(self.service, stream, tenant).observe(time.perf_counter() - started)
 
         # Read no more than we can run at once, so replicas share a burst instead of one
         # replica claiming it all.
@@ -316,7 +322,10 @@ class Bus:
         message: RedisStreamMessage,
         attempts: int,
         exc: BaseException,
+        tenant: str,
     ) -> None:
+        """Move ``message`` (of ``tenant``, "" for a deployment of one) to the dead-letter
+        stream, still carrying its tenant header."""
         ids = message.raw_message.get("message_ids") or [b""]
         letter = DeadLetter(
             stream=stream,
@@ -327,16 +336,15 @@ class Bus:
             payload=message.body.decode("utf-8", "replace"),
         )
         body = letter.model_dump_json().encode()
-        tenant = message.headers.get(TENANT_HEADER)
         await self.broker.publish(
             body,
             stream=self.keys.dlq,
             maxlen=self.settings.stream_maxlen,
             headers={TENANT_HEADER: tenant} if tenant else None,
         )
-        DEAD_LETTERS.labels(self.service, stream).inc()
-        HANDLED.labels(self.service, stream, "dead_letter").inc()
-        log.error(
+        DEAD_LETTERS.labels(self.service, stream, tenant).inc()
+        HANDLED.labels(self.service, stream, "dead_letter", tenant).inc()
+        _log(tenant).error(
             "message moved to dead-letter stream",
             stream=stream,
             group=group,

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 
 from shared.keys import Keys, sched_member
 from shared.lua import Scripts
+from shared.state import stamp_tenant
 
 Kind = Literal["day_before", "before_class", "attended", "no_show"]
 Status = Literal["pending", "sending", "sent", "held", "cancelled", "dropped"]
@@ -113,7 +114,7 @@ class ScheduleStore:
                 item.id,
                 self.ttl_s,
                 bucket,
-                entry,
+                *stamp_tenant(k.tenant, entry),
                 self.journal_max,
             ],
         )
@@ -144,7 +145,7 @@ class ScheduleStore:
         k, conv = self.keys, item.conversation_id
         moved = await self.scripts.sched_move(
             keys=[k.sched_item(conv, item.id), k.journal(conv)],
-            args=[from_, to, entry, self.journal_max, self.ttl_s],
+            args=[from_, to, *stamp_tenant(k.tenant, entry), self.journal_max, self.ttl_s],
         )
         return bool(int(moved))
 
@@ -184,7 +185,7 @@ class ScheduleStore:
         k, conv = self.keys, item.conversation_id
         result = await self.scripts.sched_take(
             keys=[k.sched_item(conv, item.id), k.state(conv), k.journal(conv)],
-            args=[held_entry, self.journal_max, self.ttl_s],
+            args=[*stamp_tenant(k.tenant, held_entry), self.journal_max, self.ttl_s],
         )
         status = result[0]
         if status == "send":

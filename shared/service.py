@@ -304,12 +304,12 @@ async def ask_llm(
     try:
         result = await rt.llm.structured(messages, model_cls)
     except LLMError as exc:
-        LLM_CALLS.labels(rt.service, exc.kind).inc()
+        LLM_CALLS.labels(rt.service, exc.kind, rt.tenant).inc()
         rt.log.warning("llm failed, using rules", purpose=purpose, kind=exc.kind, turn_id=turn_id)
         journal.append(
             journal_entry(rt.service, turn_id, "llm.fallback", purpose=purpose, kind=exc.kind)
         )
         return None
-    LLM_CALLS.labels(rt.service, "ok").inc()
+    LLM_CALLS.labels(rt.service, "ok", rt.tenant).inc()
     journal.append(journal_entry(rt.service, turn_id, "llm.used", purpose=purpose))
     return result

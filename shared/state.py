@@ -97,7 +97,8 @@ async def read_slices(redis: Redis, keys: Keys, conversation_id: str, *names: st
 
 
 def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any) -> str:
-    """One journal line; ``data`` adds fields but never replaces the four every entry has."""
+    """One journal line; ``data`` adds fields but never replaces the four every entry has. A
+    tenant's journal stores it with its tenant too (``stamp_tenant``, by the writers)."""
     entry = {
         **data,
         "at": utcnow().isoformat(),
@@ -106,6 +107,20 @@ def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any)
         "event": event,
     }
     return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def stamp_tenant(tenant: str, *entries: str) -> list[str]:
+    """Journal entries as they are stored for ``tenant``: each names it (``"tenant"``, which no
+    field of the entry replaces); for a deployment of one (``""``) the entries as they are.
+
+    Stamped by the few writers of journals, which all hold the tenant's keys (``StateStore``,
+    ``TurnKeeper.release``, ``ScheduleStore``), rather than by the many callers of
+    ``journal_entry``: no caller can forget it, and no caller needs the tenant."""
+    if not tenant:
+        return list(entries)
+    return [
+        json.dumps({**json.loads(entry), "tenant": tenant}, ensure_ascii=False) for entry in entries
+    ]
 
 
 class StateStore:
@@ -182,7 +197,8 @@ class StateStore:
             data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
             data["_v"] = expected + 1
             args += [name, expected, json.dumps(data, ensure_ascii=False)]
-        args += [outbox.dump(), self.outbox_ttl_s, self.journal_max, self.state_ttl_s, *journal]
+        args += [outbox.dump(), self.outbox_ttl_s, self.journal_max, self.state_ttl_s]
+        args += stamp_tenant(self.keys.tenant, *journal)
         result = await self.scripts.commit(
             keys=[
                 self.keys.state(conversation_id),
@@ -204,7 +220,7 @@ class StateStore:
     def queue_journal(self, pipe: Pipeline, conversation_id: str, *entries: str) -> None:
         """Append journal entries as part of a caller's pipeline (one round trip for both)."""
         key = self.keys.journal(conversation_id)
-        pipe.rpush(key, *entries)
+        pipe.rpush(key, *stamp_tenant(self.keys.tenant, *entries))
         pipe.ltrim(key, -self.journal_max, -1)
         pipe.expire(key, self.state_ttl_s)
 

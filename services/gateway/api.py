@@ -171,7 +171,7 @@ async def post_message(body: MessageIn, request: Request, deps: Deps) -> Accepte
         fresh = await deps.turns.ingest(message)
     except MessageRefused as refused:
         raise field_error(refused.field, refused.reason) from None
-    INBOUND.labels("http", "accepted" if fresh else "duplicate").inc()
+    INBOUND.labels("http", "accepted" if fresh else "duplicate", deps.keys.tenant).inc()
     return Accepted(accepted=True, duplicate=not fresh)
 
 

@@ -40,12 +40,12 @@ class Egress:
             return
         if await self.handoff.owner(reply.conversation_id) == "human":
             # A person took over while this turn was in flight: the bot stays silent.
-            REPLIES.labels(reply.channel, "dropped_human").inc()
+            REPLIES.labels(reply.channel, "dropped_human", self.turns.keys.tenant).inc()
             dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner")
             await self._done(reply, dropped)
             return
         delivery = await channel.deliver(reply)
-        REPLIES.labels(reply.channel, delivery.status).inc()
+        REPLIES.labels(reply.channel, delivery.status, self.turns.keys.tenant).inc()
         await self._record(channel, reply, delivery)
         journal = []
         if delivery.status != "duplicate":
@@ -87,7 +87,7 @@ class Egress:
         """A staff member's message: sent whoever owns the conversation, once per message id
         (the channel's own claim), and it answers no turn, so no lease is released."""
         delivery = await channel.deliver(reply)
-        REPLIES.labels(reply.channel, f"agent_{delivery.status}").inc()
+        REPLIES.labels(reply.channel, f"agent_{delivery.status}", self.turns.keys.tenant).inc()
         await self._record(channel, reply, delivery)
         if delivery.status != "duplicate":
             await self.turns.store.append_journal(

@@ -57,7 +57,7 @@ from shared.nlu.fragment import Fragments
 from shared.nlu.normalize import normalize
 from shared.reply_window import window_expires_at
 from shared.settings import Settings
-from shared.state import StateStore, journal_entry
+from shared.state import StateStore, journal_entry, stamp_tenant
 
 
 class Publish(Protocol):
@@ -389,7 +389,7 @@ class TurnKeeper:
                     self._max_ts_ms,
                     self.store.journal_max,
                     self.store.state_ttl_s,
-                    *journal,
+                    *stamp_tenant(self.keys.tenant, *journal),
                 ],
             )
             score, result = await pipe.execute()
@@ -469,7 +469,7 @@ class TurnKeeper:
                 await self.publish(k.route(k.outbound, conversation_id), answer[0], pipeline=pipe)
             self.store.queue_journal(pipe, conversation_id, *journal)
             await pipe.execute()
-        TURNS_STARTED.inc()
+        TURNS_STARTED.labels(self.keys.tenant).inc()
 
     def _queue_open(self, pipe: Pipeline, turn_id: str, body: str) -> None:
         """Queue the merger's record of the turn and its deadline (``shared/merge.py``)."""

@@ -64,7 +64,7 @@ def build(rt: Runtime) -> None:
                 event_turn_id=event.turn_id,
             )
             if await store.cancel(item, bucket, entry):
-                SCHEDULED.labels(item.kind, "cancelled").inc()
+                SCHEDULED.labels(item.kind, "cancelled", rt.tenant).inc()
                 rt.log.info("scheduled message cancelled", id=item.id, because=event.type)
 
     async def schedule(item: Scheduled, now: datetime, event: DomainEvent) -> None:
@@ -82,14 +82,14 @@ def build(rt: Runtime) -> None:
                 SERVICE, item.turn_id, "scheduled.dropped", reason="past", **fields
             )
             if await store.add(item, "dropped", now, entry):
-                SCHEDULED.labels(item.kind, "dropped").inc()
+                SCHEDULED.labels(item.kind, "dropped", rt.tenant).inc()
             return
         send_at = now if admission == "send_now" else item.due_at
         entry = journal_entry(
             SERVICE, item.turn_id, "scheduled.created", send_now=admission == "send_now", **fields
         )
         if await store.add(item, "pending", send_at, entry):
-            SCHEDULED.labels(item.kind, "created").inc()
+            SCHEDULED.labels(item.kind, "created", rt.tenant).inc()
             rt.log.info("message scheduled", id=item.id, kind=item.kind, due_at=fields["due_at"])
 
     async def on_event(body: bytes) -> None:
@@ -130,7 +130,7 @@ def build(rt: Runtime) -> None:
                 reason="late",
             )
             if await store.move(item, "pending", "dropped", entry):
-                SCHEDULED.labels(item.kind, "dropped").inc()
+                SCHEDULED.labels(item.kind, "dropped", rt.tenant).inc()
             await store.finish(claimed)
             return
         held = journal_entry(
@@ -161,10 +161,10 @@ def build(rt: Runtime) -> None:
                 text=taken.text,
             )
             if await store.move(taken, "sending", "sent", entry):
-                SCHEDULED.labels(taken.kind, "sent").inc()
+                SCHEDULED.labels(taken.kind, "sent", rt.tenant).inc()
             rt.log.info("scheduled message sent", id=taken.id, kind=taken.kind)
         elif status == "held":
-            SCHEDULED.labels(item.kind, "held").inc()
+            SCHEDULED.labels(item.kind, "held", rt.tenant).inc()
             rt.log.info("scheduled message held for a person", id=item.id)
         await store.finish(claimed)
 

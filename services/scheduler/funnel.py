@@ -49,7 +49,7 @@ class FunnelCounter:
             pipe.hincrby(day, f"{step}|{source}", 1)
             pipe.expire(day, DAY_TTL_S)
             await pipe.execute()
-        FUNNEL_STEPS.labels(step).inc()
+        FUNNEL_STEPS.labels(step, self.keys.tenant).inc()
         return True
 
     async def on_step(self, body: bytes) -> None:

@@ -439,7 +439,7 @@ def test_bad_or_missing_signature_stores_nothing(env: Env) -> None:
     conv = conversation_id(NUMBER, "5511900000001")
     assert env.system.http.get(f"/v1/conversations/{conv}/journal").status_code == 404
     assert not env.redis.exists(env.keys.dedupe(conv, "wamid.unsigned"))
-    assert env.metric('orq_whatsapp_webhooks_total{outcome="bad_signature"}') >= 3
+    assert env.metric('orq_whatsapp_webhooks_total{outcome="bad_signature",tenant=""}') >= 3
 
 
 def test_bodies_over_the_configured_size_are_413(env: Env) -> None:
@@ -580,13 +580,18 @@ def test_a_fragment_is_read_with_typing_while_the_gateway_waits_for_the_rest(env
 def test_throttling_is_retried_with_backoff_then_sent(env: Env) -> None:
     sender = fresh_sender()
     env.graph.script(NUMBER, sender, corpus("outbound_error_130429_kapso.json", 400))
-    retried = env.metric('orq_whatsapp_sends_total{kind="text",outcome="retried"}')
+    retried = env.metric('orq_whatsapp_sends_total{kind="text",outcome="retried",tenant=""}')
     conv, _ = say(env, sender, "location")
     (delivered,) = env.delivered(conv)
     first, second = texts_to(env, sender)
     assert delivered["status"] == "sent" and first.body == second.body
-    assert env.metric('orq_whatsapp_sends_total{kind="text",outcome="retried"}') == retried + 1
-    assert env.metric('orq_whatsapp_errors_total{category="throttled",code="130429"}') >= 1
+    assert (
+        env.metric('orq_whatsapp_sends_total{kind="text",outcome="retried",tenant=""}')
+        == retried + 1
+    )
+    assert (
+        env.metric('orq_whatsapp_errors_total{category="throttled",code="130429",tenant=""}') >= 1
+    )
 
 
 def test_outside_the_window_the_template_replaces_the_reply(env: Env) -> None:
@@ -664,8 +669,8 @@ def test_a_refused_token_is_visible_in_health_and_metrics(env: Env) -> None:
         assert health["status"] == "error" and health["token"] == "invalid"
         assert health["last_error"]["code"] == 190 and health["last_error"]["category"] == "auth"
         assert any("190" in p for p in health["problems"])
-        assert env.metric('orq_whatsapp_errors_total{category="auth",code="190"}') >= 1
-        assert env.metric("orq_whatsapp_token_valid") == 0
+        assert env.metric('orq_whatsapp_errors_total{category="auth",code="190",tenant=""}') >= 1
+        assert env.metric('orq_whatsapp_token_valid{tenant=""}') == 0
         assert len(texts_to(env, sender)) == 1  # never retried
     finally:
         env.graph.token = TOKEN
@@ -673,7 +678,7 @@ def test_a_refused_token_is_visible_in_health_and_metrics(env: Env) -> None:
     assert env.delivered(conv)[0]["status"] == "sent"
     health = env.system.http.get("/healthz").json()["whatsapp"]
     assert health["status"] == "ok" and health["token"] == "ok"
-    assert env.metric("orq_whatsapp_token_valid") == 1
+    assert env.metric('orq_whatsapp_token_valid{tenant=""}') == 1
 
 
 def test_a_131047_status_before_the_send_response_still_sends_the_template(env: Env) -> None:

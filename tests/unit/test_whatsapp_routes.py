@@ -45,7 +45,7 @@ def client(**settings: Any) -> tuple[httpx.AsyncClient, Recorder]:
     app = FastAPI()
     app.include_router(router)
     recorder = Recorder(WhatsAppSettings(_env_file=None, **settings))
-    stand_in = SimpleNamespace(whatsapp=recorder, turns=None, inbox=None)
+    stand_in = SimpleNamespace(whatsapp=recorder, turns=None, inbox=None, keys=Keys())
     one_business = SimpleNamespace(any=lambda: stand_in, of_number=lambda number: stand_in)
     app.dependency_overrides[deployment] = lambda: one_business
     transport = httpx.ASGITransport(app=app)

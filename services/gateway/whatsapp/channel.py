@@ -201,7 +201,7 @@ class WhatsAppChannel:
         try:
             await self.graph.post_message(target.phone_number_id, read_receipt(wamid, typing=True))
         except GraphError as error:
-            SENDS.labels("read", "failed").inc()
+            SENDS.labels("read", "failed", self.keys.tenant).inc()
             self.log.warning(
                 "mark-read failed",
                 conversation_id=message.conversation_id,
@@ -209,7 +209,7 @@ class WhatsAppChannel:
                 error=str(error),
             )
             return
-        SENDS.labels("read", "sent").inc()
+        SENDS.labels("read", "sent", self.keys.tenant).inc()
 
     async def window_open(self, conversation_id: str) -> bool:
         """False when the meta slice says the 24-hour window closed; True when unknown."""
@@ -342,7 +342,7 @@ class WhatsAppChannel:
                 body = await self.graph.post_message(target.phone_number_id, payload)
             except GraphError as error:
                 code = str(error.code) if error.code is not None else f"http_{error.http_status}"
-                ERRORS.labels(code, str(error.category)).inc()
+                ERRORS.labels(code, str(error.category), self.keys.tenant).inc()
                 too_long = error.retry_after_s is not None and error.retry_after_s > cap_s
                 attempt += 1
                 delay = backoff_s(
@@ -356,10 +356,10 @@ class WhatsAppChannel:
                     pair = error.code in PAIR_THROTTLING_CODES
                     await self.records.hold(target.pair if pair else target.phone_number_id, delay)
                 if error.category not in RETRYABLE or too_long or attempt >= settings.send_attempts:
-                    SENDS.labels(kind, "failed").inc()
+                    SENDS.labels(kind, "failed", self.keys.tenant).inc()
                     raise
-                SENDS.labels(kind, "retried").inc()
+                SENDS.labels(kind, "retried", self.keys.tenant).inc()
                 await self.sleep(delay)
                 continue
-            SENDS.labels(kind, "sent").inc()
+            SENDS.labels(kind, "sent", self.keys.tenant).inc()
             return body

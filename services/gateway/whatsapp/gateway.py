@@ -130,11 +130,11 @@ class WhatsApp:
                 await self._ignored(refusal)
                 counts["ignored"] += 1
                 continue
-            INBOUND.labels(CHANNEL, "accepted" if fresh else "duplicate").inc()
-            EVENTS.labels(f"message:{message.kind}").inc()
+            INBOUND.labels(CHANNEL, "accepted" if fresh else "duplicate", self.rt.tenant).inc()
+            EVENTS.labels(f"message:{message.kind}", self.rt.tenant).inc()
             counts["messages" if fresh else "duplicates"] += 1
         for echo in webhook.echoes:
-            EVENTS.labels("echo").inc()
+            EVENTS.labels("echo", self.rt.tenant).inc()
             if await staff.record_echo(echo.conversation_id, echo.message_id, echo.text, echo.at):
                 counts["echoes"] += 1
         for status in webhook.statuses:
@@ -146,7 +146,7 @@ class WhatsApp:
         return counts
 
     async def _status(self, status: StatusUpdate, background: BackgroundTasks) -> None:
-        EVENTS.labels(f"status:{status.status}").inc()
+        EVENTS.labels(f"status:{status.status}", self.rt.tenant).inc()
         await self.records.record(
             status.wamid,
             status.status,
@@ -178,7 +178,7 @@ class WhatsApp:
             )
 
     async def _ignored(self, item: Ignored) -> None:
-        EVENTS.labels(f"ignored:{item.reason.split(':', 1)[0]}").inc()
+        EVENTS.labels(f"ignored:{item.reason.split(':', 1)[0]}", self.rt.tenant).inc()
         entry = journal_entry(
             "gateway",
             None,

@@ -128,7 +128,7 @@ class ChannelRecords:
 
     async def note_success(self) -> None:
         await self.redis.hset(self.keys.wa_health, "last_success_at", utcnow().isoformat())
-        TOKEN_VALID.set(1)
+        TOKEN_VALID.labels(self.keys.tenant).set(1)
 
     async def note_error(self, error: GraphError, conversation_id: str | None) -> None:
         """Remember a failure that was not retried (or no longer), for /healthz and operators."""
@@ -146,7 +146,7 @@ class ChannelRecords:
         mapping = {"last_error": json.dumps(entry, ensure_ascii=False)}
         if category == Category.AUTH:
             mapping["last_auth_error_at"] = entry["at"]
-            TOKEN_VALID.set(0)
+            TOKEN_VALID.labels(self.keys.tenant).set(0)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(self.keys.wa_health, mapping=mapping)
             pipe.hincrby(self.keys.wa_health, f"errors:{category}", 1)

@@ -36,9 +36,9 @@ async def verify(
     deps = cast(GatewayDeps, deployment.any())
     echo = handshake_challenge(mode, token, challenge, deps.whatsapp.settings.verify_token)
     if echo is None:
-        WEBHOOKS.labels("verify_refused").inc()
+        WEBHOOKS.labels("verify_refused", "").inc()
         return PlainTextResponse("forbidden", status_code=403)
-    WEBHOOKS.labels("verified").inc()
+    WEBHOOKS.labels("verified", "").inc()
     return PlainTextResponse(echo)
 
 
@@ -58,13 +58,13 @@ async def notify(
     try:
         raw = await _read_body(request, limit)
     except BodyTooLarge:
-        WEBHOOKS.labels("too_large").inc()
+        WEBHOOKS.labels("too_large", "").inc()
         return JSONResponse({"detail": "body too large"}, status_code=413)
     numbers = business_numbers(raw)
     found = [deployment.of_number(number) for number in numbers or {""}]
     owners = {id(deps): deps for deps in found if deps is not None}
     if None in found or len(owners) != 1:
-        WEBHOOKS.labels("unknown_number").inc()
+        WEBHOOKS.labels("unknown_number", "").inc()
         log.error(
             "whatsapp webhook dropped: its numbers are not one tenant's", numbers=sorted(numbers)
         )
@@ -74,10 +74,10 @@ async def notify(
     if settings.app_secret and not signature_valid(
         raw, settings.app_secret, request.headers.get(SIGNATURE_HEADER)
     ):
-        WEBHOOKS.labels("bad_signature").inc()
+        WEBHOOKS.labels("bad_signature", deps.keys.tenant).inc()
         return JSONResponse({"detail": "missing or invalid signature"}, status_code=401)
     counts = await deps.whatsapp.receive(raw, deps.turns, deps.inbox, background)
-    WEBHOOKS.labels("ok").inc()
+    WEBHOOKS.labels("ok", deps.keys.tenant).inc()
     return JSONResponse(counts)
 
 
