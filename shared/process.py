@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from typing import cast
 
 import uvloop
 from prometheus_client import start_http_server
@@ -44,6 +45,8 @@ from shared.tenants import Tenant, TenantsError, tenants_of
 Build = Callable[[Runtime, Tenant], None]
 Job = Callable[[], Awaitable[None]]
 Tasks = list[asyncio.Task[None]]
+# XREAD's reply with decoded responses: per stream, its entries (id, fields).
+ReadReply = list[tuple[str, list[tuple[str, dict[str, str]]]]] | None
 
 
 async def heartbeat(rt: Runtime) -> None:
@@ -213,10 +216,11 @@ class Tenancy:
         record each as applied (``orquestra tenants reload`` waits for every live process)."""
         rt = self.base
         stream, applied = rt.keys.tenant_reloads, rt.keys.tenant_reloads_applied
-        latest = await rt.redis.xrevrange(stream, count=1)
+        latest = cast(list[tuple[str, dict[str, str]]], await rt.redis.xrevrange(stream, count=1))
         last = latest[0][0] if latest else "0-0"
         while True:
-            for _, entries in await rt.redis.xread({stream: last}, block=5000, count=10) or []:
+            read = cast(ReadReply, await rt.redis.xread({stream: last}, block=5000, count=10))
+            for _, entries in read or []:
                 for entry_id, fields in entries:
                     last = entry_id
                     await self.reload(fields.get("tenant") or None)
