@@ -59,6 +59,8 @@ async def test_a_message_of_a_tenant_is_counted_under_its_tenant(bus: Bus) -> No
         return handle
 
     acme.subscribe(stream, group, handler("acme"))
+
+    await bus.install(acme, "acme")  # a tenant view's subscriptions are staged
     bus.subscribe(stream, group, handler(""))
     ok = {"service": SERVICE, "stream": stream, "outcome": "ok"}
     before = {t: sample("orq_messages_handled_total", **ok, tenant=t) for t in handled}
@@ -81,6 +83,8 @@ async def test_a_dead_letter_of_a_tenant_is_counted_under_its_tenant(bus: Bus) -
         raise RuntimeError("poison")
 
     acme.subscribe(stream, group, fail)
+
+    await bus.install(acme, "acme")  # a tenant view's subscriptions are staged
     labels = {"service": SERVICE, "stream": stream, "tenant": "acme"}
     await started(bus, stream, group)
     with capture_logs() as logs:
