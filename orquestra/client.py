@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from shared.tenants import TENANT_HEADER
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 # The API caps a long-poll at 60 s; the HTTP timeout must outlast the longest wait we ask for.
 MAX_WAIT_S = 60.0
@@ -31,7 +33,8 @@ class Client:
     """One gateway, with the bearer token of every request (``POST /v1/messages`` included).
 
     ``ORQ_ADMIN_TOKEN`` by default: the state and journal routes need it and it opens the
-    HTTP channel too; else ``ORQ_API_TOKEN``, which is enough to post and read replies.
+    HTTP channel too; else ``ORQ_API_TOKEN``, which is enough to post and read replies. With
+    several tenants, ``ORQ_TENANT`` names the one an operator's token speaks for.
     """
 
     def __init__(self, base_url: str = DEFAULT_URL, token: str | None = None) -> None:
@@ -39,6 +42,8 @@ class Client:
         if token is None:
             token = os.environ.get("ORQ_ADMIN_TOKEN") or os.environ.get("ORQ_API_TOKEN")
         headers = {"authorization": f"Bearer {token}"} if token else {}
+        if tenant := os.environ.get("ORQ_TENANT"):
+            headers[TENANT_HEADER] = tenant
         self.http = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=MAX_WAIT_S + 10, trust_env=False
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 import redis
 from faststream.redis.parser.binary import BinaryMessageFormatV1
@@ -26,7 +27,8 @@ def read_questions(client: redis.Redis, keys: Keys, limit: int) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     client = connect_sync(settings)
-    questions = read_questions(client, Keys(settings.prefix), args.scan)
+    keys = Keys(settings.prefix, tenant=args.tenant or "")
+    questions = read_questions(client, keys, args.scan)
     if not questions:
         print("nenhuma pergunta sem resposta registrada")
         return 0
@@ -40,4 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("unanswered", help="most frequent questions the FAQ could not answer")
     parser.add_argument("--top", type=int, default=20, help="how many to list")
     parser.add_argument("--scan", type=int, default=10_000, help="latest records to read")
+    parser.add_argument(
+        "--tenant",
+        default=os.environ.get("ORQ_TENANT"),
+        help="with ORQ_TENANTS: whose questions (default: ORQ_TENANT)",
+    )
     parser.set_defaults(func=run)
