@@ -1,4 +1,5 @@
-"""What every service process shares: connections, bus, state, heartbeat, orderly shutdown.
+"""What every service's handlers share: the runtime (connections, bus, state, pack) and the
+tail of a decision (commit once, publish, journal).
 
 A service module builds its subscriptions on a ``Runtime`` (``build(rt)``) and its
 ``__main__`` calls ``run_service(SPEC, TOPOLOGY)`` (``shared/process.py``: its spec and the
@@ -33,7 +34,7 @@ from shared.pack import Pack
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
 from shared.state import Outbox, Snapshot, StateConflict, StateStore, journal_entry
-from shared.tenants import Tenant, tenants_of
+from shared.tenants import Tenant, TenantsError, tenants_of
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -102,7 +103,8 @@ def make_runtime(
     settings = settings or get_settings()
     if tenant is None:
         [tenant] = tenants_of(settings.model_copy(update={"tenants": None}))
-    assert tenant.pack is not None, tenant.problem
+    if tenant.pack is None:
+        raise TenantsError(tenant.problem or f"tenant {tenant.id!r} has no pack")
     keys = Keys(settings.prefix, settings.partitions, tenant=tenant.id, topology=topology)
     # A cluster client answers every command the services use as a single-node one does.
     redis = cast(Redis, connect(settings))
@@ -142,7 +144,8 @@ def make_runtime(
 def for_tenant(rt: Runtime, tenant: Tenant) -> Runtime:
     """``rt``'s process as another tenant's runtime: the same clients, broker and consumer;
     that tenant's settings, pack, keys, store and bus view, and loops of its own."""
-    assert tenant.pack is not None, tenant.problem
+    if tenant.pack is None:
+        raise TenantsError(tenant.problem or f"tenant {tenant.id!r} has no pack")
     keys = replace(rt.keys, tenant=tenant.id)
     return replace(
         rt,
