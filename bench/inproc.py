@@ -33,10 +33,15 @@ from services.registry import BY_NAME, SPECS, TOPOLOGY
 from shared.contracts import InboundMessage, new_id, utcnow
 from shared.contracts import Reply as ReplyContract
 from shared.logs import setup_logging
-from shared.service import Runtime, make_runtime
+from shared.service import Lookup, Runtime, make_runtime
 from shared.settings import Settings
 
 Handler = Callable[[bytes], Awaitable[None]]
+
+
+def only(exported: object) -> Lookup:
+    """A shared loop's lookup in a run of one business: its one object."""
+    return lambda _tenant: exported
 
 
 class Router:
@@ -124,6 +129,10 @@ class Pipeline:
         """Run the services' background jobs (sweeper, merge deadlines) as they would run."""
         self.background = [
             asyncio.create_task(job()) for rt in self.runtimes for job in rt.background
+        ] + [
+            asyncio.create_task(loop(only(rt.exports.get(name))))
+            for rt in self.runtimes
+            for name, loop in rt.shared_loops.items()
         ]
 
     async def stop(self) -> None:

@@ -38,6 +38,12 @@ def partition_of(name: str, partitions: int) -> int:
     return zlib.crc32(name.encode()) % partitions if partitions > 1 else 0
 
 
+def split_tenant(member: str) -> tuple[str, str]:
+    """(tenant, id) of a member of a set every tenant shares (``Keys.qualified``)."""
+    tenant, separator, rest = member.partition("~")
+    return (tenant, rest) if separator else ("", member)
+
+
 def sched_member(conversation_id: str, item_id: str) -> str:
     """A scheduler bucket's member: the conversation (the item's slot) and the item."""
     return f"{conversation_id}|{item_id}"
@@ -60,8 +66,9 @@ class Keys:
     def _t(self) -> str:
         return f"{self.tenant}:" if self.tenant else ""
 
-    def _q(self, conversation_or_turn: str) -> str:
-        """A conversation or turn id as its hash tag carries it (``~`` is in no id)."""
+    def qualified(self, conversation_or_turn: str) -> str:
+        """A conversation or turn id with its tenant, as hash tags and the members of sets
+        every tenant shares carry it (``~`` is in no id; ``split_tenant`` reads it back)."""
         return f"{self.tenant}~{conversation_or_turn}" if self.tenant else conversation_or_turn
 
     # Partitions
@@ -162,7 +169,7 @@ class Keys:
 
     # Per conversation
     def conv(self, conversation_id: str, name: str) -> str:
-        return f"{self.prefix}{{{self._q(conversation_id)}}}:{name}"
+        return f"{self.prefix}{{{self.qualified(conversation_id)}}}:{name}"
 
     def state(self, conversation_id: str) -> str:
         """Hash: one field per state slice (JSON with its version ``_v``)."""
@@ -223,7 +230,7 @@ class Keys:
     # Per turn
     def merge_turn(self, turn_id: str) -> str:
         """Hash: the turn, the plan and every part received for it."""
-        return f"{self.prefix}turn:{{{self._q(turn_id)}}}:merge"
+        return f"{self.prefix}turn:{{{self.qualified(turn_id)}}}:merge"
 
     # WhatsApp channel (single-key operations only, so each key is its own hash tag)
     def wa_delivery(self, wamid: str) -> str:
@@ -246,11 +253,12 @@ class Keys:
 
     # Global, partitioned
     def merge_deadlines(self, turn_id: str) -> str:
-        """Sorted set: open turns scored by their merge deadline (in the turn's partition)."""
-        return self.route(f"{self.prefix}{self._t}merge:deadlines", turn_id)
+        """Sorted set: open turns (``qualified`` ids: every tenant's, so one loop per merger
+        process watches them all) scored by their merge deadline, in the turn's partition."""
+        return self.route(f"{self.prefix}merge:deadlines", turn_id)
 
     def all_merge_deadlines(self) -> list[str]:
-        return self.every(f"{self.prefix}{self._t}merge:deadlines")
+        return self.every(f"{self.prefix}merge:deadlines")
 
     def pending_starts(self, conversation_id: str) -> str:
         """Sorted set: conversations with waiting messages, scored by when to start a turn

@@ -22,4 +22,5 @@ def queue_open(
     key = keys.merge_turn(turn_id)
     pipe.hsetnx(key, "turn", turn_json)
     pipe.expire(key, ttl_s)
-    pipe.zadd(keys.merge_deadlines(turn_id), {turn_id: now_ms() + deadline_ms}, nx=True)
+    member = keys.qualified(turn_id)
+    pipe.zadd(keys.merge_deadlines(turn_id), {member: now_ms() + deadline_ms}, nx=True)

@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import cast
+from typing import Any, cast
 
 import uvloop
 from prometheus_client import start_http_server
@@ -37,7 +37,7 @@ from shared.lag import register_lag_collector
 from shared.logs import get_logger, setup_logging
 from shared.loops import supervised
 from shared.pack import PackError, load_pack
-from shared.service import Runtime, for_tenant, make_runtime
+from shared.service import Lookup, Runtime, SharedLoop, for_tenant, make_runtime
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
 from shared.tenants import Tenant, TenantsError, tenants_of
@@ -129,6 +129,10 @@ class Tenancy:
         self.tenants: list[Tenant] = []
         self.served: dict[str, Runtime] = {}
         self._loops: dict[str, Tasks] = {}
+        # name -> tenant -> object, for the shared loops (``Runtime.shared_loops``).
+        self.exports: dict[str, dict[str, Any]] = {}
+        self._shared: dict[str, SharedLoop] = {}
+        self._shared_tasks: Tasks = []
         # Told after every reload (the gateway rebuilds how requests find their tenant).
         self.listeners: list[Callable[[Tenancy], None]] = []
 
@@ -149,12 +153,38 @@ class Tenancy:
             return None
         return rt
 
+    def lookup(self, name: str) -> Lookup:
+        """What a shared loop named ``name`` finds each tenant's object with."""
+        return lambda tenant_id: self.exports.get(name, {}).get(tenant_id)
+
+    def _run_shared(self, name: str, loop: SharedLoop) -> asyncio.Task[None]:
+        lookup = self.lookup(name)
+
+        async def shared() -> None:
+            await loop(lookup)
+
+        shared.__name__ = f"shared {name}"
+        [task] = run_loops(self.base, [shared])
+        return task
+
     async def _swap(self, tenant_id: str, new: Runtime | None) -> None:
+        # The exports change in the same step as the handlers: ``install`` swaps those before
+        # its first await, so nothing runs between the two.
+        for objects in self.exports.values():
+            objects.pop(tenant_id, None)
+        for name, exported in new.exports.items() if new else []:
+            self.exports.setdefault(name, {})[tenant_id] = exported
         await self.base.bus.install(new.bus if new else None, tenant_id)
         old = self.served.pop(tenant_id, None)
+        running = self.base.bus.broker.running
         if new is not None:
             self.served[tenant_id] = new
-            if self.base.bus.broker.running:
+            for name, loop in new.shared_loops.items():
+                if name not in self._shared:
+                    self._shared[name] = loop
+                    if running:
+                        self._shared_tasks.append(self._run_shared(name, loop))
+            if running:
                 self._loops[tenant_id] = run_loops(new, new.background)
         if old is not None:
             await cancel(self._loops.pop(tenant_id, []))
@@ -171,6 +201,7 @@ class Tenancy:
     def start_loops(self) -> None:
         for tenant_id, rt in self.served.items():
             self._loops[tenant_id] = run_loops(rt, rt.background)
+        self._shared_tasks = [self._run_shared(name, loop) for name, loop in self._shared.items()]
 
     async def reload(self, only: str | None) -> None:
         """Read the tenants and their packs again; build ``only`` (every tenant: None) anew."""
@@ -206,6 +237,7 @@ class Tenancy:
             listener(self)
 
     async def stop(self) -> None:
+        await cancel(self._shared_tasks)
         for tenant_id in list(self.served):
             await cancel(self._loops.pop(tenant_id, []))
             for hook in self.served.pop(tenant_id).on_stop:

@@ -37,6 +37,10 @@ from shared.state import Outbox, Snapshot, StateConflict, StateStore, journal_en
 from shared.tenants import Tenant, TenantsError, tenants_of
 
 M = TypeVar("M", bound=BaseModel)
+# A tenant's object a shared loop works with (``Runtime.exports``), None when this process
+# does not serve that tenant.
+Lookup = Callable[[str], Any]
+SharedLoop = Callable[[Lookup], Awaitable[None]]
 
 
 @dataclass
@@ -56,6 +60,11 @@ class Runtime:
     background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     owns: tuple[str, ...] = ()
+    # Loops that run once per process whatever the number of tenants, over keys every
+    # tenant shares (the merger's deadlines): by name, so each tenant's build may declare
+    # the same one; each is given ``lookup(tenant)`` -> that tenant's ``exports[name]``.
+    shared_loops: dict[str, SharedLoop] = field(default_factory=dict)
+    exports: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tenant(self) -> str:
@@ -158,6 +167,8 @@ def for_tenant(rt: Runtime, tenant: Tenant) -> Runtime:
         log=get_logger(rt.service).bind(tenant=tenant.id),
         background=[],
         on_stop=[],
+        shared_loops={},
+        exports={},
     )
 
 

@@ -19,7 +19,8 @@ from pydantic import Discriminator, Tag, TypeAdapter
 
 from services.merger.compose import MergerConfig, compose
 from shared.contracts import Part, Reply, Turn, TurnPlan, now_ms
-from shared.service import Runtime
+from shared.keys import split_tenant
+from shared.service import Lookup, Runtime
 from shared.state import journal_entry
 
 
@@ -57,39 +58,21 @@ class Merger:
         if result[0] in ("complete", "republish"):
             await self._reply(turn_id, result[1:])
 
-    async def expire_due(self) -> int:
-        """Compose a partial reply for every turn whose deadline passed. Returns how many."""
+    async def expire(self, turn_id: str) -> None:
+        """The turn's deadline passed: compose its partial reply (or republish a completed
+        one whose publisher died), unless it completed just now elsewhere."""
         rt = self.rt
-        due = [
-            turn_id
-            for key in rt.keys.all_merge_deadlines()
-            for turn_id in await rt.redis.zrangebyscore(key, 0, now_ms(), start=0, num=100)
-        ]
         grace = rt.settings.republish_after_ms
-        for turn_id in due:
-            result = await rt.scripts.merge_expire(
-                keys=[rt.keys.merge_turn(turn_id)], args=[now_ms(), grace]
-            )
-            if result[0] == "wait":  # completed just now elsewhere: look again after the grace
-                await rt.redis.zadd(rt.keys.merge_deadlines(turn_id), {turn_id: now_ms() + grace})
-                continue
-            if result[0] in ("expired", "republish"):
-                await self._reply(turn_id, result[1:])
-            await rt.redis.zrem(rt.keys.merge_deadlines(turn_id), turn_id)
-        return len(due)
-
-    async def deadlines(self) -> None:
-        """Wake at the next deadline (at most every 250 ms) and expire what is due. Runs
-        supervised (``shared/loops.py`` restarts it after a failure, e.g. Redis down)."""
-        rt = self.rt
-        while True:
-            await self.expire_due()
-            wait = 0.25
-            for key in rt.keys.all_merge_deadlines():
-                nearest = await rt.redis.zrange(key, 0, 0, withscores=True)
-                if nearest:
-                    wait = min(wait, max(0.0, nearest[0][1] / 1000 - time.time()))
-            await asyncio.sleep(wait)
+        member = rt.keys.qualified(turn_id)
+        result = await rt.scripts.merge_expire(
+            keys=[rt.keys.merge_turn(turn_id)], args=[now_ms(), grace]
+        )
+        if result[0] == "wait":  # completed just now elsewhere: look again after the grace
+            await rt.redis.zadd(rt.keys.merge_deadlines(turn_id), {member: now_ms() + grace})
+            return
+        if result[0] in ("expired", "republish"):
+            await self._reply(turn_id, result[1:])
+        await rt.redis.zrem(rt.keys.merge_deadlines(turn_id), member)
 
     async def _reply(self, turn_id: str, flat: list[str]) -> None:
         fields = dict(zip(flat[::2], flat[1::2], strict=True))
@@ -135,7 +118,7 @@ class Merger:
                 rt.keys.route(rt.keys.outbound, turn.conversation_id), reply, pipeline=pipe
             )
             pipe.hset(merge_key, "_published", "1")
-            pipe.zrem(rt.keys.merge_deadlines(turn_id), turn_id)
+            pipe.zrem(rt.keys.merge_deadlines(turn_id), rt.keys.qualified(turn_id))
             rt.store.queue_journal(pipe, turn.conversation_id, entry)
             errors = [
                 r for r in await pipe.execute(raise_on_error=False) if isinstance(r, Exception)
@@ -145,11 +128,48 @@ class Merger:
             # deadline sweep hands the turn out again once the grace period passed (the
             # gateway delivers a turn's reply once, so a second publish is harmless).
             await rt.redis.hdel(merge_key, "_published")
-            await rt.redis.zadd(rt.keys.merge_deadlines(turn_id), {turn_id: now_ms()})
+            await rt.redis.zadd(
+                rt.keys.merge_deadlines(turn_id), {rt.keys.qualified(turn_id): now_ms()}
+            )
             raise errors[0]
+
+
+async def expire_due(rt: Runtime, mergers: Lookup) -> int:
+    """Compose a partial reply for every turn whose deadline passed, each by its tenant's
+    merger (one this process does not serve is left to a process that does). Returns how
+    many were due."""
+    due = [
+        split_tenant(member)
+        for key in rt.keys.all_merge_deadlines()
+        for member in await rt.redis.zrangebyscore(key, 0, now_ms(), start=0, num=100)
+    ]
+    for tenant, turn_id in due:
+        merger: Merger | None = mergers(tenant)
+        if merger is not None:
+            await merger.expire(turn_id)
+    return len(due)
+
+
+async def deadlines(rt: Runtime, mergers: Lookup) -> None:
+    """Wake at the next deadline (at most every 250 ms) and expire what is due: one loop per
+    process over one sorted set per partition, whatever the number of tenants. Runs
+    supervised (``shared/loops.py`` restarts it after a failure, e.g. Redis down)."""
+    while True:
+        await expire_due(rt, mergers)
+        wait = 0.25
+        for key in rt.keys.all_merge_deadlines():
+            nearest = await rt.redis.zrange(key, 0, 0, withscores=True)
+            if nearest:
+                wait = min(wait, max(0.0, nearest[0][1] / 1000 - time.time()))
+        await asyncio.sleep(wait)
 
 
 def build(rt: Runtime) -> None:
     merger = Merger(rt)
     rt.bus.subscribe(rt.keys.merge, "merger", merger.on_merge)
-    rt.background.append(merger.deadlines)
+    rt.exports["merger"] = merger
+
+    async def watch_deadlines(mergers: Lookup) -> None:
+        await deadlines(rt, mergers)
+
+    rt.shared_loops["merger"] = watch_deadlines

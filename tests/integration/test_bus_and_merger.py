@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 
+import yaml
 from faststream.redis import RedisBroker
+from faststream.redis.parser.binary import BinaryMessageFormatV1
 from redis.asyncio import Redis
 
 from services.registry import TOPOLOGY
@@ -14,7 +18,7 @@ from shared.bus import ensure_groups
 from shared.contracts import InboundMessage, Part, Reply, SpecialistTask, Turn, TurnPlan
 from shared.keys import Keys
 from shared.merge import queue_open
-from shared.pack import load_pack
+from shared.pack import PACKS_DIR, load_pack
 from tests.system import decode_entry, service
 
 NOW = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
@@ -42,22 +46,29 @@ def make_turn(i: int, conversation: str | None = None) -> Turn:
     )
 
 
-async def read_all(redis_url: str, stream: str, count: int, timeout_s: float = 30) -> list[bytes]:
-    """Block on ``stream`` until ``count`` entries arrived (no sleeping)."""
+async def read_entries(
+    redis_url: str, stream: str, count: int, timeout_s: float = 30
+) -> list[dict[bytes, bytes]]:
+    """Block on ``stream`` until ``count`` entries arrived (no sleeping); their fields."""
     client = Redis.from_url(redis_url)
-    bodies: list[bytes] = []
+    found: list[dict[bytes, bytes]] = []
     last = "0-0"
     try:
         async with asyncio.timeout(timeout_s):
-            while len(bodies) < count:
+            while len(found) < count:
                 result = await client.xread({stream: last}, count=500, block=1000)
                 for _, entries in result or []:
                     for entry_id, fields in entries:
-                        bodies.append(decode_entry(fields))
+                        found.append(fields)
                         last = entry_id
     finally:
         await client.aclose()
-    return bodies
+    return found
+
+
+async def read_all(redis_url: str, stream: str, count: int, timeout_s: float = 30) -> list[bytes]:
+    """The bodies of the first ``count`` entries of ``stream`` (blocking until they arrive)."""
+    return [decode_entry(f) for f in await read_entries(redis_url, stream, count, timeout_s)]
 
 
 async def open_turn(redis_url: str, keys: Keys, turn: Turn, deadline_ms: int = 8_000) -> None:
@@ -194,3 +205,47 @@ async def test_two_mergers_complete_each_turn_exactly_once(
     expected = {f"turn-{i}": f"resposta {i}" for i in range(n)}
     wrong = [(r.turn_id, r.partial) for r in replies if r.partial or r.text != expected[r.turn_id]]
     assert wrong == []
+
+
+async def test_one_merger_process_expires_every_tenants_turns_each_with_its_own_pack(
+    redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    """With several tenants the deadlines are one sorted set per partition, whatever their
+    number, watched by one loop per merger process: each due turn is expired by its tenant's
+    merger (its pack's fallback line, its tenant's keys, its tenant on the reply)."""
+    beta_pack = tmp_path / "beta-pack"
+    shutil.copytree(PACKS_DIR / "ctsmash", beta_pack)
+    texts_file = beta_pack / "texts.yaml"
+    beta_fallback = "Beta: não consegui consultar isso agora."
+    texts = yaml.safe_load(texts_file.read_text(encoding="utf-8"))
+    texts["texts"]["fallback_missing_part_faq"] = beta_fallback
+    texts_file.write_text(yaml.safe_dump(texts, allow_unicode=True), encoding="utf-8")
+    tenants_file = tmp_path / "tenants.yaml"
+    listed = [
+        {"id": "alpha", "pack": "ctsmash", "admin_token": "alpha-admin-0123456789"},
+        {"id": "beta", "pack": str(beta_pack), "admin_token": "beta-admin-01234567890"},
+    ]
+    tenants_file.write_text(yaml.safe_dump({"tenants": listed}), encoding="utf-8")
+    keys = {t: Keys(unique_prefix, tenant=t, topology=TOPOLOGY) for t in ("alpha", "beta")}
+    shared = keys["alpha"]
+    broker = await publisher(redis_url, shared)
+    with service("merger", redis_url, unique_prefix, ORQ_TENANTS=str(tenants_file)):
+        for tenant, tenant_keys in keys.items():
+            turn = make_turn(1, "same-conv")  # the same ids under both tenants
+            await open_turn(redis_url, tenant_keys, turn, deadline_ms=300)
+            plan = TurnPlan(turn_id=turn.turn_id, conversation_id="same-conv", expected=["faq"])
+            await broker.publish(
+                plan.model_dump_json().encode(), stream=shared.merge, headers={"tenant": tenant}
+            )
+        replies = {}
+        for fields in await read_entries(redis_url, shared.outbound, 2):
+            body, headers = BinaryMessageFormatV1.parse(fields[b"__data__"])
+            replies[headers["tenant"]] = Reply.model_validate_json(body)
+    await broker.stop()
+    client = Redis.from_url(redis_url)
+    left = [await client.zcard(key) for key in shared.all_merge_deadlines()]
+    await client.aclose()
+    alpha = load_pack("ctsmash").sections["texts"]["fallback_missing_part_faq"]
+    assert replies["alpha"].partial and replies["alpha"].text in [alpha, *alpha]
+    assert replies["beta"].partial and replies["beta"].text == beta_fallback
+    assert left == [0]
