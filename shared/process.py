@@ -122,10 +122,16 @@ async def stop(rt: Runtime, tasks: Tasks) -> None:
 class Tenancy:
     """The tenants one process serves, each on a runtime of its own, rebuilt on a reload."""
 
-    def __init__(self, base: Runtime, build: Build, settings: Settings) -> None:
+    def __init__(
+        self, base: Runtime, build: Build, settings: Settings, retire_after_s: float = 0.0
+    ) -> None:
         self.base = base
         self.build = build
         self.settings = settings
+        # How long a replaced runtime's resources stay open after a reload, for the work it
+        # has in flight (the gateway: its longest long-poll); then its stop hooks run.
+        self.retire_after_s = retire_after_s
+        self._retiring: dict[asyncio.Task[None], Runtime] = {}
         self.tenants: list[Tenant] = []
         self.served: dict[str, Runtime] = {}
         self._loops: dict[str, Tasks] = {}
@@ -188,8 +194,19 @@ class Tenancy:
                 self._loops[tenant_id] = run_loops(new, new.background)
         if old is not None:
             await cancel(self._loops.pop(tenant_id, []))
-            for hook in old.on_stop:
-                await hook()
+            if self.retire_after_s and running:
+                task = asyncio.create_task(self._retire(old), name=f"retire {tenant_id}")
+                self._retiring[task] = old
+            else:
+                for hook in old.on_stop:
+                    await hook()
+
+    async def _retire(self, old: Runtime) -> None:
+        await asyncio.sleep(self.retire_after_s)
+        for hook in old.on_stop:
+            await hook()
+        if (task := asyncio.current_task()) is not None:
+            self._retiring.pop(task, None)
 
     async def serve(self, tenants: list[Tenant]) -> None:
         """Build every tenant (before the broker starts: ``start_loops`` runs their loops)."""
@@ -238,6 +255,10 @@ class Tenancy:
 
     async def stop(self) -> None:
         await cancel(self._shared_tasks)
+        await cancel(list(self._retiring))
+        for old in self._retiring.values():
+            for hook in old.on_stop:
+                await hook()
         for tenant_id in list(self.served):
             await cancel(self._loops.pop(tenant_id, []))
             for hook in self.served.pop(tenant_id).on_stop:
@@ -260,7 +281,12 @@ class Tenancy:
 
 
 def make_tenancy(
-    spec: ServiceSpec, build: Build, settings: Settings | None = None, *, topology: Topology
+    spec: ServiceSpec,
+    build: Build,
+    settings: Settings | None = None,
+    *,
+    topology: Topology,
+    retire_after_s: float = 0.0,
 ) -> tuple[Runtime, Tenancy, list[Tenant]]:
     """The process's base runtime and its ``Tenancy`` (not built yet), and the tenants.
     ``TenantsError`` when the tenants file is bad or no tenant's pack loads."""
@@ -272,7 +298,7 @@ def make_tenancy(
         raise TenantsError(f"no tenant can be served: {problems}")
     base = make_runtime(spec, settings, topology=topology, tenant=enabled[0])
     base.log = get_logger(spec.name)
-    tenancy = Tenancy(base, build, settings)
+    tenancy = Tenancy(base, build, settings, retire_after_s)
 
     async def watch_reloads() -> None:
         await tenancy.watch_reloads()

@@ -21,7 +21,7 @@ from services.gateway.api import admin, router
 from services.gateway.bookings import router as bookings_router
 from services.gateway.channels.base import ChannelSet
 from services.gateway.channels.console import ConsoleChannel
-from services.gateway.channels.http import HttpChannel
+from services.gateway.channels.http import MAX_WAIT_S, HttpChannel
 from services.gateway.deps import GatewayDeps
 from services.gateway.egress import Egress
 from services.gateway.handoff import Handoff
@@ -195,7 +195,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             deps = {tenant_id: built[tenant_id] for tenant_id in tenancy.served}
             app.state.deps = Deployment(tenancy.tenants, dict(deps), operator_token=operator)
 
-        rt, tenancy, tenants = make_tenancy(SPEC, build_tenant, own, topology=TOPOLOGY)
+        # A tenant's gateway replaced by a reload closes its clients once its longest
+        # long-poll could have ended.
+        rt, tenancy, tenants = make_tenancy(
+            SPEC, build_tenant, own, topology=TOPOLOGY, retire_after_s=MAX_WAIT_S + 5
+        )
         serve_bus(rt)
         await tenancy.serve(tenants)
         resolve(tenancy)
