@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Annotated
 
@@ -68,6 +69,9 @@ class Deployment:
     deps: dict[str, AppDeps]
     # The operator's token (ORQ_ADMIN_TOKEN) with several tenants; None with one.
     operator_token: str | None = None
+    # The tenant a token names itself, if its kind does (the gateway's web chat tokens, made
+    # for one conversation of one tenant: the route's own check then verifies it).
+    token_tenant: Callable[[str], str | None] | None = None
     _owners: dict[bytes, str] = field(default_factory=dict, init=False, repr=False)
     _numbers: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
@@ -116,6 +120,8 @@ class Deployment:
         given = bearer(request)
         named = request.headers.get(TENANT_HEADER)
         owner = self._owners.get(_digest(given)) if given else None
+        if owner is None and given and self.token_tenant:
+            owner = self.token_tenant(given)
         if owner is not None:
             if named and named != owner:
                 raise _refuse(
@@ -137,6 +143,21 @@ class Deployment:
                       "businesses, and a request needs one's token")  # fmt: skip
 
 
+    def of_public(self, request: Request) -> AppDeps:
+        """For the routes anyone may call (a public web chat page opening its session): the
+        tenant the request names with ``?tenant=<id>`` or the ``X-Orq-Tenant`` header."""
+        if self.single:
+            return self.any()
+        named = request.headers.get(TENANT_HEADER) or request.query_params.get("tenant")
+        if not named:
+            raise _refuse(
+                400,
+                "this deployment serves several businesses: name one with ?tenant=<id> or "
+                "the X-Orq-Tenant header",
+            )
+        return self.of_tenant(named)
+
+
 async def deployment(request: Request) -> Deployment:
     """``app.state.deps``. Async on purpose: a plain ``def`` dependency would run in a thread."""
     deps = getattr(request.app.state, "deps", None)
@@ -150,5 +171,11 @@ async def app_deps(request: Request) -> AppDeps:
     return (await deployment(request)).of_request(request)
 
 
+async def public_deps(request: Request) -> AppDeps:
+    """The dependencies of the tenant a public request names (``Deployment.of_public``)."""
+    return (await deployment(request)).of_public(request)
+
+
 AppDepends = Annotated[AppDeps, Depends(app_deps)]
+PublicDepends = Annotated[AppDeps, Depends(public_deps)]
 DeploymentDepends = Annotated[Deployment, Depends(deployment)]

@@ -149,7 +149,9 @@ admin = APIRouter(dependencies=[Depends(auth.require_admin)])
 
 @router.post("/v1/messages", status_code=202, response_model=Accepted)
 async def post_message(body: MessageIn, request: Request, deps: Deps) -> Accepted:
-    auth.refuse(auth.channel_refusal(deps.settings, auth.bearer(request), body.conversation_id))
+    given = auth.bearer(request)
+    tenant = deps.keys.tenant
+    auth.refuse(auth.channel_refusal(deps.settings, given, body.conversation_id, tenant))
     auth.refuse(auth.write_refusal(body.conversation_id))
     tz = deps.tz
     received = utcnow()

@@ -193,7 +193,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         def resolve(tenancy: Tenancy) -> None:
             operator = own.admin_token if own.tenants else None
             deps = {tenant_id: built[tenant_id] for tenant_id in tenancy.served}
-            app.state.deps = Deployment(tenancy.tenants, dict(deps), operator_token=operator)
+            app.state.deps = Deployment(
+                tenancy.tenants,
+                dict(deps),
+                operator_token=operator,
+                token_tenant=auth.webchat_tenant,
+            )
 
         # A tenant's gateway replaced by a reload closes its clients once its longest
         # long-poll could have ended.

@@ -52,37 +52,54 @@ WHATSAPP_WRITE = (
 SESSIONS_OFF = "web chat sessions are off: set ORQ_WEBCHAT_SECRET to enable them"
 
 
+
 class Refusal(NamedTuple):
     status: int
     reason: str
 
 
-def webchat_token(secret: str, conversation_id: str) -> str:
-    digest = hmac.new(secret.encode(), conversation_id.encode(), hashlib.sha256).hexdigest()
-    return WEBCHAT_TOKEN_PREFIX + digest
+def webchat_token(secret: str, conversation_id: str, tenant: str = "") -> str:
+    """The HMAC of the conversation id; with several tenants, of the tenant-qualified id, and
+    the tenant named in the token (``wc_<tenant>.<hmac>``) so a request finds its tenant
+    before its token is checked, and a token made for one tenant is no other's."""
+    signed = f"{tenant}~{conversation_id}" if tenant else conversation_id
+    digest = hmac.new(secret.encode(), signed.encode(), hashlib.sha256).hexdigest()
+    return f"{WEBCHAT_TOKEN_PREFIX}{tenant}.{digest}" if tenant else WEBCHAT_TOKEN_PREFIX + digest
+
+
+def webchat_tenant(token: str) -> str | None:
+    """The tenant a web chat token names (None: not a web chat token of a tenant)."""
+    if not token.startswith(WEBCHAT_TOKEN_PREFIX):
+        return None
+    tenant, dot, _ = token.removeprefix(WEBCHAT_TOKEN_PREFIX).partition(".")
+    return tenant if dot and tenant else None
 
 
 def new_web_conversation() -> str:
     return WEB_CONVERSATION_PREFIX + secrets.token_hex(12)
 
 
-def owns(settings: Settings, given: str, conversation_id: str) -> bool:
-    """Whether ``given`` is the web chat token of exactly this conversation."""
+def owns(settings: Settings, given: str, conversation_id: str, tenant: str = "") -> bool:
+    """Whether ``given`` is the web chat token of exactly this conversation (of ``tenant``)."""
     secret = settings.webchat_secret
     if not secret or not conversation_id.startswith(WEB_CONVERSATION_PREFIX):
         return False
-    return matches(given, webchat_token(secret, conversation_id))
+    return matches(given, webchat_token(secret, conversation_id, tenant))
 
 
-def channel_refusal(settings: Settings, given: str | None, conversation_id: str) -> Refusal | None:
-    """Posting to or reading the replies of ``conversation_id`` with the bearer ``given``."""
+def channel_refusal(
+    settings: Settings, given: str | None, conversation_id: str, tenant: str = ""
+) -> Refusal | None:
+    """Posting to or reading the replies of ``conversation_id`` (of ``tenant``) with the
+    bearer ``given``."""
     admin = matches(given, settings.admin_token)
     if not settings.http_channel and not admin:
         return Refusal(404, CHANNEL_OFF)
     if admin:
         return None
     if given and given.startswith(WEBCHAT_TOKEN_PREFIX):
-        return None if owns(settings, given, conversation_id) else Refusal(403, WEBCHAT_SCOPE)
+        mine = owns(settings, given, conversation_id, tenant)
+        return None if mine else Refusal(403, WEBCHAT_SCOPE)
     if matches(given, settings.api_token) or not (settings.api_token or settings.admin_token):
         return None
     return Refusal(401, INVALID)
@@ -155,4 +172,4 @@ async def require_admin(request: Request, deps: AppDepends) -> None:
 
 async def require_channel(conversation_id: str, request: Request, deps: AppDepends) -> None:
     """The replies route: its conversation id is a path parameter."""
-    refuse(channel_refusal(deps.settings, bearer(request), conversation_id))
+    refuse(channel_refusal(deps.settings, bearer(request), conversation_id, deps.keys.tenant))

@@ -3,8 +3,9 @@ trial classes (``/bookings``), static files with no build step.
 
 Each page talks to the public HTTP API v1 like any other client. The one route of its own mints
 a web chat session (a ``web:`` conversation and the token that may use it, see ``auth.py``), so
-a public chat page needs no shared token. Only the files listed below are served; a page may
-load nothing from elsewhere (CSP).
+a public chat page needs no shared token. With several tenants the page names its business
+(``/chat?tenant=<id>``), and the session is that tenant's. Only the files listed below are
+served; a page may load nothing from elsewhere (CSP).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel
 
 from services.gateway import auth
-from shared.deps import AppDepends
+from shared.deps import PublicDepends
 
 STATIC = Path(__file__).parent / "static"
 ASSETS = {
@@ -44,20 +45,22 @@ class Offer(BaseModel):
 
 
 @sessions.get("/v1/webchat", response_model=Offer)
-async def offer(deps: AppDepends) -> Offer:
+async def offer(deps: PublicDepends) -> Offer:
     """Whether sessions are on, so the page asks for one only then (no failed request)."""
     return Offer(sessions=auth.sessions_refusal(deps.settings) is None)
 
 
 @sessions.post("/v1/webchat/sessions", status_code=201, response_model=Session)
-async def new_session(deps: AppDepends) -> Session:
-    """A fresh ``web:`` conversation and its bearer token (404 while sessions are off)."""
+async def new_session(deps: PublicDepends) -> Session:
+    """A fresh ``web:`` conversation and its bearer token (404 while sessions are off); with
+    several tenants, of the tenant the page names (``?tenant=<id>``)."""
     settings = deps.settings
     auth.refuse(auth.sessions_refusal(settings))
     conversation_id = auth.new_web_conversation()
+    secret = str(settings.webchat_secret)
     return Session(
         conversation_id=conversation_id,
-        token=auth.webchat_token(settings.webchat_secret, conversation_id),
+        token=auth.webchat_token(secret, conversation_id, deps.keys.tenant),
     )
 
 

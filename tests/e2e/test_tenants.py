@@ -55,6 +55,7 @@ RV_SECRET = "rv-app-secret-" + uuid.uuid4().hex
 CT_GRAPH_TOKEN = "ct-graph-" + uuid.uuid4().hex
 RV_GRAPH_TOKEN = "rv-graph-" + uuid.uuid4().hex
 
+WEBCHAT_SECRET = "webchat-" + uuid.uuid4().hex
 HEADER = "X-Orq-Tenant"
 WEBHOOK = "/webhooks/whatsapp"
 START = "2026-12-03T10:00:00-03:00"  # a Thursday; trial classes are on Tuesdays
@@ -207,6 +208,7 @@ def deployment(
             f"{prefix}tenants:",
             ORQ_TENANTS=str(path),
             ORQ_ADMIN_TOKEN=OPERATOR,
+            ORQ_WEBCHAT_SECRET=WEBCHAT_SECRET,
             ORQ_BURST_WINDOW_MS="0",
             ORQ_BURST_FRAGMENT_MS="0",
             WHATSAPP_GRAPH_BASE_URL=graph.base_url,
@@ -598,3 +600,32 @@ def test_a_number_of_no_tenant_reaches_no_tenant(deployment: Deployment) -> None
         assert deployment.status(f"/v1/conversations/{cid}", token, tenant) == 404
         assert deployment.status(f"/v1/conversations/{cid}/journal", token, tenant) == 404
         assert cid not in deployment.listed(token, tenant)
+
+
+def test_a_web_chat_session_is_its_pages_tenants_and_no_one_elses(deployment: Deployment) -> None:
+    """A public chat page names its business (``?tenant=``); its session token posts to and
+    reads its own conversation of that tenant, whose pack answers, and is refused for the same
+    conversation id under another tenant, even with that tenant's name put in the token."""
+    http = deployment.http
+    unnamed = http.post("/v1/webchat/sessions", headers=auth())
+    assert unnamed.status_code == 400 and "tenant" in unnamed.json()["detail"]
+    assert http.get("/v1/webchat", params={"tenant": "revoluna"}).json() == {"sessions": True}
+
+    opened = http.post("/v1/webchat/sessions", params={"tenant": "revoluna"}, headers=auth())
+    assert opened.status_code == 201, opened.text
+    session = opened.json()
+    cid, token = session["conversation_id"], session["token"]
+    body = {"conversation_id": cid, "message_id": uuid.uuid4().hex, "text": "oi, tudo bem?"}
+    assert http.post("/v1/messages", json=body, headers=auth(token)).status_code == 202
+    replies = http.get(
+        f"/v1/conversations/{cid}/replies", params={"wait": 20}, headers=auth(token)
+    ).json()["replies"]
+    assert replies and said(STAFFING, replies[0]["text"], "general_greeting")
+    assert cid in deployment.listed(RV_ADMIN)
+
+    other = http.post("/v1/messages", json=body, headers=auth(token, tenant="ctsmash"))
+    assert other.status_code == 403, other.text
+    digest = token.rsplit(".", 1)[1]
+    forged = http.post("/v1/messages", json=body, headers=auth(f"wc_ctsmash.{digest}"))
+    assert forged.status_code == 403, forged.text
+    assert cid not in deployment.listed(CT_ADMIN)

@@ -9,7 +9,8 @@ const OPEN_BY_DEFAULT = new Set(["triage", "trial", "mode"]);
 const ENVELOPE = new Set(["at", "service", "turn_id", "event"]);
 const POLL_WAIT_S = 25;
 const ADMIN_KEY = "orquestra-admin-token";
-const SESSION_KEY = "orquestra-webchat-session";
+const TENANT = new URLSearchParams(location.search).get("tenant") || "";
+const SESSION_KEY = "orquestra-webchat-session" + (TENANT ? ":" + TENANT : "");
 
 const $ = (id) => document.getElementById(id);
 
@@ -40,6 +41,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function api(method, path, body, signal) {
   const headers = { "content-type": "application/json" };
+  // A deployment of several businesses: the page's address names its own (?tenant=<id>).
+  if (TENANT) headers["x-orq-tenant"] = TENANT;
   const bearer = chat.token || (chat.session ? chat.session.token : "");
   if (bearer) headers.authorization = "Bearer " + bearer;
   const response = await fetch(path, {
