@@ -467,6 +467,34 @@ def test_a_tenants_bookings_are_its_own(deployment: Deployment) -> None:
     assert still["status"] == "booked"
 
 
+def test_a_tenants_scheduled_messages_and_funnel_are_its_own(deployment: Deployment) -> None:
+    """A booking's reminders are in its tenant's schedule only, and its funnel steps in its
+    tenant's counters only: the other tenant's staff see neither."""
+    http = deployment.http
+    chat = Chat(deployment.ct, "tenant-funnel", START)
+    chat.say("quero agendar uma aula experimental: sou o Caio, 31 anos, iniciante, 08/12 às 20h")
+    assert_said(chat.say("sim", after=MINUTE), "trial_booked")
+
+    by_conversation = {"conversation_id": chat.id}
+    mine = http.get("/v1/scheduled", params=by_conversation, headers=auth(CT_ADMIN)).json()
+    assert mine["scheduled"], "a booking schedules its reminders"
+    for token in (RV_ADMIN, OPERATOR):
+        tenant = "revoluna" if token == OPERATOR else None
+        theirs = http.get("/v1/scheduled", params=by_conversation, headers=auth(token, tenant))
+        assert theirs.status_code == 200 and theirs.json()["scheduled"] == [], theirs.text
+        everything = http.get("/v1/scheduled", headers=auth(token, tenant)).text
+        assert chat.id not in everything
+
+    days = {"from": "2026-12-01", "to": "2026-12-09"}
+
+    def booked(token: str) -> int:
+        rows = http.get("/v1/funnel", params=days, headers=auth(token)).json()["days"]
+        return sum(row["booked"] for row in rows)
+
+    eventually(lambda: booked(CT_ADMIN) > 0, what="ctsmash's funnel counts its booking")
+    assert booked(RV_ADMIN) == 0
+
+
 # A tenant whose pack does not load -------------------------------------------------------------
 
 
