@@ -182,6 +182,7 @@ class Tenancy:
             self.exports.setdefault(name, {})[tenant_id] = exported
         await self.base.bus.install(new.bus if new else None, tenant_id)
         old = self.served.pop(tenant_id, None)
+        old_loops = self._loops.pop(tenant_id, [])
         running = self.base.bus.broker.running
         if new is not None:
             self.served[tenant_id] = new
@@ -193,7 +194,7 @@ class Tenancy:
             if running:
                 self._loops[tenant_id] = run_loops(new, new.background)
         if old is not None:
-            await cancel(self._loops.pop(tenant_id, []))
+            await cancel(old_loops)
             if self.retire_after_s and running:
                 task = asyncio.create_task(self._retire(old), name=f"retire {tenant_id}")
                 self._retiring[task] = old
