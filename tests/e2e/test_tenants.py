@@ -29,11 +29,16 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 import yaml
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
 
 from services.gateway.whatsapp.parse import conversation_id as wa_conversation
 from shared.faq.config import FaqConfig
 from shared.pack import Pack, load_pack
 from tests.e2e.journey import Chat, assert_said
+from tests.support.browser import WAIT_S
 from tests.support.fake_graph import FakeGraph, message_webhook, sign
 from tests.system import System
 
@@ -657,3 +662,22 @@ def test_a_web_chat_session_is_its_pages_tenants_and_no_one_elses(deployment: De
     forged = http.post("/v1/messages", json=body, headers=auth(f"wc_ctsmash.{digest}"))
     assert forged.status_code == 403, forged.text
     assert cid not in deployment.listed(CT_ADMIN)
+
+
+def test_a_chat_page_of_a_tenant_talks_to_that_tenant_in_a_browser(
+    deployment: Deployment, browser: WebDriver
+) -> None:
+    """``/chat?tenant=revoluna`` in a real browser: the page opens a session of that tenant
+    and its pack answers; the conversation is revoluna's, not ctsmash's."""
+    wait = WebDriverWait(browser, WAIT_S)
+    browser.get(f"{deployment.system.base_url}/chat?tenant=revoluna")
+    wait.until(lambda d: d.find_element(By.ID, "cid").text.startswith("web:"))
+    conversation = browser.find_element(By.ID, "cid").text
+    box = browser.find_element(By.ID, "message")
+    box.send_keys("a Julia reserva o plantão pra mim?")
+    box.send_keys(Keys.ENTER)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".bubble.in"))
+    reply = browser.find_elements(By.CSS_SELECTOR, ".bubble.in")[0].text
+    assert faq_answer(STAFFING, "reserva").splitlines()[0] in reply
+    assert conversation in deployment.listed(RV_ADMIN)
+    assert conversation not in deployment.listed(CT_ADMIN)
