@@ -81,16 +81,17 @@ def assert_said(text: str, key: str, **known: Any) -> dict[str, str]:
     return values
 
 
-def eventually(probe: Callable[[], T | None], timeout_s: float = 30.0) -> T:
-    """Poll ``probe`` until it returns something (for work that follows a reply, such as the
-    mode router's reading of a domain event)."""
+def eventually(probe: Callable[[], T | None], timeout_s: float = 30.0, what: str = "") -> T:
+    """Poll ``probe`` until it returns something (bounded), for work that follows a reply or
+    an acknowledged webhook and has no long-poll of its own (the mode router's reading of a
+    domain event, a delivery status)."""
     deadline = time.monotonic() + timeout_s
     while True:
         value = probe()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s")
+            raise AssertionError(f"{what or 'condition'} not met within {timeout_s}s")
         time.sleep(0.05)
 
 

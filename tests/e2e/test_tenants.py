@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -37,7 +37,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from services.gateway.whatsapp.parse import conversation_id as wa_conversation
 from shared.faq.config import FaqConfig
 from shared.pack import Pack, load_pack
-from tests.e2e.journey import Chat, assert_said
+from tests.e2e.journey import Chat, assert_said, eventually
 from tests.support.browser import WAIT_S
 from tests.support.fake_graph import FakeGraph, message_webhook, sign
 from tests.system import System
@@ -95,19 +95,6 @@ def faq_answer(pack: Pack, entry_id: str) -> str:
     return next(
         e.answer for e in pack.section("faq", FaqConfig).entries if e.id == entry_id
     ).strip()
-
-
-def eventually(probe: Callable[[], T | None], timeout_s: float = 20, what: str = "") -> T:
-    """Poll ``probe`` until it returns something truthy (bounded), for state that follows an
-    acknowledged webhook and has no long-poll of its own."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or probe}")
-        time.sleep(0.05)
 
 
 @dataclass

@@ -16,7 +16,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +31,7 @@ from services.gateway.whatsapp.parse import conversation_id
 from shared.contracts import Reply
 from shared.keys import Keys
 from shared.pack import load_pack
+from tests.e2e.journey import eventually
 from tests.support.fake_graph import (
     CORPUS,
     FakeGraph,
@@ -55,18 +56,6 @@ TOKEN = "test-access-token"
 NUMBER = "106540352242922"
 PATH = "/webhooks/whatsapp"
 T = TypeVar("T")
-
-
-def eventually(probe: Callable[[], T | None], timeout_s: float = 20, what: str = "") -> T:
-    """Poll ``probe`` until it returns something truthy (bounded; for Redis/journal state)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or probe}")
-        time.sleep(0.05)
 
 
 @dataclass
