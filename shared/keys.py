@@ -45,7 +45,9 @@ def split_tenant(member: str) -> tuple[str, str]:
 
 
 def sched_member(conversation_id: str, item_id: str) -> str:
-    """A scheduler bucket's member: the conversation (the item's slot) and the item."""
+    """A scheduled message as a sorted set's member: the conversation (the item's slot) and
+    the item. In the buckets every tenant shares the conversation is ``Keys.qualified``
+    (``Keys.sched_bucket_member``); in a tenant's own held set it is the bare id."""
     return f"{conversation_id}|{item_id}"
 
 
@@ -330,22 +332,31 @@ class Keys:
     # Scheduler: due messages in one sorted set per hour bucket, each its own hash tag, so
     # buckets spread over a cluster's nodes and a claim script touches one slot.
     def sched_due(self, bucket: str) -> str:
-        """Sorted set: ``conversation_id|item_id`` of pending messages, scored by due epoch ms."""
-        return f"{self.prefix}sched:{{{self._t}b:{bucket}}}"
+        """Sorted set: pending messages of every tenant (``sched_bucket_member``), scored by
+        due epoch ms; shared so that one loop per scheduler process claims them all."""
+        return f"{self.prefix}sched:{{b:{bucket}}}"
 
     def sched_claimed(self, bucket: str) -> str:
         """Sorted set: claimed members scored by when the claim expires (a dead claimer's work
-        is claimed again)."""
-        return f"{self.prefix}sched:{{{self._t}b:{bucket}}}:claimed"
+        is claimed again); shared by every tenant, like ``sched_due``."""
+        return f"{self.prefix}sched:{{b:{bucket}}}:claimed"
 
     @property
     def sched_buckets(self) -> str:
-        """Sorted set: buckets that may hold work, scored by the bucket's start (epoch ms)."""
-        return f"{self.prefix}sched:{{{self._t}buckets}}"
+        """Sorted set: buckets that may hold work (any tenant's), scored by the bucket's start
+        (epoch ms)."""
+        return f"{self.prefix}sched:{{buckets}}"
+
+    def sched_bucket_member(self, conversation_id: str, item_id: str) -> str:
+        """A message as a member of the shared buckets: it names its tenant, so the one loop
+        finds the tenant's sender and a tenant's listing keeps only its own."""
+        return sched_member(self.qualified(conversation_id), item_id)
 
     @property
     def sched_held(self) -> str:
-        """Sorted set: ``conversation_id|item_id`` held while a person owns the conversation."""
+        """Sorted set: ``conversation_id|item_id`` held while a person owns the conversation.
+        The tenant's own: no loop polls it, only that tenant's listing, cancel and erase
+        read it."""
         return f"{self.prefix}sched:{{{self._t}held}}"
 
     def sched_item(self, conversation_id: str, item_id: str) -> str:

@@ -8,6 +8,10 @@ lists them for ``GET /v1/scheduled``.
 Every write goes through a script of ``shared/lua.py`` on the keys of one slot: an item's hash,
 its conversation's index and journal share the conversation's hash tag; a bucket's due and
 claimed sets share the bucket's.
+
+The buckets and their index are every tenant's (one scheduler loop per process claims them
+all), so their members name their tenant (``Keys.sched_bucket_member``) and whatever lists or
+cancels keeps to its own tenant's members; the held set is the tenant's own.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any, Literal, cast
 from pydantic import AwareDatetime, BaseModel, Field
 from redis.asyncio import Redis
 
-from shared.keys import Keys, sched_member
+from shared.keys import Keys, sched_member, split_tenant
 from shared.lua import Scripts
 from shared.state import stamp_tenant
 
@@ -58,7 +62,8 @@ def bucket_start(bucket: str) -> datetime:
 
 
 def member(conversation_id: str, ident: str) -> str:
-    """A bucket member names the conversation (the item's slot) and the item."""
+    """A held set's member (the bare conversation and the item); a bucket's member is the
+    same with the conversation ``Keys.qualified``."""
     return sched_member(conversation_id, ident)
 
 
@@ -71,14 +76,27 @@ def ms(at: datetime) -> int:
     return int(at.timestamp() * 1000)
 
 
+def bucket_member_of(value: str) -> tuple[str, str, str]:
+    """(tenant, conversation, item) of a bucket's member (``Keys.sched_bucket_member``)."""
+    qualified, ident = parse_member(value)
+    tenant, conversation_id = split_tenant(qualified)
+    return tenant, conversation_id, ident
+
+
 @dataclass(frozen=True)
 class Claimed:
+    """A bucket's member claimed by this process; ``member`` as stored (tenant-qualified)."""
+
     bucket: str
     member: str
 
     @property
+    def tenant(self) -> str:
+        return bucket_member_of(self.member)[0]
+
+    @property
     def conversation_id(self) -> str:
-        return parse_member(self.member)[0]
+        return bucket_member_of(self.member)[1]
 
     @property
     def item_id(self) -> str:
@@ -121,7 +139,7 @@ class ScheduleStore:
         if current == "pending":
             # Also after a crash between the script and here: the redelivery lands here again.
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zadd(k.sched_due(bucket), {member(conv, item.id): ms(send_at)})
+                pipe.zadd(k.sched_due(bucket), {k.sched_bucket_member(conv, item.id): ms(send_at)})
                 pipe.zadd(k.sched_buckets, {bucket: ms(bucket_start(bucket))})
                 await pipe.execute()
         return bool(int(created))
@@ -153,22 +171,23 @@ class ScheduleStore:
         """Cancel a pending or held message: it leaves its bucket and the held list."""
         if not await self.move(item, "pending,held", "cancelled", entry):
             return False
-        name = member(item.conversation_id, item.id)
+        k, conv = self.keys, item.conversation_id
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zrem(self.keys.sched_due(bucket), name)
-            pipe.zrem(self.keys.sched_held, name)
+            pipe.zrem(k.sched_due(bucket), k.sched_bucket_member(conv, item.id))
+            pipe.zrem(k.sched_held, member(conv, item.id))
             await pipe.execute()
         return True
 
     async def due_buckets(self, now: datetime) -> list[str]:
+        """Buckets (every tenant's) whose hour has begun."""
         due = await self.redis.zrangebyscore(self.keys.sched_buckets, "-inf", ms(now))
         return cast(list[str], due)
 
     async def claim(
         self, bucket: str, now: datetime, claim_ms: int, limit: int = 100
     ) -> tuple[int, list[Claimed]]:
-        """Due (and abandoned) members of a bucket, now ours for ``claim_ms``; plus how many
-        members the bucket still has in all."""
+        """Due (and abandoned) members of a bucket, any tenant's, now ours for ``claim_ms``;
+        plus how many members the bucket still has in all."""
         result = await self.scripts.sched_claim(
             keys=[self.keys.sched_due(bucket), self.keys.sched_claimed(bucket)],
             args=[ms(now), claim_ms, limit],
@@ -209,14 +228,19 @@ class ScheduleStore:
         if conversation_id is not None:
             rows = [(item, status) for item, status, _ in await self.items(conversation_id)]
         else:
-            members: set[str] = set()
+            # The buckets hold every tenant's messages: keep this tenant's.
+            mine: set[tuple[str, str]] = set()
             for bucket in await self._members(self.keys.sched_buckets):
-                members.update(await self._members(self.keys.sched_due(bucket)))
-                members.update(await self._members(self.keys.sched_claimed(bucket)))
-            members.update(await self._members(self.keys.sched_held))
+                for name in [
+                    *await self._members(self.keys.sched_due(bucket)),
+                    *await self._members(self.keys.sched_claimed(bucket)),
+                ]:
+                    tenant, conv, ident = bucket_member_of(name)
+                    if tenant == self.keys.tenant:
+                        mine.add((conv, ident))
+            mine.update(parse_member(name) for name in await self._members(self.keys.sched_held))
             rows = []
-            for name in sorted(members):
-                conv, ident = parse_member(name)
+            for conv, ident in sorted(mine):
                 fields = await self.redis.hmget(self.keys.sched_item(conv, ident), "item", "status")
                 raw, status = cast(list[str | None], fields)
                 if raw is not None:

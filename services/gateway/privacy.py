@@ -121,9 +121,10 @@ class Privacy:
             buckets = await pipe.execute()
         async with self.redis.pipeline(transaction=False) as pipe:
             for ident, bucket in zip(ids, buckets, strict=True):
-                name = sched_member(conversation_id, _text(ident))
-                pipe.zrem(self.keys.sched_held, name)
+                pipe.zrem(self.keys.sched_held, sched_member(conversation_id, _text(ident)))
                 if bucket:
+                    # The buckets are every tenant's: their member names this tenant.
+                    name = self.keys.sched_bucket_member(conversation_id, _text(ident))
                     pipe.zrem(self.keys.sched_due(_text(bucket)), name)
                     pipe.zrem(self.keys.sched_claimed(_text(bucket)), name)
             await pipe.execute()

@@ -1,16 +1,19 @@
 """scheduler service shell: domain events in, scheduled messages out on the outbound stream.
 
 Events (``trial.booked``, ``trial.rescheduled``, ``trial.cancelled``/``booking.cancelled``,
-``booking.attendance``) become scheduled messages or cancel them (``core.plan_event``). A loop
-claims what is due, bucket by bucket, atomically across replicas (``SCHED_CLAIM``), and sends
-each message as a turn of its own (``sched-<id>``) through the normal outbound path, unless a
-person owns the conversation (held, listed for staff). The funnel's counters are kept here too
-(``funnel.py``).
+``booking.attendance``) become scheduled messages or cancel them (``core.plan_event``). One loop
+per process, whatever the number of tenants (a shared loop: ``Runtime.shared_loops``), claims
+what is due in the buckets every tenant shares, bucket by bucket, atomically across replicas
+(``SCHED_CLAIM``), and hands each message to its tenant's sender (that tenant's pack, config,
+store and bus view: ``Runtime.exports``), which sends it as a turn of its own (``sched-<id>``)
+through the normal outbound path, unless a person owns the conversation (held, listed for
+staff). The funnel's counters are kept here too (``funnel.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from services.scheduler.config import load_reminders
@@ -20,12 +23,49 @@ from shared.clock import Clock
 from shared.contracts import DomainEvent, Reply
 from shared.metrics import SCHEDULED
 from shared.scheduled import Claimed, Scheduled, ScheduleStore
-from shared.service import Runtime
+from shared.service import Lookup, Runtime
 from shared.state import journal_entry, read_slices
 from shared.trial.config import TrialConfig
 
 BUCKET_GRACE = timedelta(minutes=5)
 SERVICE = "scheduler"
+# A tenant's sender: sends (or holds, or drops) one claimed message, then finishes the claim.
+Send = Callable[[Claimed, datetime], Awaitable[None]]
+
+
+async def tick_once(store: ScheduleStore, clock: Clock, senders: Lookup, claim_ms: int) -> int:
+    """Claim what is due in every tenant's buckets and hand each message to its tenant's
+    sender. Returns how many were handed over.
+
+    A message of a tenant this process does not serve (its pack refused here, or the tenant
+    left the tenants file) is not released but left claimed: its claim expires after
+    ``claim_ms`` and a process serving the tenant claims it then (``SCHED_CLAIM`` takes
+    expired claims back first). Released, it would be due again at once: claimed and released
+    by this process every tick, and, being the oldest, first in every claim, so that enough of
+    them would starve the served tenants' messages behind them. Left claimed, it costs one
+    claim per ``claim_ms`` and keeps its bucket in the index (it counts in ``remaining``)."""
+    now = await clock.now()
+    handled = 0
+    for bucket in await store.due_buckets(now):
+        remaining, claimed = await store.claim(bucket, now, claim_ms)
+        for one in claimed:
+            send: Send | None = senders(one.tenant)
+            if send is not None:
+                await send(one, now)
+                handled += 1
+        if remaining == 0 and bucket_finished(bucket, now, BUCKET_GRACE):
+            await store.forget_bucket(bucket)
+    return handled
+
+
+async def scheduler_loop(
+    store: ScheduleStore, clock: Clock, senders: Lookup, tick_s: float, claim_ms: int
+) -> None:
+    """Tick every ``tick_s``: one loop per process over the buckets every tenant shares.
+    Runs supervised (``shared/loops.py`` restarts it after a failure, e.g. Redis down)."""
+    while True:
+        await tick_once(store, clock, senders, claim_ms)
+        await asyncio.sleep(tick_s)
 
 
 def build(rt: Runtime) -> None:
@@ -168,24 +208,16 @@ def build(rt: Runtime) -> None:
             rt.log.info("scheduled message held for a person", id=item.id)
         await store.finish(claimed)
 
-    async def tick_once() -> int:
-        now = await clock.now()
-        handled = 0
-        for bucket in await store.due_buckets(now):
-            remaining, claimed = await store.claim(bucket, now, rt.settings.scheduler_claim_ms)
-            for one in claimed:
-                await send(one, now)
-            handled += len(claimed)
-            if remaining == 0 and bucket_finished(bucket, now, BUCKET_GRACE):
-                await store.forget_bucket(bucket)
-        return handled
-
-    async def scheduler_loop() -> None:
-        while True:
-            await tick_once()
-            await asyncio.sleep(rt.settings.scheduler_tick_ms / 1000)
+    async def ticks(senders: Lookup) -> None:
+        # The first tenant built declares the process's one loop: the buckets, their index
+        # and the clock's offset carry no tenant, so its store and clock reach every tenant's.
+        settings = rt.settings
+        await scheduler_loop(
+            store, clock, senders, settings.scheduler_tick_ms / 1000, settings.scheduler_claim_ms
+        )
 
     funnel = FunnelCounter(rt.redis, rt.keys, rt.tz, rt.log)
     rt.bus.subscribe(rt.keys.events, "scheduler", on_event)
     rt.bus.subscribe(rt.keys.funnel, "funnel", funnel.on_step)
-    rt.background.append(scheduler_loop)
+    rt.exports[SERVICE] = send
+    rt.shared_loops[SERVICE] = ticks

@@ -1,11 +1,12 @@
-"""Worker processes on a real Redis: replicas share a stream; the merger completes once."""
+"""Worker processes on a real Redis: replicas share a stream; the merger completes once; one
+merger or scheduler process serves every tenant's deadlines or due messages."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -15,10 +16,14 @@ from redis.asyncio import Redis
 
 from services.registry import TOPOLOGY
 from shared.bus import ensure_groups
+from shared.clock import Clock
 from shared.contracts import InboundMessage, Part, Reply, SpecialistTask, Turn, TurnPlan
 from shared.keys import Keys
+from shared.lua import register
 from shared.merge import queue_open
 from shared.pack import PACKS_DIR, load_pack
+from shared.scheduled import Scheduled, ScheduleStore
+from shared.state import journal_entry
 from tests.system import decode_entry, service
 
 NOW = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
@@ -249,3 +254,64 @@ async def test_one_merger_process_expires_every_tenants_turns_each_with_its_own_
     assert replies["alpha"].partial and replies["alpha"].text in [alpha, *alpha]
     assert replies["beta"].partial and replies["beta"].text == beta_fallback
     assert left == [0]
+
+
+async def test_one_scheduler_process_sends_every_tenants_due_messages_each_as_its_tenant(
+    redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    """With several tenants the scheduler's buckets and their index are one set of keys,
+    whatever their number, claimed by one loop per scheduler process: each due message is sent
+    by its tenant's sender (its tenant on the reply, its tenant's item and journal)."""
+    tenants_file = tmp_path / "tenants.yaml"
+    listed = [
+        {"id": tenant, "pack": "ctsmash", "admin_token": f"{tenant}-admin-0123456789"}
+        for tenant in ("alpha", "beta")
+    ]
+    tenants_file.write_text(yaml.safe_dump({"tenants": listed}), encoding="utf-8")
+    keys = {t: Keys(unique_prefix, tenant=t, topology=TOPOLOGY) for t in ("alpha", "beta")}
+    shared = keys["alpha"]
+    client = Redis.from_url(redis_url, decode_responses=True)
+    stores = {
+        tenant: ScheduleStore(client, register(client), tenant_keys, journal_max=100, ttl_s=3600)
+        for tenant, tenant_keys in keys.items()
+    }
+    await Clock(client, shared, movable=True).set(NOW + timedelta(seconds=1))
+    for tenant, store in stores.items():
+        reminder = Scheduled(
+            id="e1-day_before",  # the same ids under both tenants
+            conversation_id="same-conv",
+            kind="day_before",
+            booking_id="AE-1",
+            due_at=NOW,
+            class_at=NOW + timedelta(days=1),
+            text=f"lembrete de {tenant}",
+            channel="http",
+        )
+        await store.add(reminder, "pending", NOW, journal_entry("scheduler", None, "created"))
+    with service(
+        "scheduler", redis_url, unique_prefix, ORQ_TENANTS=str(tenants_file), ORQ_TEST_CLOCK="1"
+    ) as (_, watcher):
+        replies = {}
+        outbound = shared.route(shared.outbound, "same-conv")
+        for fields in await read_entries(redis_url, outbound, 2):
+            body, headers = BinaryMessageFormatV1.parse(fields[b"__data__"])
+            replies[headers["tenant"]] = Reply.model_validate_json(body)
+        for tenant in keys:  # logged once its item is marked sent
+            sent = f'"tenant": "{tenant}", "id": "e1-day_before", "kind": "day_before", "event": '
+            assert watcher.wait_for(sent + '"scheduled message sent"', 30), watcher.tail()
+    statuses = {t: (await store.items("same-conv"))[0][1] for t, store in stores.items()}
+    journals = {
+        t: [json.loads(e)["event"] for e in await client.lrange(k.journal("same-conv"), 0, -1)]
+        for t, k in keys.items()
+    }
+    indexes = {k.sched_buckets for k in keys.values()}
+    indexed = await client.zcard(shared.sched_buckets)
+    await client.aclose()
+    assert {t: r.text for t, r in replies.items()} == {
+        "alpha": "lembrete de alpha",
+        "beta": "lembrete de beta",
+    }
+    assert all(r.scheduled and r.turn_id == "sched-e1-day_before" for r in replies.values())
+    assert statuses == {"alpha": "sent", "beta": "sent"}
+    assert all(events[-1] == "scheduled.sent" for events in journals.values()), journals
+    assert indexes == {f"{unique_prefix}sched:{{buckets}}"} and indexed == 1

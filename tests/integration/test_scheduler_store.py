@@ -1,6 +1,7 @@
 """The scheduler's Redis scripts on a real Redis: claims are exclusive across replicas, an
-abandoned claim is taken again, a held or cancelled message is never handed out, and each
-status change is journaled once."""
+abandoned claim is taken again, a held or cancelled message is never handed out, each status
+change is journaled once, and the buckets every tenant shares keep each tenant's messages its
+own."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from redis.asyncio import Redis
 
+from services.scheduler.app import Send, tick_once
+from shared.clock import Clock
 from shared.keys import Keys
 from shared.lua import register
-from shared.scheduled import Scheduled, ScheduleStore
+from shared.scheduled import Claimed, Scheduled, ScheduleStore
+from shared.service import Lookup
 from shared.state import journal_entry
 
 DUE = datetime(2026, 2, 9, 21, 0, tzinfo=UTC)
@@ -97,3 +101,77 @@ async def test_held_while_a_person_owns_the_conversation_and_cancel_removes_it(
     assert await store.listing(None, None) == []
     assert [r["status"] for r in await store.listing("c1", None)] == ["cancelled"]
     assert (await store.take(item(1), entry("scheduled.held")))[0] == "cancelled"
+
+
+def tenant_stores(redis: Redis, prefix: str) -> dict[str, ScheduleStore]:
+    scripts = register(redis)
+    return {
+        tenant: ScheduleStore(
+            redis, scripts, Keys(prefix, tenant=tenant), journal_max=100, ttl_s=3600
+        )
+        for tenant in ("alpha", "beta")
+    }
+
+
+async def test_tenants_share_the_buckets_but_each_lists_and_cancels_only_its_own(
+    redis: Redis, unique_prefix: str
+) -> None:
+    stores = tenant_stores(redis, unique_prefix)
+    for tenant, store in stores.items():
+        await store.add(item(1), "pending", DUE, entry("scheduled.created"))  # the same ids
+        await store.add(item(2, f"{tenant}-only"), "pending", DUE, entry("scheduled.created"))
+    alpha, beta = stores["alpha"], stores["beta"]
+    assert alpha.keys.sched_buckets == beta.keys.sched_buckets
+    [bucket] = await alpha.due_buckets(DUE)
+    assert alpha.keys.sched_due(bucket) == beta.keys.sched_due(bucket)
+    assert sorted(await redis.zrange(alpha.keys.sched_due(bucket), 0, -1)) == [
+        "alpha~alpha-only|e2-day_before",
+        "alpha~c1|e1-day_before",
+        "beta~beta-only|e2-day_before",
+        "beta~c1|e1-day_before",
+    ]
+    listed = await alpha.listing(None, None)
+    assert [(r["conversation_id"], r["id"]) for r in listed] == [
+        ("c1", "e1-day_before"),
+        ("alpha-only", "e2-day_before"),
+    ]
+    assert await alpha.cancel(item(1), bucket, entry("scheduled.cancelled"))
+    assert [r["conversation_id"] for r in await alpha.listing(None, None)] == ["alpha-only"]
+    assert [r["conversation_id"] for r in await beta.listing(None, None)] == ["c1", "beta-only"]
+    assert await beta.redis.zscore(beta.keys.sched_due(bucket), "beta~c1|e1-day_before")
+
+
+async def test_a_message_of_a_tenant_not_served_here_stays_claimed_for_a_process_serving_it(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """The one loop hands each claimed message to its tenant's sender; one whose tenant this
+    process does not serve is left claimed (not handed out again before its claim expires,
+    then claimed by whichever process looks, here one serving the tenant)."""
+    stores = tenant_stores(redis, unique_prefix)
+    for store in stores.values():
+        await store.add(item(1), "pending", DUE, entry("scheduled.created"))
+    clock = Clock(redis, Keys(unique_prefix), movable=True)
+    sent: list[tuple[str, str, str]] = []
+
+    def serving(*tenants: str) -> Lookup:
+        def sender(tenant: str) -> Send | None:
+            async def send(claimed: Claimed, now: datetime) -> None:
+                sent.append((tenant, claimed.conversation_id, claimed.item_id))
+                await stores[tenant].finish(claimed)
+
+            return send if tenant in tenants else None
+
+        return sender
+
+    shared = stores["alpha"]
+    await clock.set(DUE + timedelta(seconds=1))
+    assert await tick_once(shared, clock, serving("alpha"), 2_000) == 1
+    assert await tick_once(shared, clock, serving("beta"), 2_000) == 0
+    assert sent == [("alpha", "c1", "e1-day_before")]
+    await clock.set(DUE + timedelta(seconds=4))
+    assert await tick_once(shared, clock, serving("beta"), 2_000) == 1
+    assert sent[1:] == [("beta", "c1", "e1-day_before")]
+    # Every member finished and the hour over: the bucket leaves the one index.
+    await clock.set(DUE + timedelta(hours=2))
+    assert await tick_once(shared, clock, serving(), 2_000) == 0
+    assert await redis.zcard(shared.keys.sched_buckets) == 0
