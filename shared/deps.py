@@ -142,7 +142,6 @@ class Deployment:
         raise _refuse(401, "missing or invalid bearer token: this deployment serves several "
                       "businesses, and a request needs one's token")  # fmt: skip
 
-
     def of_public(self, request: Request) -> AppDeps:
         """For the routes anyone may call (a public web chat page opening its session): the
         tenant the request names with ``?tenant=<id>`` or the ``X-Orq-Tenant`` header."""

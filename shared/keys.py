@@ -58,7 +58,9 @@ class Keys:
     # The business these keys are for (``shared/tenants.py``): empty for a deployment of one,
     # so no key name changes; with several, every conversation's and turn's hash tag carries it
     # (``{tenant~conversation}``) and every other key of the business names it. Only the bus
-    # streams, heartbeats and the few deployment-wide keys are shared.
+    # streams, heartbeats, the few deployment-wide keys and the sorted sets a loop per process
+    # watches for every tenant (merge deadlines, pending starts, handoff reminders and idle
+    # returns: ``qualified`` members) are shared.
     tenant: str = ""
     # The registry's bus (``services.registry.TOPOLOGY``); only what creates or reads every
     # group needs it, and it says so when it is missing.
@@ -263,12 +265,13 @@ class Keys:
         return self.every(f"{self.prefix}merge:deadlines")
 
     def pending_starts(self, conversation_id: str) -> str:
-        """Sorted set: conversations with waiting messages, scored by when to start a turn
-        (in the conversation's partition)."""
-        return self.route(f"{self.prefix}{self._t}gw:pending", conversation_id)
+        """Sorted set: conversations with waiting messages (``qualified`` ids: every tenant's,
+        so one sweep per gateway process visits them all), scored by when to start a turn,
+        in the conversation's partition."""
+        return self.route(f"{self.prefix}gw:pending", conversation_id)
 
     def all_pending_starts(self) -> list[str]:
-        return self.every(f"{self.prefix}{self._t}gw:pending")
+        return self.every(f"{self.prefix}gw:pending")
 
     def heartbeats(self, member: str) -> str:
         """Sorted set: ``service|consumer`` scored by the last heartbeat (epoch seconds)."""
@@ -283,20 +286,21 @@ class Keys:
     def conversation_index(self) -> str:
         """Sorted set: every conversation scored by its latest message (epoch ms, wall clock:
         staff work in real time), newest activity first for the staff inbox; entries older
-        than the state's TTL are pruned by the gateway's handoff sweep."""
+        than the state's TTL are pruned when a message is stored (``TurnKeeper.ingest``)."""
         return f"{self.prefix}{self._t}conversations"
 
     @property
     def waiting_human(self) -> str:
-        """Sorted set: conversations waiting for a person, scored by when they asked (epoch
-        ms, wall clock); read by the reminder."""
-        return f"{self.prefix}{self._t}handoff:waiting"
+        """Sorted set: conversations waiting for a person (``qualified`` ids: every tenant's,
+        so one reminder loop per gateway process reads them all), scored by when they asked
+        (epoch ms, wall clock)."""
+        return f"{self.prefix}handoff:waiting"
 
     @property
     def human_owned(self) -> str:
-        """Sorted set: human-owned conversations scored by the last staff message (epoch ms,
-        wall clock); an idle one goes back to the bot."""
-        return f"{self.prefix}{self._t}handoff:human"
+        """Sorted set: human-owned conversations (``qualified`` ids, every tenant's) scored by
+        the last staff message (epoch ms, wall clock); an idle one goes back to the bot."""
+        return f"{self.prefix}handoff:human"
 
     @property
     def privacy_log(self) -> str:

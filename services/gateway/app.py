@@ -3,6 +3,11 @@
 Ingress stores messages and starts turns (``turns.py``); egress delivers replies through the
 channel adapters and releases the turn (``egress.py``); the sweeper recovers bursts and turns
 left behind by a dead replica.
+
+The two sweepers (pending starts; handoff reminders and idle returns) run once per process
+whatever the number of tenants (``Runtime.shared_loops``): their sorted sets hold every
+tenant's conversations, and each due one is handed to its tenant's ``TurnKeeper`` or
+``Handoff`` (``Runtime.exports``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from fastapi.exceptions import RequestValidationError
 from prometheus_client import REGISTRY
 
 from services.gateway import auth
+from services.gateway import handoff as handoffs
+from services.gateway import turns as pending
 from services.gateway.api import admin, router
 from services.gateway.bookings import router as bookings_router
 from services.gateway.channels.base import ChannelSet
@@ -48,7 +55,7 @@ from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
 from shared.process import Tenancy, make_tenancy, start, stop
 from shared.scheduled import ScheduleStore
-from shared.service import Runtime
+from shared.service import Lookup, Runtime
 from shared.settings import Settings, get_settings
 from shared.tenants import Tenant
 from shared.trial.bookings import BookingStore
@@ -98,7 +105,6 @@ def build(rt: Runtime, whatsapp_settings: WhatsAppSettings | None = None) -> Gat
     )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
     handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)
-    rt.background.append(handoff.sweeper)
     inbox = Inbox(
         rt.redis,
         rt.scripts,
@@ -115,7 +121,19 @@ def build(rt: Runtime, whatsapp_settings: WhatsAppSettings | None = None) -> Gat
     egress = Egress(channels, turns, handoff, history, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
     rt.bus.subscribe(rt.keys.events, "gateway", handoff.on_event)
-    rt.background.append(turns.sweeper)
+    rt.exports["turns"] = turns
+    rt.exports["handoff"] = handoff
+
+    async def sweep_pending(keepers: Lookup) -> None:
+        await pending.sweeper(rt.redis, rt.keys, keepers, settings.sweep_interval_ms / 1000)
+
+    async def sweep_handoffs(lookup: Lookup) -> None:
+        await handoffs.sweeper(rt.redis, rt.keys, settings, lookup)
+
+    # The first tenant's build declares each (the sets and settings they read are the same
+    # for every tenant: only the pack and tokens differ).
+    rt.shared_loops["turns"] = sweep_pending
+    rt.shared_loops["handoff"] = sweep_handoffs
 
     async def close() -> None:
         turns.cancel_timers()

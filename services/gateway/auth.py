@@ -52,7 +52,6 @@ WHATSAPP_WRITE = (
 SESSIONS_OFF = "web chat sessions are off: set ORQ_WEBCHAT_SECRET to enable them"
 
 
-
 class Refusal(NamedTuple):
     status: int
     reason: str

@@ -11,6 +11,12 @@ after ``ORQ_HANDOFF_REMIND_MIN`` is notified once more. A human-owned conversati
 message for ``ORQ_HUMAN_IDLE_MIN`` goes back to the bot, so a forgotten one does not stay
 silent for good. Both are found through two sorted sets scored on the wall clock (staff work in
 real time), visited by ``sweep_once``.
+
+The two sets hold every tenant's conversations (``Keys.qualified`` members), so one sweeper
+per gateway process reads them whatever the number of tenants and hands each due conversation
+to its tenant's ``Handoff``; a conversation of a tenant the process does not serve is left for
+one that does. The staff inbox's index stays per tenant (it is the tenant's listing); it is
+pruned where it is written (``TurnKeeper.ingest``), not here.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import json
 from typing import Any, Literal
 
 import httpx
+from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
 from services.gateway.summary import InboxConfig, contact_name, last_unanswered, summarize
@@ -27,8 +34,10 @@ from shared.contracts import DomainEvent, now_ms, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.pack import Pack
+from shared.service import Lookup
 from shared.settings import Settings
 from shared.state import StateStore, journal_entry
+from shared.sweep import Due, due_members
 
 Owner = Literal["bot", "pending_human", "human"]
 NOTIFY_ATTEMPTS = 3
@@ -68,12 +77,13 @@ class Handoff:
         if owner == "human":
             patch["last_staff_at"] = utcnow().isoformat()
         meta = await self._patch(conversation_id, patch)
+        member = self.keys.qualified(conversation_id)
         async with self.store.redis.pipeline(transaction=False) as pipe:
-            pipe.zrem(self.keys.waiting_human, conversation_id)
+            pipe.zrem(self.keys.waiting_human, member)
             if owner == "human":
-                pipe.zadd(self.keys.human_owned, {conversation_id: now_ms()})
+                pipe.zadd(self.keys.human_owned, {member: now_ms()})
             else:
-                pipe.zrem(self.keys.human_owned, conversation_id)
+                pipe.zrem(self.keys.human_owned, member)
             self.store.queue_journal(
                 pipe,
                 conversation_id,
@@ -90,7 +100,8 @@ class Handoff:
     async def staff_wrote(self, conversation_id: str, agent: str) -> None:
         """A staff message keeps a human-owned conversation from going back to the bot."""
         await self._patch(conversation_id, {"last_staff_at": utcnow().isoformat()})
-        await self.store.redis.zadd(self.keys.human_owned, {conversation_id: now_ms()})
+        member = self.keys.qualified(conversation_id)
+        await self.store.redis.zadd(self.keys.human_owned, {member: now_ms()})
         self.log.debug("staff message", conversation_id=conversation_id, agent=agent)
 
     async def on_event(self, body: bytes) -> None:
@@ -109,70 +120,46 @@ class Handoff:
         )
         if meta is None:
             return
-        await self.store.redis.zadd(self.keys.waiting_human, {event.conversation_id: now_ms()})
+        member = self.keys.qualified(event.conversation_id)
+        await self.store.redis.zadd(self.keys.waiting_human, {member: now_ms()})
         await self.store.append_journal(
             event.conversation_id,
             journal_entry("gateway", event.turn_id, "handoff.pending_human", **event.data),
         )
         await self._notify(event.conversation_id, event.turn_id, event.data, remind=False)
 
-    async def sweep_once(self) -> int:
-        """Remind once about conversations waiting too long; give idle ones back to the bot;
-        forget index entries of conversations whose state expired. Returns how many
-        conversations it acted on."""
-        acted = 0
-        forgotten = now_ms() - self.settings.state_ttl_days * 86_400_000
-        await self.store.redis.zremrangebyscore(self.keys.conversation_index, "-inf", forgotten)
-        if self.settings.handoff_remind_min > 0:
-            acted += await self._remind(now_ms() - self.settings.handoff_remind_min * 60_000)
-        if self.settings.human_idle_min > 0:
-            acted += await self._return_idle(now_ms() - self.settings.human_idle_min * 60_000)
-        return acted
-
-    async def _remind(self, asked_before_ms: float) -> int:
-        redis = self.store.redis
-        due = await redis.zrangebyscore(
-            self.keys.waiting_human, "-inf", asked_before_ms, start=0, num=SWEEP_BATCH
+    async def remind(self, conversation_id: str) -> bool:
+        """Notify once more about a conversation due for a reminder; False when another
+        replica took it first or it is no longer waiting for a person."""
+        # Removed before notifying, so two gateway replicas never remind twice.
+        taken = await self.store.redis.zrem(
+            self.keys.waiting_human, self.keys.qualified(conversation_id)
         )
-        reminded = 0
-        for conv in due:
-            # Removed before notifying, so two gateway replicas never remind twice.
-            taken = await redis.zrem(self.keys.waiting_human, conv)
-            if taken and await self.owner(conv) == "pending_human":
-                await self._notify(conv, None, {"reason": "reminder"}, remind=True)
-                reminded += 1
-        return reminded
+        if not taken or await self.owner(conversation_id) != "pending_human":
+            return False
+        await self._notify(conversation_id, None, {"reason": "reminder"}, remind=True)
+        return True
 
-    async def _return_idle(self, staff_before_ms: float) -> int:
-        redis = self.store.redis
-        idle = await redis.zrangebyscore(
-            self.keys.human_owned, "-inf", staff_before_ms, start=0, num=SWEEP_BATCH
-        )
-        returned = 0
+    async def return_idle(self, conversation_id: str) -> bool:
+        """Give a conversation idle past ``ORQ_HUMAN_IDLE_MIN`` back to the bot; False when
+        another replica took it first or staff no longer own it."""
+        member = self.keys.qualified(conversation_id)
+        if not await self.store.redis.zrem(self.keys.human_owned, member):
+            return False
         back = json.dumps({"handoff": "bot", "handoff_by": "idle"})
+        patched = await self.scripts.meta_patch(
+            keys=[self.keys.state(conversation_id)],
+            args=[back, "handoff", "human", self._state_ttl_s],
+        )
+        if patched is None:
+            return False
         minutes = f"{self.settings.human_idle_min:g}"
-        for conv in idle:
-            if not await redis.zrem(self.keys.human_owned, conv):
-                continue
-            patched = await self.scripts.meta_patch(
-                keys=[self.keys.state(conv)], args=[back, "handoff", "human", self._state_ttl_s]
-            )
-            if patched is None:
-                continue
-            await self.store.append_journal(
-                conv,
-                journal_entry(
-                    "gateway", None, "handoff.bot", by="idle", reason=f"idle {minutes} min"
-                ),
-            )
-            self.log.info("idle human conversation back to the bot", conversation_id=conv)
-            returned += 1
-        return returned
-
-    async def sweeper(self) -> None:
-        while True:
-            await self.sweep_once()
-            await asyncio.sleep(self.settings.sweep_interval_ms / 1000)
+        await self.store.append_journal(
+            conversation_id,
+            journal_entry("gateway", None, "handoff.bot", by="idle", reason=f"idle {minutes} min"),
+        )
+        self.log.info("idle human conversation back to the bot", conversation_id=conversation_id)
+        return True
 
     async def _patch(self, conversation_id: str, patch: dict[str, Any]) -> dict[str, Any]:
         raw = await self.scripts.meta_patch(
@@ -235,3 +222,35 @@ class Handoff:
                 "last_messages": messages[-10:],
             },
         }
+
+
+async def sweep_once(redis: Redis, keys: Keys, settings: Settings, handoffs: Lookup) -> int:
+    """Remind once about conversations waiting too long and give idle ones back to the bot,
+    every tenant's, each by its tenant's ``Handoff`` (``handoffs``; one this process does not
+    serve is left for a process that does): one read per set when nothing is due, whatever
+    the number of tenants. Returns how many conversations it acted on."""
+
+    def served(tenant: str) -> bool:
+        return handoffs(tenant) is not None
+
+    async def due(key: str, minutes: float) -> list[tuple[Handoff, Due]]:
+        until = now_ms() - minutes * 60_000
+        found = await due_members(redis, key, until, served, SWEEP_BATCH)
+        return [(handoff, d) for d in found if (handoff := handoffs(d.tenant)) is not None]
+
+    acted = 0
+    if settings.handoff_remind_min > 0:
+        for handoff, d in await due(keys.waiting_human, settings.handoff_remind_min):
+            acted += await handoff.remind(d.id)
+    if settings.human_idle_min > 0:
+        for handoff, d in await due(keys.human_owned, settings.human_idle_min):
+            acted += await handoff.return_idle(d.id)
+    return acted
+
+
+async def sweeper(redis: Redis, keys: Keys, settings: Settings, handoffs: Lookup) -> None:
+    """Sweep every ``ORQ_SWEEP_INTERVAL_MS``, once per gateway process for all its tenants;
+    runs supervised (``shared/loops.py`` restarts it after a failure)."""
+    while True:
+        await sweep_once(redis, keys, settings, handoffs)
+        await asyncio.sleep(settings.sweep_interval_ms / 1000)

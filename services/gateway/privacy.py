@@ -141,15 +141,17 @@ class Privacy:
         deleted = 0
         for key in [*keys, *merge_keys]:
             deleted += int(await self.redis.unlink(key))
-        # Global indexes name the conversation as a member, not in a key.
+        # Global indexes name the conversation as a member, not in a key: the tenant's inbox
+        # index by its id, the sets every tenant shares by its qualified id.
+        member = self.keys.qualified(conversation_id)
         async with self.redis.pipeline(transaction=False) as pipe:
-            for index in (
+            pipe.zrem(self.keys.conversation_index, conversation_id)
+            for shared in (
                 self.keys.pending_starts(conversation_id),
-                self.keys.conversation_index,
                 self.keys.waiting_human,
                 self.keys.human_owned,
             ):
-                pipe.zrem(index, conversation_id)
+                pipe.zrem(shared, member)
             await pipe.execute()
         anonymized = await self.bookings.anonymize(conversation_id, now=now)
         unlinked = {

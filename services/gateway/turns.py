@@ -17,6 +17,12 @@ and turns whose lease expired (every consumer of the turn died): the messages st
 are taken again. Entries are removed only when a start found nothing to do and the score is
 unchanged (a message that arrived meanwhile re-scored it).
 
+Every tenant's conversations are in the same sets (one per partition), as ``Keys.qualified``
+members (``tenant~conversation``; the bare id for the single business), so one sweeper per
+gateway process (``sweeper``) visits them all and hands each due one to its tenant's
+``TurnKeeper``; a member of a tenant the process does not serve stays for one that does. The
+member is only ever the set's: every other key and script argument takes the conversation id.
+
 Bad input cannot stop a conversation: ``ingest`` refuses a message whose time is out of bounds
 (``MessageRefused``), and a start screens what it took (``screen_entries``): an entry that is
 not a usable message (only a writer that bypassed ``ingest`` leaves one) goes to the
@@ -56,8 +62,10 @@ from shared.metrics import TURNS_STARTED
 from shared.nlu.fragment import Fragments
 from shared.nlu.normalize import normalize
 from shared.reply_window import window_expires_at
+from shared.service import Lookup
 from shared.settings import Settings
 from shared.state import StateStore, journal_entry, stamp_tenant
+from shared.sweep import due_members
 
 
 class Publish(Protocol):
@@ -76,6 +84,7 @@ OnFragment = Callable[[InboundMessage], None]
 ReplyWindow = Callable[[str], timedelta | None]
 
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
+SWEEP_BATCH = 200  # due conversations started per partition and sweep
 
 # Single-key script on the pending set: remove a member only if its score is still `expected`.
 ZREM_IF_SCORE = (
@@ -243,8 +252,10 @@ class TurnKeeper:
         quiet = self.quiet_after(message.text)
         due = now_ms() + quiet.ms
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
+        index = self.keys.conversation_index
+        forgotten = now_ms() - self.settings.state_ttl_days * 86_400_000
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(self.keys.pending_starts(conv), {conv: due})
+            pipe.zadd(self.keys.pending_starts(conv), {self.keys.qualified(conv): due})
             lua.queue(
                 pipe,
                 self.scripts.ingest,
@@ -266,8 +277,12 @@ class TurnKeeper:
                     self._hold_ms(quiet),
                 ],
             )
-            pipe.zadd(self.keys.conversation_index, {conv: now_ms()}, gt=True)
-            _, fresh, _ = await pipe.execute()
+            pipe.zadd(index, {conv: now_ms()}, gt=True)
+            # The staff inbox forgets conversations whose state expired here, where its index
+            # grows, rather than in a loop per tenant: an index nobody writes to does not grow,
+            # and the listing drops an entry whose state is gone when it meets one.
+            pipe.zremrangebyscore(index, "-inf", forgotten)
+            _, fresh, _, _ = await pipe.execute()
         if not int(fresh):
             return False
         if int(fresh) == HELD_FOR_HUMAN:
@@ -345,7 +360,7 @@ class TurnKeeper:
         try:
             if score is None:
                 found = await self.redis.zscore(
-                    self.keys.pending_starts(conversation_id), conversation_id
+                    self.keys.pending_starts(conversation_id), self.keys.qualified(conversation_id)
                 )
                 if found is not None:
                     remaining = int(found) - now_ms()
@@ -372,7 +387,9 @@ class TurnKeeper:
         async with self.redis.pipeline(transaction=False) as pipe:
             # Read before the release runs: _after_start removes the pending entry only if no
             # message re-scored it since.
-            pipe.zscore(self.keys.pending_starts(conversation_id), conversation_id)
+            pipe.zscore(
+                self.keys.pending_starts(conversation_id), self.keys.qualified(conversation_id)
+            )
             lua.queue(
                 pipe,
                 self.scripts.release,
@@ -407,7 +424,7 @@ class TurnKeeper:
             if score is not None:
                 await self.zrem_if_score(
                     keys=[self.keys.pending_starts(conversation_id)],
-                    args=[conversation_id, int(score)],
+                    args=[self.keys.qualified(conversation_id), int(score)],
                 )
             return
         if status != "started":
@@ -449,7 +466,7 @@ class TurnKeeper:
             # While the turn is in flight, the sweeper looks again only when its lease expires.
             pipe.zadd(
                 k.pending_starts(conversation_id),
-                {conversation_id: now_ms() + settings.lease_ttl_ms},
+                {k.qualified(conversation_id): now_ms() + settings.lease_ttl_ms},
             )
             if answer is None:
                 # The merger's record of the turn and its deadline exist before the turn does:
@@ -568,23 +585,30 @@ class TurnKeeper:
         """The latest message time that may move a turn's clock (epoch ms)."""
         return now_ms() + self.settings.sent_at_max_future_days * 86_400_000
 
-    # Recovery ----------------------------------------------------------------------------
 
-    async def sweep_once(self) -> int:
-        count = 0
-        for key in self.keys.all_pending_starts():
-            due = await self.redis.zrangebyscore(
-                key, 0, now_ms(), start=0, num=200, withscores=True
+async def sweep_once(redis: Redis, keys: Keys, keepers: Lookup) -> int:
+    """Try a start for every due pending conversation of every tenant, by its tenant's
+    ``TurnKeeper`` (``keepers``; one this process does not serve is left for a process that
+    does): one read per partition when nothing is due, whatever the number of tenants.
+    Returns how many were tried."""
+    count = 0
+    for key in keys.all_pending_starts():
+        served = [
+            (keeper, found)
+            for found in await due_members(
+                redis, key, now_ms(), lambda tenant: keepers(tenant) is not None, SWEEP_BATCH
             )
-            for conversation_id, score in due:
-                await self.try_start(conversation_id, int(score))
-            count += len(due)
-        return count
+            if (keeper := keepers(found.tenant)) is not None
+        ]
+        for keeper, found in served:
+            await keeper.try_start(found.id, int(found.score))
+        count += len(served)
+    return count
 
-    async def sweeper(self) -> None:
-        """Sweep every interval; runs supervised (``shared/loops.py`` restarts it after a
-        failure, e.g. Redis down)."""
-        interval = self.settings.sweep_interval_ms / 1000
-        while True:
-            await self.sweep_once()
-            await asyncio.sleep(interval)
+
+async def sweeper(redis: Redis, keys: Keys, keepers: Lookup, interval_s: float) -> None:
+    """Sweep every interval, once per gateway process for all its tenants; runs supervised
+    (``shared/loops.py`` restarts it after a failure, e.g. Redis down)."""
+    while True:
+        await sweep_once(redis, keys, keepers)
+        await asyncio.sleep(interval_s)

@@ -19,9 +19,9 @@ from pydantic import Discriminator, Tag, TypeAdapter
 
 from services.merger.compose import MergerConfig, compose
 from shared.contracts import Part, Reply, Turn, TurnPlan, now_ms
-from shared.keys import split_tenant
 from shared.service import Lookup, Runtime
 from shared.state import journal_entry
+from shared.sweep import due_members
 
 
 def _kind(value: Any) -> str:
@@ -35,6 +35,10 @@ def _kind(value: Any) -> str:
 MERGE_INPUT: TypeAdapter[Part | TurnPlan] = TypeAdapter(
     Annotated[Annotated[Part, Tag("part")] | Annotated[TurnPlan, Tag("plan")], Discriminator(_kind)]
 )
+
+
+# Turns expired per partition in one pass of the deadline loop.
+BATCH = 100
 
 
 class Merger:
@@ -135,32 +139,37 @@ class Merger:
 
 
 async def expire_due(rt: Runtime, mergers: Lookup) -> int:
-    """Compose a partial reply for every turn whose deadline passed, each by its tenant's
-    merger (one this process does not serve is left to a process that does). Returns how
-    many were due."""
-    due = [
-        split_tenant(member)
-        for key in rt.keys.all_merge_deadlines()
-        for member in await rt.redis.zrangebyscore(key, 0, now_ms(), start=0, num=100)
-    ]
-    for tenant, turn_id in due:
-        merger: Merger | None = mergers(tenant)
-        if merger is not None:
-            await merger.expire(turn_id)
-    return len(due)
+    """Compose a partial reply for up to a batch of turns whose deadline passed, each by its
+    tenant's merger; a turn of a tenant this process does not serve is left to a process
+    that does, and read past (``shared/sweep.py``). Returns how many were expired."""
+    expired = 0
+    for key in rt.keys.all_merge_deadlines():
+        served = await due_members(
+            rt.redis, key, now_ms(), lambda tenant: mergers(tenant) is not None, BATCH
+        )
+        for due in served:
+            await mergers(due.tenant).expire(due.id)
+        expired += len(served)
+    return expired
 
 
 async def deadlines(rt: Runtime, mergers: Lookup) -> None:
-    """Wake at the next deadline (at most every 250 ms) and expire what is due: one loop per
-    process over one sorted set per partition, whatever the number of tenants. Runs
-    supervised (``shared/loops.py`` restarts it after a failure, e.g. Redis down)."""
+    """Expire what is due, then wake at the next deadline (at most every 250 ms; at once
+    while a full batch was expired): one loop per process over one sorted set per partition,
+    whatever the number of tenants. A due turn of a tenant not served here does not count as
+    the next deadline, or the loop would spin on it. Runs supervised (``shared/loops.py``
+    restarts it after a failure, e.g. Redis down)."""
     while True:
-        await expire_due(rt, mergers)
+        if await expire_due(rt, mergers) >= BATCH:
+            continue
         wait = 0.25
+        now = time.time()
         for key in rt.keys.all_merge_deadlines():
-            nearest = await rt.redis.zrange(key, 0, 0, withscores=True)
+            nearest = await rt.redis.zrangebyscore(
+                key, f"({now_ms()}", "+inf", start=0, num=1, withscores=True
+            )
             if nearest:
-                wait = min(wait, max(0.0, nearest[0][1] / 1000 - time.time()))
+                wait = min(wait, max(0.0, nearest[0][1] / 1000 - now))
         await asyncio.sleep(wait)
 
 

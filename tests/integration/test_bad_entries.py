@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from services.gateway.turns import ZREM_IF_SCORE, MessageRefused, TurnKeeper
+from services.gateway.turns import ZREM_IF_SCORE, MessageRefused, TurnKeeper, sweep_once
 from services.gateway.whatsapp.records import HOLD, UPDATE_RECORD
 from shared import lua
 from shared.contracts import DeadLetter, InboundMessage, Turn, utcnow
@@ -170,7 +170,7 @@ async def test_a_conversation_whose_inbox_held_only_bad_entries_goes_on(keeper) 
     old = message("c3", "old", "oi", datetime(1960, 1, 1, tzinfo=UTC))
     await turns.redis.rpush(turns.keys.inbox("c3"), f"-315619200000|{old.model_dump_json()}")
     await turns.redis.zadd(turns.keys.pending_starts("c3"), {"c3": 0})
-    await turns.sweep_once()
+    await sweep_once(turns.redis, turns.keys, lambda _tenant: turns)
     assert turns_of(turns, published) == []
     assert [letter.message_id for letter in letters_of(turns, published)] == ["old"]
     assert await turns.redis.exists(turns.keys.lease("c3"), turns.keys.inflight("c3")) == 0

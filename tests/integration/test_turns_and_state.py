@@ -8,7 +8,7 @@ import pytest
 from redis.asyncio import Redis
 
 from services.gateway.history import History
-from services.gateway.turns import TurnKeeper
+from services.gateway.turns import TurnKeeper, sweep_once
 from shared.contracts import InboundMessage, MetaView, TrialView, Turn
 from shared.keys import Keys
 from shared.logs import get_logger
@@ -93,7 +93,7 @@ async def test_expired_lease_is_recovered_by_the_sweeper(keeper) -> None:
     # Every consumer of the turn died: the lease expires, its messages are still in flight.
     await turns.redis.delete(turns.keys.lease("c3"))
     await turns.redis.zadd(turns.keys.pending_starts("c3"), {"c3": 0})
-    await turns.sweep_once()
+    await sweep_once(turns.redis, turns.keys, lambda _tenant: turns)
     again = published[1]
     assert again.turn_id != lost.turn_id
     assert [m.message_id for m in again.messages] == ["m1"]
@@ -111,7 +111,7 @@ async def test_a_delivered_turn_whose_release_was_lost_is_not_answered_again(kee
     await turns.ingest(message("c5", "m2", "tudo bem?", T0 + timedelta(seconds=9)))
     await turns.redis.delete(turns.keys.lease("c5"))  # ...and the release never ran
     await turns.redis.zadd(turns.keys.pending_starts("c5"), {"c5": 0})
-    await turns.sweep_once()
+    await sweep_once(turns.redis, turns.keys, lambda _tenant: turns)
     assert [m.message_id for m in published[1].messages] == ["m2"]
     journal = await store.journal("c5")
     [dropped] = [e for e in journal if e["event"] == "turn.answered_before"]
@@ -127,7 +127,7 @@ async def test_a_delivered_turn_with_nothing_waiting_starts_nothing(keeper) -> N
     await turns.redis.set(turns.keys.sent("c6", published[0].turn_id, 0), "sent:wamid.HBg1")
     await turns.redis.delete(turns.keys.lease("c6"))
     await turns.redis.zadd(turns.keys.pending_starts("c6"), {"c6": 0})
-    await turns.sweep_once()
+    await sweep_once(turns.redis, turns.keys, lambda _tenant: turns)
     assert len(published) == 1
     assert await turns.redis.llen(turns.keys.inflight("c6")) == 0
     assert await turns.redis.zscore(turns.keys.pending_starts("c6"), "c6") is None
@@ -152,7 +152,7 @@ async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
     await start_now(turns, "c4")
     await turns.release("c4", published[0].turn_id)
     await turns.redis.zadd(turns.keys.pending_starts("c4"), {"c4": 0})
-    await turns.sweep_once()
+    await sweep_once(turns.redis, turns.keys, lambda _tenant: turns)
     assert await turns.redis.zscore(turns.keys.pending_starts("c4"), "c4") is None
     assert len(published) == 1
 

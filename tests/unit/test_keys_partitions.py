@@ -51,3 +51,21 @@ def test_the_partition_is_stable_across_processes_and_spreads_conversations() ->
     for i in range(4000):
         counts[partition_of(f"5511{i:09d}", 8)] += 1
     assert min(counts) > 400 and max(counts) < 600, counts
+
+
+def test_the_sets_a_loop_per_process_watches_are_every_tenants_with_qualified_members() -> None:
+    """Pending starts and the handoff sets have one name for every tenant (the single
+    business's, unchanged), so one sweep per process reads them; a tenant's conversation is
+    in them as ``tenant~id``, the single business's as its id. The staff inbox index, a
+    tenant's own listing, stays the tenant's."""
+    single = Keys("orq:", 4)
+    alpha = Keys("orq:", 4, tenant="alpha")
+    assert alpha.pending_starts("c1") == single.pending_starts("c1")
+    assert alpha.all_pending_starts() == single.all_pending_starts()
+    assert (alpha.waiting_human, alpha.human_owned) == ("orq:handoff:waiting", "orq:handoff:human")
+    assert (single.waiting_human, single.human_owned) == (alpha.waiting_human, alpha.human_owned)
+    assert (single.qualified("c1"), alpha.qualified("c1")) == ("c1", "alpha~c1")
+    assert (single.conversation_index, alpha.conversation_index) == (
+        "orq:conversations",
+        "orq:alpha:conversations",
+    )
