@@ -256,6 +256,32 @@ async def test_one_merger_process_expires_every_tenants_turns_each_with_its_own_
     assert left == [0]
 
 
+async def test_due_turns_of_a_tenant_not_served_here_do_not_hide_a_served_one(
+    redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    """More due turns of a tenant this merger does not serve than one reading takes, all due
+    before a served tenant's turn: they are left for a process that serves them, and the
+    served turn still gets its partial reply."""
+    tenants_file = tmp_path / "tenants.yaml"
+    listed = [{"id": "alpha", "pack": "ctsmash", "admin_token": "alpha-admin-0123456789"}]
+    tenants_file.write_text(yaml.safe_dump({"tenants": listed}), encoding="utf-8")
+    alpha = Keys(unique_prefix, tenant="alpha", topology=TOPOLOGY)
+    ghost = Keys(unique_prefix, tenant="ghost", topology=TOPOLOGY)
+    for i in range(150):
+        await open_turn(redis_url, ghost, make_turn(1000 + i, f"ghost-{i}"), deadline_ms=-60_000)
+    served = make_turn(1, "alpha-conv")
+    await open_turn(redis_url, alpha, served, deadline_ms=0)
+    with service("merger", redis_url, unique_prefix, ORQ_TENANTS=str(tenants_file)):
+        [fields] = await read_entries(redis_url, alpha.outbound, 1)
+    body, headers = BinaryMessageFormatV1.parse(fields[b"__data__"])
+    reply = Reply.model_validate_json(body)
+    assert (headers["tenant"], reply.turn_id, reply.partial) == ("alpha", served.turn_id, True)
+    client = Redis.from_url(redis_url)
+    [left] = [await client.zcard(key) for key in alpha.all_merge_deadlines()]
+    await client.aclose()
+    assert left == 150
+
+
 async def test_one_scheduler_process_sends_every_tenants_due_messages_each_as_its_tenant(
     redis_url: str, unique_prefix: str, tmp_path: Path
 ) -> None:
