@@ -8,22 +8,27 @@ from __future__ import annotations
 import argparse
 import socket
 import time
+from typing import Any
 
 from shared.connections import connect_sync
 from shared.keys import Keys
-from shared.settings import get_settings
+from shared.settings import Settings, get_settings
+
+
+def live_consumers(client: Any, keys: Keys, settings: Settings) -> list[str]:
+    """``service|consumer`` of every process whose heartbeat is fresh (as /healthz counts)."""
+    fresh_after = time.time() - max(10.0, settings.heartbeat_s * 5)
+    return [
+        str(member)
+        for key in keys.all_heartbeats()
+        for member in client.zrangebyscore(key, fresh_after, "+inf")
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     client = connect_sync(settings, decode_responses=True)
-    fresh_after = time.time() - max(10.0, settings.heartbeat_s * 5)
-    keys = Keys(settings.prefix, settings.partitions)
-    members = [
-        member
-        for key in keys.all_heartbeats()
-        for member in client.zrangebyscore(key, fresh_after, "+inf")
-    ]
+    members = live_consumers(client, Keys(settings.prefix, settings.partitions), settings)
     mine = f"{args.service}|{args.service}-{socket.gethostname()}-"
     alive = any(m.startswith(mine) for m in members)
     print(f"{args.service}: {'live' if alive else 'no live consumer on this host'}")

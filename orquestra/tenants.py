@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from orquestra.health import live_consumers
 from orquestra.pack_check import check_pack
 from shared.connections import connect_sync
 from shared.keys import Keys
@@ -76,12 +77,7 @@ def _reload(args: argparse.Namespace) -> int:
     entry = str(redis.xadd(keys.tenant_reloads, {"tenant": args.tenant or ""}, maxlen=1000))
     deadline = time.monotonic() + args.wait
     while True:
-        fresh_after = time.time() - max(10.0, settings.heartbeat_s * 5)
-        live = [
-            str(member).split("|", 1)
-            for key in keys.all_heartbeats()
-            for member in redis.zrangebyscore(key, fresh_after, "+inf")
-        ]
+        live = [member.split("|", 1) for member in live_consumers(redis, keys, settings)]
         applied = redis.hgetall(keys.tenant_reloads_applied)
         waiting = [f"{s}/{c}" for s, c in live if not _applied(applied.get(c, "0-0"), entry)]
         if not waiting:

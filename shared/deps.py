@@ -74,8 +74,17 @@ class Deployment:
     token_tenant: Callable[[str], str | None] | None = None
     _owners: dict[bytes, str] = field(default_factory=dict, init=False, repr=False)
     _numbers: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    # Each tenant's dependencies as the operator sees them (its admin token is the
+    # operator's), made once rather than per request.
+    _as_operator: dict[str, AppDeps] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.operator_token:
+            for tenant_id, deps in self.deps.items():
+                update = {"admin_token": self.operator_token}
+                self._as_operator[tenant_id] = replace(
+                    deps, settings=deps.settings.model_copy(update=update)
+                )
         for tenant in self.tenants:
             for token in (tenant.settings.admin_token, tenant.settings.api_token):
                 if token:
@@ -105,13 +114,17 @@ class Deployment:
             raise _refuse(503, problem)
         raise _refuse(404, f"no tenant {tenant_id!r} in this deployment")
 
-    def of_number(self, phone_number_id: str | None) -> AppDeps | None:
-        """The dependencies of the tenant a WhatsApp business number belongs to (None: of no
-        tenant). A deployment of one answers for every number, as before."""
+    def of_numbers(self, numbers: set[str]) -> AppDeps | None:
+        """The dependencies of the one tenant the WhatsApp business numbers of a webhook all
+        belong to; None when they name no tenant, an unknown number or two tenants. A
+        deployment of one answers for every number, as before."""
         if self.single:
             return self.any()
-        tenant_id = self._numbers.get(phone_number_id or "")
-        return self.deps.get(tenant_id) if tenant_id else None
+        owners = {self._numbers.get(number) for number in numbers}
+        if len(owners) != 1 or None in owners:
+            return None
+        [tenant_id] = owners
+        return self.deps.get(str(tenant_id))
 
     def of_request(self, request: Request) -> AppDeps:
         """The dependencies of the tenant the request's token names (see the module's doc)."""
@@ -136,9 +149,8 @@ class Deployment:
                     "the operator's token (ORQ_ADMIN_TOKEN) serves every tenant: name one "
                     "with the X-Orq-Tenant header",
                 )
-            deps = self.of_tenant(named)
-            operator = deps.settings.model_copy(update={"admin_token": self.operator_token})
-            return replace(deps, settings=operator)
+            self.of_tenant(named)  # 404 or 503 for a tenant not served
+            return self._as_operator[named]
         raise _refuse(401, "missing or invalid bearer token: this deployment serves several "
                       "businesses, and a request needs one's token")  # fmt: skip
 

@@ -36,7 +36,9 @@ class Recorder:
         self.settings = settings
         self.bodies: list[bytes] = []
 
-    async def receive(self, raw: bytes, turns: Any, staff: Any, background: Any) -> dict[str, int]:
+    async def receive(
+        self, raw: bytes, payload: Any, turns: Any, staff: Any, background: Any
+    ) -> dict[str, int]:
         self.bodies.append(raw)
         return {"messages": 0, "duplicates": 0, "statuses": 0, "ignored": 1}
 
@@ -46,7 +48,7 @@ def client(**settings: Any) -> tuple[httpx.AsyncClient, Recorder]:
     app.include_router(router)
     recorder = Recorder(WhatsAppSettings(_env_file=None, **settings))
     stand_in = SimpleNamespace(whatsapp=recorder, turns=None, inbox=None, keys=Keys())
-    one_business = SimpleNamespace(any=lambda: stand_in, of_number=lambda number: stand_in)
+    one_business = SimpleNamespace(any=lambda: stand_in, of_numbers=lambda numbers: stand_in)
     app.dependency_overrides[deployment] = lambda: one_business
     transport = httpx.ASGITransport(app=app)
     return httpx.AsyncClient(transport=transport, base_url="http://gw"), recorder

@@ -12,7 +12,6 @@ delivery record, and everything else is journaled. Sending happens later, in egr
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Coroutine
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -29,6 +28,7 @@ from services.gateway.whatsapp.notices import notice_kinds, notice_reply, pack_c
 from services.gateway.whatsapp.parse import (
     CHANNEL,
     CONVERSATION_PREFIX,
+    NOT_JSON,
     Ignored,
     StatusUpdate,
     Webhook,
@@ -107,13 +107,19 @@ class WhatsApp:
     # Webhook --------------------------------------------------------------------------------
 
     async def receive(
-        self, raw: bytes, turns: TurnKeeper, staff: StaffEchoes, background: BackgroundTasks
+        self,
+        raw: bytes,
+        payload: Any,
+        turns: TurnKeeper,
+        staff: StaffEchoes,
+        background: BackgroundTasks,
     ) -> dict[str, int]:
-        """Store what one webhook delivery carried; a summary of counts."""
-        try:
-            webhook = parse_webhook(json.loads(raw), received_at=utcnow(), tz=self.rt.tz)
-        except ValueError:
+        """Store what one webhook delivery carried (``payload``: its body as ``parse.decode``
+        gave it); a summary of counts."""
+        if payload is NOT_JSON:
             webhook = Webhook(ignored=[Ignored(reason="not_json", detail={"bytes": len(raw)})])
+        else:
+            webhook = parse_webhook(payload, received_at=utcnow(), tz=self.rt.tz)
         counts = {"messages": 0, "duplicates": 0, "statuses": 0, "echoes": 0, "ignored": 0}
         for message in webhook.messages:
             try:

@@ -118,13 +118,24 @@ def error_list(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def business_numbers(raw: bytes) -> set[str]:
-    """The business numbers (``metadata.phone_number_id``) a webhook body names, read before
-    its signature is checked: they say whose app secret must have signed it. Never raises."""
+# What ``decode`` gives for a body that is not JSON at all.
+NOT_JSON = object()
+
+
+def decode(raw: bytes) -> Any:
+    """A webhook body decoded once, for both the tenant lookup and the parse (``NOT_JSON``
+    when it is not JSON)."""
     try:
-        body = _dict(_readable(json.loads(raw)))
+        return json.loads(raw)
     except ValueError:
-        return set()
+        return NOT_JSON
+
+
+def business_numbers(payload: Any) -> set[str]:
+    """The business numbers (``metadata.phone_number_id``) a decoded webhook body names, read
+    before its signature is checked: they say whose app secret must have signed it. Never
+    raises."""
+    body = _dict(_readable(payload))
     numbers = set()
     for entry in _list(body.get("entry")):
         for change in _list(_dict(entry).get("changes")):

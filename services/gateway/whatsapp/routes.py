@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from services.gateway.deps import GatewayDeps
 from services.gateway.whatsapp.metrics import WEBHOOKS
-from services.gateway.whatsapp.parse import business_numbers
+from services.gateway.whatsapp.parse import business_numbers, decode
 from services.gateway.whatsapp.signature import handshake_challenge, signature_valid
 from shared.deps import DeploymentDepends
 from shared.logs import get_logger
@@ -60,23 +60,23 @@ async def notify(
     except BodyTooLarge:
         WEBHOOKS.labels("too_large", "").inc()
         return JSONResponse({"detail": "body too large"}, status_code=413)
-    numbers = business_numbers(raw)
-    found = [deployment.of_number(number) for number in numbers or {""}]
-    owners = {id(deps): deps for deps in found if deps is not None}
-    if None in found or len(owners) != 1:
+    payload = decode(raw)
+    numbers = business_numbers(payload)
+    owner = deployment.of_numbers(numbers)
+    if owner is None:
         WEBHOOKS.labels("unknown_number", "").inc()
         log.error(
             "whatsapp webhook dropped: its numbers are not one tenant's", numbers=sorted(numbers)
         )
         return JSONResponse({"ignored": 1, "reason": "business numbers of no single tenant"})
-    [deps] = cast(list[GatewayDeps], list(owners.values()))
+    deps = cast(GatewayDeps, owner)
     settings = deps.whatsapp.settings
     if settings.app_secret and not signature_valid(
         raw, settings.app_secret, request.headers.get(SIGNATURE_HEADER)
     ):
         WEBHOOKS.labels("bad_signature", deps.keys.tenant).inc()
         return JSONResponse({"detail": "missing or invalid signature"}, status_code=401)
-    counts = await deps.whatsapp.receive(raw, deps.turns, deps.inbox, background)
+    counts = await deps.whatsapp.receive(raw, payload, deps.turns, deps.inbox, background)
     WEBHOOKS.labels("ok", deps.keys.tenant).inc()
     return JSONResponse(counts)
 
