@@ -36,6 +36,9 @@ AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("event loop waiting (epoll)", ("selectors.py",)),
 )  # fmt: skip
 OTHER = "other (asyncio, stdlib)"
+# The event loop's frame: asyncio's ``run_forever``; under uvloop (every service) the loop is C
+# and the first Python frame below it is ``asyncio.Runner.run`` (uvicorn's ``asyncio_run`` too).
+LOOP_ROOTS = ("run_forever", "Runner.run")
 
 
 @dataclass(frozen=True)
@@ -76,10 +79,10 @@ def area(frames: list[str]) -> str:
 
 
 def summarize_raw(
-    lines: Iterable[str], *, root: str = "run_forever", top: int = 25
+    lines: Iterable[str], *, roots: tuple[str, ...] = LOOP_ROOTS, top: int = 25
 ) -> ProfileSummary:
-    """Inclusive and self shares of the stacks under ``root`` (the event loop by default, so
-    start-up imports and idle threads are left out)."""
+    """Inclusive and self shares of the stacks under the event loop (the first frame naming
+    one of ``roots``), so start-up imports and idle threads are left out."""
     inclusive: Counter[str] = Counter()
     self_time: Counter[str] = Counter()
     areas: Counter[str] = Counter()
@@ -89,7 +92,7 @@ def summarize_raw(
         if not stack or not count.isdigit():
             continue
         frames = stack.split(";")
-        starts = [i for i, frame in enumerate(frames) if root in frame]
+        starts = [i for i, frame in enumerate(frames) if any(root in frame for root in roots)]
         if not starts:
             continue
         names = [frame_name(frame) for frame in frames[starts[0] + 1 :]]

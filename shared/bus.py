@@ -21,12 +21,13 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import Any
 
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
-from faststream.redis.message import RedisStreamMessage
+from faststream.redis.message import DATA_KEY, RedisStreamMessage
 from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -54,6 +55,45 @@ class UnknownTenant(RuntimeError):
     retried, so a replica that serves it may take it, and dead-lettered after the attempts."""
 
 
+@dataclass
+class Delivery:
+    """The message a handler runs for. Its acknowledgement may ride on the handler's commit
+    (``Bus.riding``); ``acked`` then tells the bus not to acknowledge it again."""
+
+    stream: str
+    group: str
+    message_id: str
+    acked: bool = False
+
+
+# The delivery of the handler running in this task (set by the bus around each handler call).
+_delivery: ContextVar[Delivery | None] = ContextVar("delivery", default=None)
+
+
+def riding(settings: Settings) -> Delivery | None:
+    """The delivery of the running handler, when the script that ends the handler may
+    acknowledge it (and publish the handler's messages): on one Redis only (on a cluster the
+    streams are in other slots than the conversation's keys), and once. The script must be the
+    handler's last step: nothing after it can leave the delivery pending for a retry."""
+    delivery = _delivery.get()
+    if settings.redis_mode == "cluster" or delivery is None or delivery.acked:
+        return None
+    return delivery
+
+
+class _Capture:
+    """Stands for a pipeline in ``broker.publish`` to keep what FastStream would ``XADD``:
+    its message encoding (body, headers, correlation id) stays FastStream's own."""
+
+    def __init__(self) -> None:
+        self.data: bytes | None = None
+
+    async def xadd(self, name: str, fields: dict[str, bytes], maxlen: int | None) -> None:
+        if list(fields) != [DATA_KEY]:
+            raise RuntimeError(f"FastStream's stream message has fields {list(fields)}")
+        self.data = fields[DATA_KEY]
+
+
 def _fault(setting: str | None, group: str) -> bytes | None:
     """The text whose messages ``group`` must fail on, from ``GROUP:TEXT``."""
     if not setting:
@@ -66,6 +106,17 @@ def _log(tenant: str) -> Any:
     """The module's logger for a message of ``tenant``: bound with it as a tenant's runtime
     logger is (``shared.service.make_runtime``), unbound for a deployment of one."""
     return log.bind(tenant=tenant) if tenant else log
+
+
+def _message_id(message: RedisStreamMessage) -> str:
+    ids = message.raw_message.get("message_ids") or [b""]
+    return ids[0].decode() if isinstance(ids[0], bytes) else str(ids[0])
+
+
+def _channel(message: RedisStreamMessage) -> str:
+    """The stream key the message was read from (the one to acknowledge it on)."""
+    channel = message.raw_message["channel"]
+    return channel.decode() if isinstance(channel, bytes) else str(channel)
 
 
 def consumer_name(service: str) -> str:
@@ -212,6 +263,29 @@ class Bus:
         while self._unstarted and self.broker.running:
             await self._unstarted.pop().start()
 
+    @property
+    def riding(self) -> Delivery | None:
+        """``riding(settings)`` for this process."""
+        return riding(self.settings)
+
+    async def encode(self, messages: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
+        """Each (stream, payload) as FastStream would ``XADD`` it, with this view's tenant
+        header, for a script that publishes them itself."""
+        encoded = []
+        for stream, payload in messages:
+            capture = _Capture()
+            await self.broker.publish(  # type: ignore[call-overload]
+                payload.encode(),
+                stream=stream,
+                maxlen=self.settings.stream_maxlen,
+                pipeline=capture,
+                headers=self._headers,
+            )
+            if capture.data is None:
+                raise RuntimeError(f"FastStream published nothing to {stream}")
+            encoded.append((stream, capture.data))
+        return encoded
+
     async def publish(
         self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
     ) -> None:
@@ -266,6 +340,8 @@ class Bus:
         async def consume(message: RedisStreamMessage) -> None:
             started = time.perf_counter()
             tenant: str = message.headers.get(TENANT_HEADER, "")
+            delivery = Delivery(_channel(message), group, _message_id(message))
+            token = _delivery.set(delivery)
             try:
                 if poison and poison in message.body:
                     raise InjectedFault(f"injected fault in {group} ({settings.fault_inject})")
@@ -274,10 +350,21 @@ class Bus:
                     raise UnknownTenant(f"no handler here for tenant {tenant!r} in {group}")
                 await handler(message.body)
             except Exception as exc:
+                if delivery.acked:
+                    # Its script acknowledged it, so no retry comes; what failed after is
+                    # recovered by its own means (a turn's lease expiring, the sweeps).
+                    HANDLED.labels(self.service, stream, "failed_after_ack", tenant).inc()
+                    _log(tenant).error(
+                        "handler failed after its delivery was acknowledged",
+                        stream=stream,
+                        error=f"{type(exc).__name__}: {exc}",
+                    )
+                    return
                 attempts = await message.get_delivery_count()
                 permanent = isinstance(exc, ValidationError)
                 if permanent or attempts >= settings.max_attempts:
                     await self._dead_letter(stream, group, message, attempts, exc, tenant)
+                    await message.ack()
                     return
                 HANDLED.labels(self.service, stream, "retry", tenant).inc()
                 _log(tenant).warning(
@@ -286,9 +373,13 @@ class Bus:
                     attempts=attempts,
                     error=f"{type(exc).__name__}: {exc}",
                 )
-                raise
+                raise  # left pending: the claimer redelivers it after ``reclaim_idle_ms``
+            finally:
+                _delivery.reset(token)
             HANDLED.labels(self.service, stream, "ok", tenant).inc()
             LATENCY.labels(self.service, stream, tenant).observe(time.perf_counter() - started)
+            if not delivery.acked:
+                await message.ack()
 
         # Read no more than we can run at once, so replicas share a burst instead of one
         # replica claiming it all.
@@ -306,7 +397,9 @@ class Bus:
             min_idle_time=settings.reclaim_idle_ms,
             polling_interval=max(100, settings.reclaim_idle_ms // 2),
         )
-        policy = AckPolicy.NACK_ON_ERROR
+        # ``consume`` acknowledges (unless the handler's commit script did) or leaves the
+        # message pending for the claimer.
+        policy = AckPolicy.MANUAL
         read = self.broker.subscriber(
             stream=reader, ack_policy=policy, max_workers=settings.workers, decoder=whole_message
         )
@@ -326,11 +419,10 @@ class Bus:
     ) -> None:
         """Move ``message`` (of ``tenant``, "" for a deployment of one) to the dead-letter
         stream, still carrying its tenant header."""
-        ids = message.raw_message.get("message_ids") or [b""]
         letter = DeadLetter(
             stream=stream,
             group=group,
-            message_id=ids[0].decode() if isinstance(ids[0], bytes) else str(ids[0]),
+            message_id=_message_id(message),
             attempts=attempts,
             error=f"{type(exc).__name__}: {exc}",
             payload=message.body.decode("utf-8", "replace"),

@@ -231,13 +231,16 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3],
 # when messages waited, unless the latest of them is a fragment still within its quiet window
 # (the burst hold): the gateway's timer or sweeper starts that turn when the window ends. The
 # turn's last journal entries (its reply's delivery) are appended first, whoever holds the lease.
-# KEYS: inbox, inflight, lease, state, burst_hold, journal.
-# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms, journal_max, state_ttl_s, then
-#       journal entries.
+# On one Redis it also acknowledges the reply's delivery to the gateway, whatever it finds: the
+# delivery ends with the release.
+# KEYS: inbox, inflight, lease, state, burst_hold, journal, then the delivery's stream when the
+#       script acknowledges it.
+# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms, journal_max, state_ttl_s,
+#       ack_group ('' for none), ack_id, then journal entries.
 RELEASE = (
     _START_TURN
     + """
-need_keys(6)
+if #KEYS ~= 6 and #KEYS ~= 7 then bad_arg('expected 6 or 7 keys, got ' .. #KEYS) end
 str_arg(1, 'turn_id')
 str_arg(2, 'next_turn_id')
 int_arg(3, 'lease_ttl_ms', 1)
@@ -245,39 +248,66 @@ int_arg(4, 'keep_s', 1)
 local max_ts = int_arg(5, 'max_ts_ms', 0)
 int_arg(6, 'journal_max', 1)
 int_arg(7, 'state_ttl_s', 1)
-push_journal(KEYS[6], 8, #ARGV, ARGV[6], ARGV[7])
-if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
-redis.call('DEL', KEYS[3], KEYS[2])
--- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
-local fresh = redis.call('LRANGE', KEYS[1], 0, -1)
-if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
-return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4], max_ts)
+if ARGV[8] == nil then bad_arg('ack_group is missing') end
+local acks = ARGV[8] ~= ''
+if acks then str_arg(9, 'ack_id') end
+need_keys(acks and 7 or 6)
+local function release()
+  push_journal(KEYS[6], 10, #ARGV, ARGV[6], ARGV[7])
+  if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
+  redis.call('DEL', KEYS[3], KEYS[2])
+  -- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
+  local fresh = redis.call('LRANGE', KEYS[1], 0, -1)
+  if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
+  return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4],
+                    max_ts)
+end
+local result = release()
+-- Last, so a command that failed above leaves the delivery pending.
+if acks then redis.call('XACK', KEYS[7], ARGV[8], ARGV[9]) end
+return result
 """
 )
 
 # A service's effectively-once commit for one turn: compare-and-set of its state slices, its
 # outbox (what it will publish, replayed on redelivery) and its journal entries, atomically.
-# KEYS: state, outbox, journal.
+# On one Redis (not a cluster, where the streams live in other slots) the same script also
+# publishes the outbox and acknowledges the delivery the handler ran for: its publishes happen
+# with the commit or not at all, and the acknowledgement comes last, so a refused publish
+# leaves the delivery pending and it is redelivered (and replays the stored outbox).
+# KEYS: state, outbox, journal, then one stream per published message, then the acknowledged
+#       delivery's stream when there is one.
 # ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
-#       journal_max, state_ttl_s, then journal entries.
-# Returns {1} committed | {-1} already committed | {0, field} version conflict.
+#       journal_max, state_ttl_s, n_publish, maxlen, then n_publish encoded messages, ack_group
+#       ('' for none), ack_id, then journal entries.
+# Returns {1} committed | {-1} already committed | {0, field} version conflict; only {1}
+# publishes or acknowledges.
 COMMIT = (
     ARG_CHECKS
     + """
-need_keys(3)
 local n = int_arg(1, 'n_writes', 0)
-if #ARGV < 5 + n * 3 then bad_arg('expected at least ' .. (5 + n * 3) .. ' arguments') end
+if #ARGV < 9 + n * 3 then bad_arg('expected at least ' .. (9 + n * 3) .. ' arguments') end
 for i = 0, n - 1 do
   str_arg(2 + i * 3, 'field')
   int_arg(3 + i * 3, 'expected_v', 0)
   table_arg(4 + i * 3, 'slice json')
 end
-str_arg(2 + n * 3, 'outbox_json')
-int_arg(3 + n * 3, 'outbox_ttl_s', 1)
-int_arg(4 + n * 3, 'journal_max', 1)
-int_arg(5 + n * 3, 'state_ttl_s', 1)
-if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
 local base = 2 + n * 3
+str_arg(base, 'outbox_json')
+int_arg(base + 1, 'outbox_ttl_s', 1)
+int_arg(base + 2, 'journal_max', 1)
+int_arg(base + 3, 'state_ttl_s', 1)
+local n_publish = int_arg(base + 4, 'n_publish', 0)
+int_arg(base + 5, 'maxlen', 1)
+local ack_at = base + 6 + n_publish
+if #ARGV < ack_at + 1 then bad_arg('expected ' .. n_publish .. ' messages and an ack') end
+local acks = 0
+if ARGV[ack_at] ~= '' then
+  str_arg(ack_at + 1, 'ack_id')
+  acks = 1
+end
+need_keys(3 + n_publish + acks)
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
 local state_ttl = ARGV[base + 3]
 if n > 0 then
   local fields = {}
@@ -300,7 +330,12 @@ if n > 0 then
   if not current[n + 1] then redis.call('EXPIRE', KEYS[1], state_ttl) end
 end
 redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
-push_journal(KEYS[3], base + 4, #ARGV, ARGV[base + 2], state_ttl)
+push_journal(KEYS[3], ack_at + 2, #ARGV, ARGV[base + 2], state_ttl)
+for i = 1, n_publish do
+  redis.call('XADD', KEYS[3 + i], 'MAXLEN', '~', ARGV[base + 5], '*',
+    '__data__', ARGV[base + 5 + i])
+end
+if acks == 1 then redis.call('XACK', KEYS[4 + n_publish], ARGV[ack_at], ARGV[ack_at + 1]) end
 return {1}
 """
 )
@@ -332,17 +367,27 @@ end
 )
 
 # Merger: record one input of a turn; report completion exactly once across replicas.
-# KEYS: merge hash. ARGV: field, json, ttl_s, now_ms, republish_after_ms.
+# KEYS: merge hash, then the delivery's stream when the script acknowledges it.
+# ARGV: field, json, ttl_s, now_ms, republish_after_ms, then ack_group and ack_id with that
+#       stream: acknowledged when the input leaves the merger nothing more to do (one Redis).
 # Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}.
 MERGE_ADD = (
     _MERGE_COMMON
     + """
-need_keys(1)
+if #KEYS ~= 1 and #KEYS ~= 2 then bad_arg('expected 1 or 2 keys, got ' .. #KEYS) end
 str_arg(1, 'field')
 str_arg(2, 'json')
 int_arg(3, 'ttl_s', 1)
 int_arg(4, 'now_ms', 0)
 int_arg(5, 'republish_after_ms', 0)
+if #KEYS == 2 then
+  str_arg(6, 'ack_group')
+  str_arg(7, 'ack_id')
+end
+local function ended(result)
+  if #KEYS == 2 then redis.call('XACK', KEYS[2], ARGV[6], ARGV[7]) end
+  return result
+end
 local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 -- One read of the hash for every check below (a command each would be 4-6 per input).
 local flat = redis.call('HGETALL', KEYS[1])
@@ -351,11 +396,15 @@ local flat = redis.call('HGETALL', KEYS[1])
 if added == 1 and #flat == 2 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 local h = {}
 for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-if h['_done'] then return settled(ARGV[4], ARGV[5]) end
-if added == 0 then return {'dup'} end
-if (not h['plan']) or (not h['turn']) then return {'wait'} end
+if h['_done'] then
+  local result = settled(ARGV[4], ARGV[5])
+  if result[1] == 'republish' then return result end
+  return ended(result)
+end
+if added == 0 then return ended({'dup'}) end
+if (not h['plan']) or (not h['turn']) then return ended({'wait'}) end
 for _, source in ipairs(cjson.decode(h['plan']).expected) do
-  if not h['part:' .. source] then return {'wait'} end
+  if not h['part:' .. source] then return ended({'wait'}) end
 end
 redis.call('HSET', KEYS[1], '_done', 'complete', '_done_at', ARGV[4])
 local out = {'complete'}

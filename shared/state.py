@@ -10,7 +10,7 @@ again, so a crash between commit and publish loses nothing and does nothing twic
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -176,11 +176,17 @@ class StateStore:
         writes: dict[str, BaseModel | dict[str, Any]],
         outbox: Outbox,
         journal: list[str],
+        publish: Sequence[tuple[str, bytes]] = (),
+        maxlen: int = 1,
+        ack: tuple[str, str, str] | None = None,
     ) -> bool:
         """Write slices, outbox and journal atomically. False if this turn was committed before.
 
-        Raises StateConflict when a slice's version moved since ``snapshot`` was loaded, and
-        UnregisteredSlice (before any write) when a slice is not one the service declares.
+        ``publish`` (stream, encoded message) and ``ack`` (stream, group, message id): on one
+        Redis, the same script publishes the outbox and acknowledges the delivery, only when it
+        commits (``Bus.riding``). Raises StateConflict when a slice's version moved since
+        ``snapshot`` was loaded, and UnregisteredSlice (before any write) when a slice is not
+        one the service declares.
         """
         if self.owns is not None:
             undeclared = sorted(name for name in writes if name not in self.owns)
@@ -198,15 +204,18 @@ class StateStore:
             data["_v"] = expected + 1
             args += [name, expected, json.dumps(data, ensure_ascii=False)]
         args += [outbox.dump(), self.outbox_ttl_s, self.journal_max, self.state_ttl_s]
+        args += [len(publish), maxlen, *(data for _, data in publish)]
+        args += [ack[1], ack[2]] if ack else ["", ""]
         args += stamp_tenant(self.keys.tenant, *journal)
-        result = await self.scripts.commit(
-            keys=[
-                self.keys.state(conversation_id),
-                self.keys.outbox(conversation_id, turn_id, service),
-                self.keys.journal(conversation_id),
-            ],
-            args=args,
-        )
+        keys = [
+            self.keys.state(conversation_id),
+            self.keys.outbox(conversation_id, turn_id, service),
+            self.keys.journal(conversation_id),
+            *(stream for stream, _ in publish),
+        ]
+        if ack:
+            keys.append(ack[0])
+        result = await self.scripts.commit(keys=keys, args=args)
         status = int(result[0])
         if status == 0:
             raise StateConflict(f"slice {result[1]} of {conversation_id} changed concurrently")

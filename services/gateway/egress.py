@@ -81,7 +81,7 @@ class Egress:
             if journal:
                 await self.turns.store.append_journal(reply.conversation_id, *journal)
             return
-        await self.turns.release(reply.conversation_id, reply.turn_id, *journal)
+        await self.turns.release(reply.conversation_id, reply.turn_id, *journal, acknowledges=True)
 
     async def _agent_message(self, channel: Channel, reply: Reply) -> None:
         """A staff member's message: sent whoever owns the conversation, once per message id

@@ -45,6 +45,7 @@ from structlog.typing import FilteringBoundLogger
 from services.gateway.burst import Quiet, quiet_after
 from services.gateway.history import history_entry
 from shared import lua
+from shared.bus import riding
 from shared.contracts import (
     DeadLetter,
     InboundMessage,
@@ -380,10 +381,15 @@ class TurnKeeper:
         )
         await self._after_start(conversation_id, turn_id, result, score)
 
-    async def release(self, conversation_id: str, turn_id: str, *journal: str) -> None:
+    async def release(
+        self, conversation_id: str, turn_id: str, *journal: str, acknowledges: bool = False
+    ) -> None:
         """Release the turn's lease and start the next turn if messages waited; ``journal``
-        entries are written in the same round trip."""
+        entries are written in the same round trip. ``acknowledges``: the release ends the
+        handler of the reply's delivery, which its script then acknowledges (one Redis)."""
         next_id = new_id()
+        delivery = riding(self.settings) if acknowledges else None
+        ack = [delivery.group, delivery.message_id] if delivery else ["", ""]
         async with self.redis.pipeline(transaction=False) as pipe:
             # Read before the release runs: _after_start removes the pending entry only if no
             # message re-scored it since.
@@ -397,6 +403,7 @@ class TurnKeeper:
                     *self._turn_keys(conversation_id),
                     self.keys.burst_hold(conversation_id),
                     self.keys.journal(conversation_id),
+                    *([delivery.stream] if delivery else []),
                 ],
                 args=[
                     turn_id,
@@ -406,10 +413,13 @@ class TurnKeeper:
                     self._max_ts_ms,
                     self.store.journal_max,
                     self.store.state_ttl_s,
+                    *ack,
                     *stamp_tenant(self.keys.tenant, *journal),
                 ],
             )
             score, result = await pipe.execute()
+        if delivery:
+            delivery.acked = True
         if result[0] == "not_owner":
             self.log.warning("lease no longer held by this turn", turn_id=turn_id)
             return

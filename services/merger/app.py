@@ -54,13 +54,19 @@ class Merger:
         await self._add(item.turn_id, field, body.decode())
 
     async def _add(self, turn_id: str, field: str, value: str) -> None:
-        settings = self.rt.settings
-        result = await self.rt.scripts.merge_add(
-            keys=[self.rt.keys.merge_turn(turn_id)],
-            args=[field, value, settings.turn_ttl_s, now_ms(), settings.republish_after_ms],
-        )
+        rt, settings = self.rt, self.rt.settings
+        keys = [rt.keys.merge_turn(turn_id)]
+        args = [field, value, settings.turn_ttl_s, now_ms(), settings.republish_after_ms]
+        # The script acknowledges an input that leaves nothing more to do (one Redis).
+        delivery = rt.bus.riding
+        if delivery:
+            keys.append(delivery.stream)
+            args += [delivery.group, delivery.message_id]
+        result = await rt.scripts.merge_add(keys=keys, args=args)
         if result[0] in ("complete", "republish"):
             await self._reply(turn_id, result[1:])
+        elif delivery:
+            delivery.acked = True
 
     async def expire(self, turn_id: str) -> None:
         """The turn's deadline passed: compose its partial reply (or republish a completed

@@ -5,7 +5,7 @@ for turns, sent to the merger as a Part (the micro-confirmation question when PE
 from __future__ import annotations
 
 from services.mode_router.config import ModeRouterConfig
-from services.mode_router.router import ModeOutcome, decide, on_event
+from services.mode_router.router import ModeOutcome, concerns, decide, on_event
 from services.mode_router.state import ModeState
 from shared.contracts import DomainEvent, Turn
 from shared.service import Decision, Runtime, TurnDecision, handle_once, on_turns
@@ -44,6 +44,8 @@ def build(rt: Runtime) -> None:
 
     async def on_domain_event(body: bytes) -> None:
         event = DomainEvent.model_validate_json(body)
+        if not concerns(event.type, config):
+            return
 
         async def decide_event(snapshot: Snapshot) -> Decision:
             decision = Decision()
@@ -59,7 +61,9 @@ def build(rt: Runtime) -> None:
                 record(decision, outcome, event.turn_id)
             return decision
 
-        await handle_once(rt, event.conversation_id, f"event:{event.event_id}", decide_event)
+        await handle_once(
+            rt, event.conversation_id, f"event:{event.event_id}", decide_event, acknowledges=True
+        )
 
     on_turns(rt, decide_turn)
     rt.bus.subscribe(rt.keys.events, "mode_router", on_domain_event)

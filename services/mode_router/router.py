@@ -161,6 +161,12 @@ def decide(
     )
 
 
+def concerns(event_type: str, config: ModeRouterConfig) -> bool:
+    """Whether a domain event of ``event_type`` can change a conversation's mode (the pack's
+    ``booking_confirmed.events``); the others need no decision, nor a commit."""
+    return event_type in config.modes.booking_confirmed.events
+
+
 def on_event(
     state: ModeState | None,
     *,
@@ -174,7 +180,7 @@ def on_event(
 
     An event before any turn (no state) bootstraps the conversation as inbound with no message.
     """
-    if event_type not in config.modes.booking_confirmed.events:
+    if not concerns(event_type, config):
         return None
     return decide(
         state,

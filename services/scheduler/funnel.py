@@ -38,9 +38,13 @@ class FunnelCounter:
 
     async def count(self, conversation_id: str, step: str, marker: str, at: datetime) -> bool:
         seen = self.keys.funnel_seen(conversation_id)
-        if not await self.redis.hsetnx(seen, marker, at.isoformat()):
+        async with self.redis.pipeline(transaction=False) as pipe:
+            # The source is read with the marker (one round trip), used only if this call set it.
+            pipe.hsetnx(seen, marker, at.isoformat())
+            pipe.hget(self.keys.state(conversation_id), "meta")
+            first, raw = await pipe.execute()
+        if not first:
             return False
-        raw = await self.redis.hget(self.keys.state(conversation_id), "meta")
         source = source_of(MetaView.model_validate_json(raw) if raw else None)
         day = self.keys.funnel_day(at.astimezone(self.tz).date().isoformat())
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -57,3 +57,17 @@ def test_a_frame_repeated_in_one_stack_counts_once() -> None:
 def test_nothing_sampled_gives_an_empty_summary() -> None:
     assert summarize_raw([]).samples == 0
     assert summarize_raw([]).as_dict()["inclusive"] == []
+
+
+def test_under_uvloop_the_loop_is_asyncios_runner() -> None:
+    """Every service runs on uvloop, whose loop is C: py-spy's stacks go from
+    ``Runner.run`` straight to the coroutines (the summary read 0 samples before)."""
+    runner = "Runner.run (/usr/lib/python3.11/asyncio/runners.py:118)"
+    raw = [
+        f"<module> (services/triage/__main__.py:8);{runner};"
+        "handle_once (/work/main/shared/service.py:280) 3",
+        "<module> (services/triage/__main__.py:3);_find_and_load (<frozen importlib>:1) 9",
+    ]
+    summary = summarize_raw(raw)
+    assert summary.samples == 3
+    assert summary.self_time == [(1.0, "handle_once (shared/service.py)")]

@@ -1,0 +1,169 @@
+"""A handler's commit publishes its outbox and acknowledges its delivery in the same script,
+on one Redis (``Bus.riding``): nothing is published or acknowledged by a commit that does not
+happen, and what the script publishes is FastStream's own message, read like any other."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from faststream.redis.parser.binary import BinaryMessageFormatV1
+from redis.asyncio import Redis
+
+from services.registry import BY_NAME, TOPOLOGY
+from shared.bus import Bus, make_broker
+from shared.contracts import Part
+from shared.keys import Keys
+from shared.lua import register
+from shared.process import make_tenancy, start, stop
+from shared.service import Decision, Runtime, handle_once
+from shared.settings import Settings
+from shared.state import Outbox, StateConflict, StateStore, journal_entry
+from shared.tenants import Tenant
+from tests.integration.test_bus_and_merger import read_entries
+from tests.system import decode_entry
+
+
+async def pending_delivery(redis: Redis, stream: str, group: str) -> str:
+    """A message read by the group and not acknowledged: its id."""
+    await redis.xgroup_create(stream, group, id="0", mkstream=True)
+    await redis.xadd(stream, {"__data__": "x"})
+    [(_, [(message_id, _)])] = await redis.xreadgroup(group, "c", {stream: ">"}, count=1)
+    return str(message_id)
+
+
+async def pending(redis: Redis, stream: str, group: str) -> int:
+    return int((await redis.xpending(stream, group))["pending"])
+
+
+async def test_a_commit_publishes_and_acknowledges_only_when_it_commits(
+    redis: Redis, unique_prefix: str
+) -> None:
+    keys = Keys(unique_prefix)
+    store = StateStore(
+        redis, register(redis), keys, journal_max=50, state_ttl_s=60, outbox_ttl_s=60
+    )
+    source, out = f"{unique_prefix}in", f"{unique_prefix}out"
+    first = await pending_delivery(redis, source, "g")
+    entry = journal_entry("trial", "t1", "x")
+
+    assert await store.commit(
+        "c1", "t1", "trial", snapshot=None, writes={"trial": {"stage": "ask_date"}},
+        outbox=Outbox([(out, "{}")]), journal=[entry], publish=[(out, b"one"), (out, b"two")],
+        maxlen=1000, ack=(source, "g", first),
+    )  # fmt: skip
+    assert [f["__data__"] for _, f in await redis.xrange(out)] == ["one", "two"]
+    assert await pending(redis, source, "g") == 0
+
+    # A redelivery of the committed turn: nothing published again, its delivery left to the
+    # handler (which replays the stored outbox, then acknowledges).
+    await redis.xadd(source, {"__data__": "y"})
+    [(_, [(again, _)])] = await redis.xreadgroup("g", "c", {source: ">"}, count=1)
+    assert not await store.commit(
+        "c1", "t1", "trial", snapshot=None, writes={}, outbox=Outbox([]), journal=[],
+        publish=[(out, b"three")], maxlen=1000, ack=(source, "g", str(again)),
+    )  # fmt: skip
+    assert await redis.xlen(out) == 2
+    assert await pending(redis, source, "g") == 1
+
+    # A stale snapshot: refused, nothing published, the delivery still pending.
+    with pytest.raises(StateConflict):
+        await store.commit(
+            "c1", "t2", "trial", snapshot=None, writes={"trial": {"stage": "booked"}},
+            outbox=Outbox([]), journal=[], publish=[(out, b"four")], maxlen=1000,
+            ack=(source, "g", str(again)),
+        )  # fmt: skip
+    assert await redis.xlen(out) == 2
+    assert await pending(redis, source, "g") == 1
+    assert [e["event"] for e in await store.journal("c1")] == ["x"]
+
+
+async def test_the_encoded_message_is_faststreams_own_with_the_tenants_header(
+    redis: Redis, unique_prefix: str
+) -> None:
+    settings = Settings(prefix=unique_prefix)
+    bus = Bus(make_broker(settings), redis, settings, Keys(unique_prefix), "test")
+    acme = bus.for_tenant(Keys(unique_prefix, tenant="acme"))
+    [(stream, data)] = await acme.encode([("s", '{"a": 1}')])
+    body, headers = BinaryMessageFormatV1.parse(data)
+    assert (stream, body, headers["tenant"]) == ("s", b'{"a": 1}', "acme")
+    [(_, data)] = await bus.encode([("s", "plain")])
+    body, headers = BinaryMessageFormatV1.parse(data)
+    assert body == b"plain" and "tenant" not in headers
+
+
+async def test_a_handler_that_ends_in_its_commit_leaves_nothing_pending(
+    redis_url: str, redis: Redis, unique_prefix: str
+) -> None:
+    """Through the real bus and a real FastStream subscriber: the decision's part arrives
+    once, the delivery is acknowledged; a redelivered turn replays its stored outbox."""
+    source, group = f"{unique_prefix}rides", "rides"
+    out = Keys(unique_prefix).merge
+    handled: asyncio.Queue[str] = asyncio.Queue()
+
+    def build(rt: Runtime, tenant: Tenant) -> None:
+        async def handler(body: bytes) -> None:
+            turn_id = body.decode()
+
+            async def decide(_snapshot: object) -> Decision:
+                decision = Decision()
+                part = Part(turn_id=turn_id, conversation_id="c1", source="faq", text="oi")
+                decision.outbox.add(out, part)
+                decision.journal.append(journal_entry("faq", turn_id, "faq.answered"))
+                return decision
+
+            await handle_once(rt, "c1", turn_id, decide, acknowledges=True)
+            handled.put_nowait(turn_id)
+
+        rt.bus.subscribe(source, group, handler)
+
+    settings = Settings(redis_url=redis_url, prefix=unique_prefix)
+    await redis.xgroup_create(source, group, id="0", mkstream=True)
+    base, tenancy, tenants = make_tenancy(BY_NAME["faq"], build, settings, topology=TOPOLOGY)
+    await tenancy.serve(tenants)
+    tasks = await start(base)
+    try:
+        await base.bus.publish(source, "t1")
+        async with asyncio.timeout(10):
+            assert await handled.get() == "t1"
+        # Acknowledged by the commit itself, before the handler returned.
+        assert await pending(redis, source, group) == 0
+        await base.bus.publish(source, "t1")  # the same turn again: its outbox replayed
+        async with asyncio.timeout(10):
+            assert await handled.get() == "t1"
+        parts = [decode_entry(f) for f in await read_entries(redis_url, out, 2)]
+    finally:
+        await tenancy.stop()
+        await stop(base, tasks)
+    assert [Part.model_validate_json(p).text for p in parts] == ["oi", "oi"]
+    journal = await redis.lrange(Keys(unique_prefix).journal("c1"), 0, -1)
+    assert [json.loads(e)["event"] for e in journal] == ["faq.answered"]
+
+
+async def test_the_merger_acknowledges_an_input_in_its_script_unless_the_turn_completes(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """An input that leaves the turn waiting (or a duplicate) is acknowledged by ``MERGE_ADD``;
+    the one that completes it is not: the merger publishes the reply first."""
+    scripts = register(redis)
+    merge, source = f"{unique_prefix}merge:t1", f"{unique_prefix}parts"
+    plan = '{"expected": ["faq", "trial"]}'
+    await redis.hset(merge, mapping={"turn": "{}", "plan": plan})
+    ids = [await pending_delivery(redis, source, "m")]
+    for _ in range(2):
+        await redis.xadd(source, {"__data__": "x"})
+        [(_, [(message_id, _)])] = await redis.xreadgroup("m", "c", {source: ">"}, count=1)
+        ids.append(str(message_id))
+
+    async def add(field: str, message_id: str) -> str:
+        result = await scripts.merge_add(
+            keys=[merge, source], args=[field, "{}", 60, 1000, 5000, "m", message_id]
+        )
+        return str(result[0])
+
+    assert await add("part:faq", ids[0]) == "wait"
+    assert await add("part:faq", ids[1]) == "dup"
+    assert await pending(redis, source, "m") == 1
+    assert await add("part:trial", ids[2]) == "complete"
+    assert await pending(redis, source, "m") == 1
