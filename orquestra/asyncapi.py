@@ -39,7 +39,10 @@ class Produced:
 PAYLOADS: dict[str, Produced] = {
     "turns": Produced(contracts.Turn, "The messages since the last reply."),
     "merge": Produced(
-        contracts.MergeInput, "The plan of a turn (triage) and every part of its reply."
+        contracts.MergeInput,
+        "The plan of a turn (triage) and every part of its reply; on one Redis, a producer's "
+        "commit adds its input to the turn's merge hash and only the one that completes the "
+        "turn sends a MergeReady.",
     ),
     "outbound": Produced(
         contracts.Reply,

@@ -227,7 +227,16 @@ class TurnPlan(Contract):
     parts: list[Part] = Field(default_factory=list)
 
 
-MergeInput = Annotated[Part | TurnPlan, Field(discriminator="kind")]
+class MergeReady(Contract):
+    """A producer's commit added the input that completed the turn to its merge hash (one
+    Redis: ``shared/lua.py`` ``COMMIT``): the merger composes and publishes the reply."""
+
+    kind: Literal["ready"] = "ready"
+    turn_id: str
+    conversation_id: str
+
+
+MergeInput = Annotated[Part | TurnPlan | MergeReady, Field(discriminator="kind")]
 
 
 class Reply(Contract):

@@ -269,24 +269,120 @@ return result
 """
 )
 
+# Merger scripts share these helpers. A completed turn whose reply was not marked published
+# within `republish_after_ms` is handed out again ('republish'): its publisher presumably died
+# between completing and publishing. Within that grace period nobody republishes, so the normal
+# path publishes exactly once even with several replicas.
+_MERGE_COMMON = (
+    ARG_CHECKS
+    + """
+local function everything(key, status)
+  local out = {status}
+  for _, v in ipairs(redis.call('HGETALL', key)) do out[#out + 1] = v end
+  return out
+end
+local function finish(key, status, stamp)
+  redis.call('HSET', key, '_done', status, '_done_at', stamp)
+  return everything(key, status)
+end
+local function settled(key, stamp, grace)
+  if redis.call('HEXISTS', key, '_published') == 1 then return {'done'} end
+  local at = tonumber(redis.call('HGET', key, '_done_at') or '0')
+  if tonumber(stamp) - at < tonumber(grace) then return {'wait'} end
+  redis.call('HSET', key, '_done_at', stamp)
+  return everything(key, 'republish')
+end
+-- Record one input of a turn in its merge hash; report its completion exactly once.
+-- Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}.
+local function merge_input(key, field, value, ttl, stamp, grace)
+  local added = redis.call('HSETNX', key, field, value)
+  -- One read of the hash for every check below (a command each would be 4-6 per input).
+  local flat = redis.call('HGETALL', key)
+  -- The TTL counts from the hash's creation (the gateway opens it as the turn starts, with
+  -- the TTL): only a hash this input created gets it here.
+  if added == 1 and #flat == 2 then redis.call('EXPIRE', key, ttl) end
+  local h = {}
+  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
+  if h['_done'] then return settled(key, stamp, grace) end
+  if added == 0 then return {'dup'} end
+  if (not h['plan']) or (not h['turn']) then return {'wait'} end
+  for _, source in ipairs(cjson.decode(h['plan']).expected) do
+    if not h['part:' .. source] then return {'wait'} end
+  end
+  redis.call('HSET', key, '_done', 'complete', '_done_at', stamp)
+  local out = {'complete'}
+  for _, v in ipairs(flat) do out[#out + 1] = v end
+  out[#out + 1] = '_done'
+  out[#out + 1] = 'complete'
+  out[#out + 1] = '_done_at'
+  out[#out + 1] = stamp
+  return out
+end
+"""
+)
+
+# Merger: record one input of a turn; report completion exactly once across replicas.
+# KEYS: merge hash, then the delivery's stream when the script acknowledges it.
+# ARGV: field, json, ttl_s, now_ms, republish_after_ms, then ack_group and ack_id with that
+#       stream: acknowledged when the input leaves the merger nothing more to do (one Redis).
+# Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}.
+MERGE_ADD = (
+    _MERGE_COMMON
+    + """
+if #KEYS ~= 1 and #KEYS ~= 2 then bad_arg('expected 1 or 2 keys, got ' .. #KEYS) end
+str_arg(1, 'field')
+str_arg(2, 'json')
+int_arg(3, 'ttl_s', 1)
+int_arg(4, 'now_ms', 0)
+int_arg(5, 'republish_after_ms', 0)
+if #KEYS == 2 then
+  str_arg(6, 'ack_group')
+  str_arg(7, 'ack_id')
+end
+local result = merge_input(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+if #KEYS == 2 and result[1] ~= 'complete' and result[1] ~= 'republish' then
+  redis.call('XACK', KEYS[2], ARGV[6], ARGV[7])
+end
+return result
+"""
+)
+
+# Merger: a producer's commit completed the turn (``COMMIT`` adding a merge input on one
+# Redis) and told the merger so; the turn's record unless its reply was published already.
+# KEYS: merge hash. Returns {'done'} | {'ready', field, value, ...}.
+MERGE_READY = (
+    _MERGE_COMMON
+    + """
+need_keys(1)
+if redis.call('HEXISTS', KEYS[1], '_published') == 1 then return {'done'} end
+-- Gone with its TTL (a notice redelivered too late): nothing left to answer.
+if redis.call('HEXISTS', KEYS[1], 'turn') == 0 then return {'done'} end
+return everything(KEYS[1], 'ready')
+"""
+)
+
 # A service's effectively-once commit for one turn: compare-and-set of its state slices, its
 # outbox (what it will publish, replayed on redelivery) and its journal entries, atomically.
-# On one Redis (not a cluster, where the streams live in other slots) the same script also
-# publishes the outbox and acknowledges the delivery the handler ran for: its publishes happen
-# with the commit or not at all, and the acknowledgement comes last, so a refused publish
-# leaves the delivery pending and it is redelivered (and replays the stored outbox).
-# KEYS: state, outbox, journal, then one stream per published message, then the acknowledged
-#       delivery's stream when there is one.
+# On one Redis (not a cluster, where the streams and merge hashes live in other slots) the same
+# script also publishes the outbox and acknowledges the delivery the handler ran for: its
+# publishes happen with the commit or not at all, and the acknowledgement comes last, so a
+# failing script leaves the delivery pending and it is redelivered (and replays the stored
+# outbox). A message for the merger is added to its turn's merge hash here (``merge_input``)
+# instead of being delivered: only the input that completes the turn tells the merger, with a
+# ``MergeReady`` on the merge stream.
+# KEYS: state, outbox, journal, then per item: a stream ('x') or a merge hash and the merge
+#       stream ('m'), then the acknowledged delivery's stream when there is one.
 # ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
-#       journal_max, state_ttl_s, n_publish, maxlen, then n_publish encoded messages, ack_group
-#       ('' for none), ack_id, then journal entries.
+#       journal_max, state_ttl_s, ack_group ('' for none), ack_id, n_items, maxlen,
+#       merge_ttl_s, now_ms, republish_after_ms, then the items ('x', encoded message |
+#       'm', field, json, encoded MergeReady), then journal entries.
 # Returns {1} committed | {-1} already committed | {0, field} version conflict; only {1}
 # publishes or acknowledges.
 COMMIT = (
-    ARG_CHECKS
+    _MERGE_COMMON
     + """
 local n = int_arg(1, 'n_writes', 0)
-if #ARGV < 9 + n * 3 then bad_arg('expected at least ' .. (9 + n * 3) .. ' arguments') end
+if #ARGV < 12 + n * 3 then bad_arg('expected at least ' .. (12 + n * 3) .. ' arguments') end
 for i = 0, n - 1 do
   str_arg(2 + i * 3, 'field')
   int_arg(3 + i * 3, 'expected_v', 0)
@@ -297,16 +393,29 @@ str_arg(base, 'outbox_json')
 int_arg(base + 1, 'outbox_ttl_s', 1)
 int_arg(base + 2, 'journal_max', 1)
 int_arg(base + 3, 'state_ttl_s', 1)
-local n_publish = int_arg(base + 4, 'n_publish', 0)
-int_arg(base + 5, 'maxlen', 1)
-local ack_at = base + 6 + n_publish
-if #ARGV < ack_at + 1 then bad_arg('expected ' .. n_publish .. ' messages and an ack') end
-local acks = 0
-if ARGV[ack_at] ~= '' then
-  str_arg(ack_at + 1, 'ack_id')
-  acks = 1
+local acks = ARGV[base + 4] ~= ''
+if acks then str_arg(base + 5, 'ack_id') end
+local n_items = int_arg(base + 6, 'n_items', 0)
+local maxlen = int_arg(base + 7, 'maxlen', 1)
+local merge_ttl = int_arg(base + 8, 'merge_ttl_s', 1)
+local stamp = int_arg(base + 9, 'now_ms', 0)
+local grace = int_arg(base + 10, 'republish_after_ms', 0)
+local items, at, key = {}, base + 11, 4
+for i = 1, n_items do
+  local kind = ARGV[at]
+  if kind == 'x' then
+    items[i] = {kind, KEYS[key], str_arg(at + 1, 'message')}
+    at, key = at + 2, key + 1
+  elseif kind == 'm' then
+    items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'merge field'),
+                str_arg(at + 2, 'merge json'), str_arg(at + 3, 'ready message')}
+    at, key = at + 4, key + 2
+  else
+    bad_arg('item ' .. i .. ' must be x or m, got ' .. tostring(kind))
+  end
 end
-need_keys(3 + n_publish + acks)
+if acks then key = key + 1 end
+need_keys(key - 1)
 if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
 local state_ttl = ARGV[base + 3]
 if n > 0 then
@@ -330,90 +439,19 @@ if n > 0 then
   if not current[n + 1] then redis.call('EXPIRE', KEYS[1], state_ttl) end
 end
 redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
-push_journal(KEYS[3], ack_at + 2, #ARGV, ARGV[base + 2], state_ttl)
-for i = 1, n_publish do
-  redis.call('XADD', KEYS[3 + i], 'MAXLEN', '~', ARGV[base + 5], '*',
-    '__data__', ARGV[base + 5 + i])
+push_journal(KEYS[3], at, #ARGV, ARGV[base + 2], state_ttl)
+for _, item in ipairs(items) do
+  if item[1] == 'x' then
+    redis.call('XADD', item[2], 'MAXLEN', '~', maxlen, '*', '__data__', item[3])
+  else
+    local result = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace)
+    if result[1] == 'complete' or result[1] == 'republish' then
+      redis.call('XADD', item[3], 'MAXLEN', '~', maxlen, '*', '__data__', item[6])
+    end
+  end
 end
-if acks == 1 then redis.call('XACK', KEYS[4 + n_publish], ARGV[ack_at], ARGV[ack_at + 1]) end
+if acks then redis.call('XACK', KEYS[key - 1], ARGV[base + 4], ARGV[base + 5]) end
 return {1}
-"""
-)
-
-# Merger scripts share these helpers. A completed turn whose reply was not marked published
-# within `republish_after_ms` is handed out again ('republish'): its publisher presumably died
-# between completing and publishing. Within that grace period nobody republishes, so the normal
-# path publishes exactly once even with several replicas.
-_MERGE_COMMON = (
-    ARG_CHECKS
-    + """
-local function everything(status)
-  local out = {status}
-  for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do out[#out + 1] = v end
-  return out
-end
-local function finish(status, stamp)
-  redis.call('HSET', KEYS[1], '_done', status, '_done_at', stamp)
-  return everything(status)
-end
-local function settled(stamp, grace)
-  if redis.call('HEXISTS', KEYS[1], '_published') == 1 then return {'done'} end
-  local at = tonumber(redis.call('HGET', KEYS[1], '_done_at') or '0')
-  if tonumber(stamp) - at < tonumber(grace) then return {'wait'} end
-  redis.call('HSET', KEYS[1], '_done_at', stamp)
-  return everything('republish')
-end
-"""
-)
-
-# Merger: record one input of a turn; report completion exactly once across replicas.
-# KEYS: merge hash, then the delivery's stream when the script acknowledges it.
-# ARGV: field, json, ttl_s, now_ms, republish_after_ms, then ack_group and ack_id with that
-#       stream: acknowledged when the input leaves the merger nothing more to do (one Redis).
-# Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}.
-MERGE_ADD = (
-    _MERGE_COMMON
-    + """
-if #KEYS ~= 1 and #KEYS ~= 2 then bad_arg('expected 1 or 2 keys, got ' .. #KEYS) end
-str_arg(1, 'field')
-str_arg(2, 'json')
-int_arg(3, 'ttl_s', 1)
-int_arg(4, 'now_ms', 0)
-int_arg(5, 'republish_after_ms', 0)
-if #KEYS == 2 then
-  str_arg(6, 'ack_group')
-  str_arg(7, 'ack_id')
-end
-local function ended(result)
-  if #KEYS == 2 then redis.call('XACK', KEYS[2], ARGV[6], ARGV[7]) end
-  return result
-end
-local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
--- One read of the hash for every check below (a command each would be 4-6 per input).
-local flat = redis.call('HGETALL', KEYS[1])
--- The TTL counts from the hash's creation (the gateway opens it as the turn starts, with the
--- TTL): only a hash this input created gets it here.
-if added == 1 and #flat == 2 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-local h = {}
-for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-if h['_done'] then
-  local result = settled(ARGV[4], ARGV[5])
-  if result[1] == 'republish' then return result end
-  return ended(result)
-end
-if added == 0 then return ended({'dup'}) end
-if (not h['plan']) or (not h['turn']) then return ended({'wait'}) end
-for _, source in ipairs(cjson.decode(h['plan']).expected) do
-  if not h['part:' .. source] then return ended({'wait'}) end
-end
-redis.call('HSET', KEYS[1], '_done', 'complete', '_done_at', ARGV[4])
-local out = {'complete'}
-for _, v in ipairs(flat) do out[#out + 1] = v end
-out[#out + 1] = '_done'
-out[#out + 1] = 'complete'
-out[#out + 1] = '_done_at'
-out[#out + 1] = ARGV[4]
-return out
 """
 )
 
@@ -426,9 +464,9 @@ MERGE_EXPIRE = (
 need_keys(1)
 int_arg(1, 'now_ms', 0)
 int_arg(2, 'republish_after_ms', 0)
-if redis.call('HEXISTS', KEYS[1], '_done') == 1 then return settled(ARGV[1], ARGV[2]) end
+if redis.call('HEXISTS', KEYS[1], '_done') == 1 then return settled(KEYS[1], ARGV[1], ARGV[2]) end
 if redis.call('HEXISTS', KEYS[1], 'turn') == 0 then return {'done'} end
-return finish('expired', ARGV[1])
+return finish(KEYS[1], 'expired', ARGV[1])
 """
 )
 
@@ -618,6 +656,7 @@ class Scripts:
     release: AsyncScript
     commit: AsyncScript
     merge_add: AsyncScript
+    merge_ready: AsyncScript
     merge_expire: AsyncScript
     deliver_once: AsyncScript
     history_once: AsyncScript
@@ -635,6 +674,7 @@ def register(redis: Redis) -> Scripts:
         release=redis.register_script(RELEASE),
         commit=redis.register_script(COMMIT),
         merge_add=redis.register_script(MERGE_ADD),
+        merge_ready=redis.register_script(MERGE_READY),
         merge_expire=redis.register_script(MERGE_EXPIRE),
         deliver_once=redis.register_script(DELIVER_ONCE),
         history_once=redis.register_script(HISTORY_ONCE),

@@ -9,10 +9,36 @@ deadline.
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+from pydantic import Discriminator, Tag, TypeAdapter
 from redis.asyncio.client import Pipeline
 
-from shared.contracts import now_ms
+from shared.contracts import MergeReady, Part, TurnPlan, now_ms
 from shared.keys import Keys
+
+
+def _kind(value: Any) -> str:
+    """A merge input's kind; one without ``kind`` is a part, as that field's default says."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind if kind in ("plan", "ready") else "part"
+
+
+# Validated straight from the message's JSON, which is then stored as it came (the publisher
+# serialized the model): one parse per input, no re-serialization.
+MERGE_INPUT: TypeAdapter[Part | TurnPlan | MergeReady] = TypeAdapter(
+    Annotated[
+        Annotated[Part, Tag("part")]
+        | Annotated[TurnPlan, Tag("plan")]
+        | Annotated[MergeReady, Tag("ready")],
+        Discriminator(_kind),
+    ]
+)
+
+
+def merge_field(item: Part | TurnPlan) -> str:
+    """The field of the turn's merge hash an input goes to."""
+    return "plan" if isinstance(item, TurnPlan) else f"part:{item.source}"
 
 
 def queue_open(

@@ -24,16 +24,17 @@ from structlog.typing import FilteringBoundLogger
 
 from shared.bus import Bus, make_broker
 from shared.connections import connect
-from shared.contracts import DomainEvent, Part, SpecialistTask, Turn
+from shared.contracts import DomainEvent, MergeReady, Part, SpecialistTask, Turn, TurnPlan
 from shared.keys import Keys, Topology
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.logs import get_logger
 from shared.lua import Scripts, register
+from shared.merge import MERGE_INPUT, merge_field
 from shared.metrics import LLM_CALLS
 from shared.pack import Pack
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
-from shared.state import Outbox, Snapshot, StateConflict, StateStore, journal_entry
+from shared.state import Outbox, Sent, Snapshot, StateConflict, StateStore, journal_entry
 from shared.tenants import Tenant, TenantsError, tenants_of
 
 M = TypeVar("M", bound=BaseModel)
@@ -288,7 +289,8 @@ async def handle_once(
             return
         decision = await decide(snapshot)
         delivery = rt.bus.riding if acknowledges else None
-        publish = await rt.bus.encode(decision.outbox.messages) if delivery else []
+        publish = await sendable(rt, conversation_id, decision.outbox) if delivery else []
+        settings = rt.settings
         try:
             committed = await rt.store.commit(
                 conversation_id,
@@ -299,8 +301,10 @@ async def handle_once(
                 outbox=decision.outbox,
                 journal=decision.journal,
                 publish=publish,
-                maxlen=rt.settings.stream_maxlen,
                 ack=(delivery.stream, delivery.group, delivery.message_id) if delivery else None,
+                maxlen=settings.stream_maxlen,
+                merge_ttl_s=settings.turn_ttl_s,
+                republish_after_ms=settings.republish_after_ms,
             )
         except StateConflict:
             rt.log.warning("state changed concurrently, deciding again", turn_id=turn_id)
@@ -312,6 +316,28 @@ async def handle_once(
                 await rt.bus.publish_all(decision.outbox.messages)
             return
     raise StateConflict(f"turn {turn_id}: could not commit after {attempts} attempts")
+
+
+async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Sent]:
+    """The outbox as the commit script publishes it (one Redis): each message encoded by
+    FastStream, and a merger's input added to its turn's merge hash instead, with the
+    ``MergeReady`` the script publishes if that input completes the turn."""
+    merge = rt.keys.route(rt.keys.merge, conversation_id)
+    messages: list[tuple[str, str]] = []
+    targets: list[tuple[str, str, str] | None] = []
+    for stream, payload in outbox.messages:
+        item = MERGE_INPUT.validate_json(payload) if stream == merge else None
+        if isinstance(item, Part | TurnPlan):
+            ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id)
+            messages.append((stream, ready.model_dump_json()))
+            targets.append((rt.keys.merge_turn(item.turn_id), merge_field(item), payload))
+        else:
+            messages.append((stream, payload))
+            targets.append(None)
+    encoded = await rt.bus.encode(messages)
+    return [
+        Sent(stream, data, target) for (stream, data), target in zip(encoded, targets, strict=True)
+    ]
 
 
 async def ask_llm(

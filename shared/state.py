@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from shared.contracts import MetaView, ModeView, TrialView, utcnow
+from shared.contracts import MetaView, ModeView, TrialView, now_ms, utcnow
 from shared.keys import Keys
 from shared.lua import Scripts
 
@@ -63,6 +63,18 @@ class Snapshot:
     def meta(self) -> MetaView | None:
         """Where the conversation happens (the gateway's slice), once a message came in."""
         return self.model("meta", MetaView)
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A message a commit script publishes itself (``StateStore.commit``): ``data`` (encoded
+    by FastStream) added to ``stream``; or, with ``merge`` = (merge hash, field, input JSON),
+    an input for the merger added to its turn's hash, ``data`` (a ``MergeReady``) added to
+    ``stream`` only when that input completes the turn."""
+
+    stream: str
+    data: bytes
+    merge: tuple[str, str, str] | None = None
 
 
 @dataclass
@@ -176,17 +188,20 @@ class StateStore:
         writes: dict[str, BaseModel | dict[str, Any]],
         outbox: Outbox,
         journal: list[str],
-        publish: Sequence[tuple[str, bytes]] = (),
-        maxlen: int = 1,
+        publish: Sequence[Sent] = (),
         ack: tuple[str, str, str] | None = None,
+        maxlen: int = 1,
+        merge_ttl_s: int = 1,
+        republish_after_ms: int = 0,
     ) -> bool:
         """Write slices, outbox and journal atomically. False if this turn was committed before.
 
-        ``publish`` (stream, encoded message) and ``ack`` (stream, group, message id): on one
-        Redis, the same script publishes the outbox and acknowledges the delivery, only when it
-        commits (``Bus.riding``). Raises StateConflict when a slice's version moved since
-        ``snapshot`` was loaded, and UnregisteredSlice (before any write) when a slice is not
-        one the service declares.
+        ``publish`` and ``ack`` (stream, group, message id): on one Redis, the same script
+        publishes the outbox and acknowledges the delivery, only when it commits
+        (``Bus.riding``); ``maxlen``, ``merge_ttl_s`` and ``republish_after_ms`` are the
+        settings of those publishes and merge inputs. Raises StateConflict when a slice's
+        version moved since ``snapshot`` was loaded, and UnregisteredSlice (before any write)
+        when a slice is not one the service declares.
         """
         if self.owns is not None:
             undeclared = sorted(name for name in writes if name not in self.owns)
@@ -204,17 +219,24 @@ class StateStore:
             data["_v"] = expected + 1
             args += [name, expected, json.dumps(data, ensure_ascii=False)]
         args += [outbox.dump(), self.outbox_ttl_s, self.journal_max, self.state_ttl_s]
-        args += [len(publish), maxlen, *(data for _, data in publish)]
         args += [ack[1], ack[2]] if ack else ["", ""]
-        args += stamp_tenant(self.keys.tenant, *journal)
+        args += [len(publish), maxlen, merge_ttl_s, now_ms(), republish_after_ms]
         keys = [
             self.keys.state(conversation_id),
             self.keys.outbox(conversation_id, turn_id, service),
             self.keys.journal(conversation_id),
-            *(stream for stream, _ in publish),
         ]
+        for sent in publish:
+            if sent.merge is None:
+                args += ["x", sent.data]
+                keys.append(sent.stream)
+            else:
+                merge_key, merge_field, merge_input = sent.merge
+                args += ["m", merge_field, merge_input, sent.data]
+                keys += [merge_key, sent.stream]
         if ack:
             keys.append(ack[0])
+        args += stamp_tenant(self.keys.tenant, *journal)
         result = await self.scripts.commit(keys=keys, args=args)
         status = int(result[0])
         if status == 0:

@@ -13,29 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Annotated, Any
-
-from pydantic import Discriminator, Tag, TypeAdapter
 
 from services.merger.compose import MergerConfig, compose
-from shared.contracts import Part, Reply, Turn, TurnPlan, now_ms
+from shared.contracts import MergeReady, Part, Reply, Turn, TurnPlan, now_ms
+from shared.merge import MERGE_INPUT, merge_field
 from shared.service import Lookup, Runtime
 from shared.state import journal_entry
 from shared.sweep import due_members
-
-
-def _kind(value: Any) -> str:
-    """A merge input's kind; one without ``kind`` is a part, as that field's default says."""
-    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
-    return "plan" if kind == "plan" else "part"
-
-
-# Validated straight from the message's JSON, which is then stored as it came (the publisher
-# serialized the model): one parse per input, no re-serialization.
-MERGE_INPUT: TypeAdapter[Part | TurnPlan] = TypeAdapter(
-    Annotated[Annotated[Part, Tag("part")] | Annotated[TurnPlan, Tag("plan")], Discriminator(_kind)]
-)
-
 
 # Turns expired per partition in one pass of the deadline loop.
 BATCH = 100
@@ -50,8 +34,16 @@ class Merger:
 
     async def on_merge(self, body: bytes) -> None:
         item = MERGE_INPUT.validate_json(body)
-        field = "plan" if isinstance(item, TurnPlan) else f"part:{item.source}"
-        await self._add(item.turn_id, field, body.decode())
+        if isinstance(item, MergeReady):
+            await self._ready(item.turn_id)
+            return
+        await self._add(item.turn_id, merge_field(item), body.decode())
+
+    async def _ready(self, turn_id: str) -> None:
+        """A producer's commit completed the turn: reply, unless that was done already."""
+        result = await self.rt.scripts.merge_ready(keys=[self.rt.keys.merge_turn(turn_id)])
+        if result[0] == "ready":
+            await self._reply(turn_id, result[1:])
 
     async def _add(self, turn_id: str, field: str, value: str) -> None:
         rt, settings = self.rt, self.rt.settings

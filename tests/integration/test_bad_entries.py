@@ -66,6 +66,8 @@ async def keys_under(redis: Redis, prefix: str) -> list[str]:
 
 
 PATCH = '{"always":{},"latest":{},"first":{}}'
+# COMMIT's arguments after its writes: outbox, TTLs, no acknowledgement, no item.
+COMMIT_TAIL = ["[]", 60, 50, 60, "", "", 0, 9, 60, 5, 0]
 CASES = [
     # The 1970 message that wedged its conversation: a negative stamp.
     (lua.INGEST, 5, ["-5|{}", 60, PATCH, -5, 60, "{}", 10, ""], "ts_ms"),
@@ -90,15 +92,18 @@ CASES = [
     (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, 60, "g", ""], "ack_id"),
     (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, 60, "g", "1-0"], "keys"),
     (lua.COMMIT, 3, ["x"], "n_writes"),
-    (lua.COMMIT, 3, [1, "trial", "nan", "{}", "[]", 60, 50, 60, 0, 9, "", ""], "expected_v"),
-    (lua.COMMIT, 3, [1, "trial", 0, "{bad", "[]", 60, 50, 60, 0, 9, "", ""], "slice json"),
+    (lua.COMMIT, 3, [1, "trial", "nan", "{}", *COMMIT_TAIL], "expected_v"),
+    (lua.COMMIT, 3, [1, "trial", 0, "{bad", *COMMIT_TAIL], "slice json"),
     (lua.COMMIT, 3, [1, "trial", 0, "{}", "[]", 60], "arguments"),
-    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "one", 9, "", ""], "n_publish"),
-    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, 0, 0, "", ""], "maxlen"),
-    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, 2, 9, "m", "", ""], "ack"),
-    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, 1, 9, "m", "", ""], "keys"),
-    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, 1, 9, "m", "g", ""], "ack_id"),
-    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, 1, 9, "m", "g", "1-0"], "keys"),
+    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", "one", 9, 60, 5, 0], "n_items"),
+    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", 0, 0, 60, 5, 0], "maxlen"),
+    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", 0, 9, 0, 5, 0], "merge_ttl_s"),
+    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "g", "", 0, 9, 60, 5, 0], "ack_id"),
+    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "z", "data"], "item 1"),
+    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x"], "message"),
+    (lua.COMMIT, 5, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "m", "part:a", "{}"], "ready"),
+    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x", "data"], "keys"),
+    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "g", "1-0", 1, 9, 60, 5, 0, "x", "data"], "keys"),
     (lua.MERGE_ADD, 1, ["part:x", "{}", 0, 5, 5], "ttl_s"),
     (lua.MERGE_ADD, 2, ["part:x", "{}", 60, 5, 5, "g"], "ack_id"),
     (lua.MERGE_ADD, 3, ["part:x", "{}", 60, 5, 5, "g", "1-0"], "keys"),

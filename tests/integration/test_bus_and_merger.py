@@ -17,7 +17,15 @@ from redis.asyncio import Redis
 from services.registry import TOPOLOGY
 from shared.bus import ensure_groups
 from shared.clock import Clock
-from shared.contracts import InboundMessage, Part, Reply, SpecialistTask, Turn, TurnPlan
+from shared.contracts import (
+    InboundMessage,
+    MergeReady,
+    Part,
+    Reply,
+    SpecialistTask,
+    Turn,
+    TurnPlan,
+)
 from shared.keys import Keys
 from shared.lua import register
 from shared.merge import queue_open
@@ -101,6 +109,7 @@ async def test_two_replicas_share_a_stream_without_double_processing(
 ) -> None:
     keys = Keys(unique_prefix, topology=TOPOLOGY)
     broker = await publisher(redis_url, keys)
+    writer = Redis.from_url(redis_url)
     n = 200
     with (
         service("trial", redis_url, unique_prefix, ORQ_WORKERS="4"),
@@ -108,13 +117,23 @@ async def test_two_replicas_share_a_stream_without_double_processing(
     ):
         for i in range(n):
             turn = make_turn(i)
+            # The turn's merge record waits for the trial's part alone, so each part completes
+            # its turn and the trial's commit tells the merger (one Redis: a MergeReady).
+            await open_turn(redis_url, keys, turn)
+            plan = TurnPlan(turn_id=turn.turn_id, conversation_id=turn.conversation_id,
+                            expected=["trial"])  # fmt: skip
+            await writer.hset(keys.merge_turn(turn.turn_id), "plan", plan.model_dump_json())
             task = SpecialistTask(turn=turn, route="trial", intents=["trial"], text=turn.text)
             await broker.publish(task.model_dump_json().encode(), stream=keys.tasks("trial"))
         bodies = await read_all(redis_url, keys.merge, n)
     await broker.stop()
-    parts = [Part.model_validate_json(b) for b in bodies]
-    assert sorted(p.turn_id for p in parts) == sorted(f"turn-{i}" for i in range(n))
+    await writer.aclose()
+    readies = [MergeReady.model_validate_json(b) for b in bodies]
+    assert sorted(r.turn_id for r in readies) == sorted(f"turn-{i}" for i in range(n))
     client = Redis.from_url(redis_url, decode_responses=True)
+    for i in range(n):
+        part = await client.hget(keys.merge_turn(f"turn-{i}"), "part:trial")
+        assert Part.model_validate_json(part).source == "trial"
     consumers = await client.xinfo_consumers(keys.tasks("trial"), "trial")
     pending = await client.xpending(keys.tasks("trial"), "trial")
     await client.aclose()

@@ -19,7 +19,7 @@ from shared.lua import register
 from shared.process import make_tenancy, start, stop
 from shared.service import Decision, Runtime, handle_once
 from shared.settings import Settings
-from shared.state import Outbox, StateConflict, StateStore, journal_entry
+from shared.state import Outbox, Sent, StateConflict, StateStore, journal_entry
 from shared.tenants import Tenant
 from tests.integration.test_bus_and_merger import read_entries
 from tests.system import decode_entry
@@ -50,8 +50,8 @@ async def test_a_commit_publishes_and_acknowledges_only_when_it_commits(
 
     assert await store.commit(
         "c1", "t1", "trial", snapshot=None, writes={"trial": {"stage": "ask_date"}},
-        outbox=Outbox([(out, "{}")]), journal=[entry], publish=[(out, b"one"), (out, b"two")],
-        maxlen=1000, ack=(source, "g", first),
+        outbox=Outbox([(out, "{}")]), journal=[entry],
+        publish=[Sent(out, b"one"), Sent(out, b"two")], maxlen=1000, ack=(source, "g", first),
     )  # fmt: skip
     assert [f["__data__"] for _, f in await redis.xrange(out)] == ["one", "two"]
     assert await pending(redis, source, "g") == 0
@@ -62,7 +62,7 @@ async def test_a_commit_publishes_and_acknowledges_only_when_it_commits(
     [(_, [(again, _)])] = await redis.xreadgroup("g", "c", {source: ">"}, count=1)
     assert not await store.commit(
         "c1", "t1", "trial", snapshot=None, writes={}, outbox=Outbox([]), journal=[],
-        publish=[(out, b"three")], maxlen=1000, ack=(source, "g", str(again)),
+        publish=[Sent(out, b"three")], maxlen=1000, ack=(source, "g", str(again)),
     )  # fmt: skip
     assert await redis.xlen(out) == 2
     assert await pending(redis, source, "g") == 1
@@ -71,7 +71,7 @@ async def test_a_commit_publishes_and_acknowledges_only_when_it_commits(
     with pytest.raises(StateConflict):
         await store.commit(
             "c1", "t2", "trial", snapshot=None, writes={"trial": {"stage": "booked"}},
-            outbox=Outbox([]), journal=[], publish=[(out, b"four")], maxlen=1000,
+            outbox=Outbox([]), journal=[], publish=[Sent(out, b"four")], maxlen=1000,
             ack=(source, "g", str(again)),
         )  # fmt: skip
     assert await redis.xlen(out) == 2
@@ -99,7 +99,7 @@ async def test_a_handler_that_ends_in_its_commit_leaves_nothing_pending(
     """Through the real bus and a real FastStream subscriber: the decision's part arrives
     once, the delivery is acknowledged; a redelivered turn replays its stored outbox."""
     source, group = f"{unique_prefix}rides", "rides"
-    out = Keys(unique_prefix).merge
+    out = Keys(unique_prefix).events
     handled: asyncio.Queue[str] = asyncio.Queue()
 
     def build(rt: Runtime, tenant: Tenant) -> None:
@@ -139,6 +139,32 @@ async def test_a_handler_that_ends_in_its_commit_leaves_nothing_pending(
     assert [Part.model_validate_json(p).text for p in parts] == ["oi", "oi"]
     journal = await redis.lrange(Keys(unique_prefix).journal("c1"), 0, -1)
     assert [json.loads(e)["event"] for e in journal] == ["faq.answered"]
+
+
+async def test_a_commit_adds_a_merge_input_and_tells_the_merger_only_when_it_completes(
+    redis: Redis, unique_prefix: str
+) -> None:
+    keys = Keys(unique_prefix)
+    store = StateStore(
+        redis, register(redis), keys, journal_max=50, state_ttl_s=60, outbox_ttl_s=60
+    )
+    merge = keys.merge_turn("t1")
+    await redis.hset(merge, mapping={"turn": "{}", "plan": '{"expected": ["faq", "trial"]}'})
+
+    async def commit(source: str) -> None:
+        part = f'{{"source": "{source}"}}'
+        sent = Sent(keys.merge, f"ready after {source}".encode(), (merge, f"part:{source}", part))
+        assert await store.commit(
+            "c1", "t1", source, snapshot=None, writes={}, outbox=Outbox([]), journal=[],
+            publish=[sent], maxlen=1000, merge_ttl_s=60,
+        )  # fmt: skip
+
+    await commit("faq")
+    assert await redis.hget(merge, "part:faq") == '{"source": "faq"}'
+    assert await redis.xlen(keys.merge) == 0  # the turn still waits for the trial's part
+    await commit("trial")
+    assert [f["__data__"] for _, f in await redis.xrange(keys.merge)] == ["ready after trial"]
+    assert await redis.hget(merge, "_done") == "complete"
 
 
 async def test_the_merger_acknowledges_an_input_in_its_script_unless_the_turn_completes(
