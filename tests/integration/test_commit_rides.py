@@ -33,6 +33,10 @@ async def pending_delivery(redis: Redis, stream: str, group: str) -> str:
     return str(message_id)
 
 
+def make_store(redis: Redis, keys: Keys) -> StateStore:
+    return StateStore(redis, register(redis), keys, journal_max=50, state_ttl_s=60, outbox_ttl_s=60)
+
+
 async def pending(redis: Redis, stream: str, group: str) -> int:
     return int((await redis.xpending(stream, group))["pending"])
 
@@ -41,9 +45,7 @@ async def test_a_commit_publishes_and_acknowledges_only_when_it_commits(
     redis: Redis, unique_prefix: str
 ) -> None:
     keys = Keys(unique_prefix)
-    store = StateStore(
-        redis, register(redis), keys, journal_max=50, state_ttl_s=60, outbox_ttl_s=60
-    )
+    store = make_store(redis, keys)
     source, out = f"{unique_prefix}in", f"{unique_prefix}out"
     first = await pending_delivery(redis, source, "g")
     entry = journal_entry("trial", "t1", "x")
@@ -145,9 +147,7 @@ async def test_a_commit_adds_a_merge_input_and_tells_the_merger_only_when_it_com
     redis: Redis, unique_prefix: str
 ) -> None:
     keys = Keys(unique_prefix)
-    store = StateStore(
-        redis, register(redis), keys, journal_max=50, state_ttl_s=60, outbox_ttl_s=60
-    )
+    store = make_store(redis, keys)
     merge = keys.merge_turn("t1")
     await redis.hset(merge, mapping={"turn": "{}", "plan": '{"expected": ["faq", "trial"]}'})
 
