@@ -27,7 +27,7 @@ from typing import Any
 
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
-from faststream.redis.message import DATA_KEY, RedisStreamMessage
+from faststream.redis.message import RedisStreamMessage
 from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -79,19 +79,6 @@ def riding(settings: Settings) -> Delivery | None:
     if settings.redis_mode == "cluster" or delivery is None or delivery.acked:
         return None
     return delivery
-
-
-class _Capture:
-    """Stands for a pipeline in ``broker.publish`` to keep what FastStream would ``XADD``:
-    its message encoding (body, headers, correlation id) stays FastStream's own."""
-
-    def __init__(self) -> None:
-        self.data: bytes | None = None
-
-    async def xadd(self, name: str, fields: dict[str, bytes], maxlen: int | None) -> None:
-        if list(fields) != [DATA_KEY]:
-            raise RuntimeError(f"FastStream's stream message has fields {list(fields)}")
-        self.data = fields[DATA_KEY]
 
 
 def _fault(setting: str | None, group: str) -> bytes | None:
@@ -269,22 +256,21 @@ class Bus:
         return riding(self.settings)
 
     async def encode(self, messages: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
-        """Each (stream, payload) as FastStream would ``XADD`` it, with this view's tenant
-        header, for a script that publishes them itself."""
-        encoded = []
-        for stream, payload in messages:
-            capture = _Capture()
-            await self.broker.publish(  # type: ignore[call-overload]
-                payload.encode(),
-                stream=stream,
-                maxlen=self.settings.stream_maxlen,
-                pipeline=capture,
-                headers=self._headers,
+        """Each (stream, payload) as FastStream would ``XADD`` it (the broker's own message
+        format, with this view's tenant header), for a script that publishes them itself."""
+        encode = self.broker.message_format.encode
+        return [
+            (
+                stream,
+                await encode(
+                    message=payload.encode(),
+                    reply_to=None,
+                    headers=self._headers,
+                    correlation_id=str(uuid.uuid4()),
+                ),
             )
-            if capture.data is None:
-                raise RuntimeError(f"FastStream published nothing to {stream}")
-            encoded.append((stream, capture.data))
-        return encoded
+            for stream, payload in messages
+        ]
 
     async def publish(
         self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None

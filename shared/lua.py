@@ -231,16 +231,17 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3],
 # when messages waited, unless the latest of them is a fragment still within its quiet window
 # (the burst hold): the gateway's timer or sweeper starts that turn when the window ends. The
 # turn's last journal entries (its reply's delivery) are appended first, whoever holds the lease.
-# On one Redis it also acknowledges the reply's delivery to the gateway, whatever it finds: the
-# delivery ends with the release.
+# On one Redis it also acknowledges the reply's delivery to the gateway, whatever it finds (the
+# delivery ends with the release), and takes the conversation off the pending starts when it
+# finds nothing to start.
 # KEYS: inbox, inflight, lease, state, burst_hold, journal, then the delivery's stream when the
-#       script acknowledges it.
+#       script acknowledges it, then the pending starts when it removes the conversation there.
 # ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms, journal_max, state_ttl_s,
-#       ack_group ('' for none), ack_id, then journal entries.
+#       ack_group ('' for none), ack_id, pending_member ('' for none), then journal entries.
 RELEASE = (
     _START_TURN
     + """
-if #KEYS ~= 6 and #KEYS ~= 7 then bad_arg('expected 6 or 7 keys, got ' .. #KEYS) end
+if #KEYS < 6 or #KEYS > 8 then bad_arg('expected 6 to 8 keys, got ' .. #KEYS) end
 str_arg(1, 'turn_id')
 str_arg(2, 'next_turn_id')
 int_arg(3, 'lease_ttl_ms', 1)
@@ -251,9 +252,14 @@ int_arg(7, 'state_ttl_s', 1)
 if ARGV[8] == nil then bad_arg('ack_group is missing') end
 local acks = ARGV[8] ~= ''
 if acks then str_arg(9, 'ack_id') end
-need_keys(acks and 7 or 6)
+if ARGV[10] == nil then bad_arg('pending_member is missing') end
+local pending = ARGV[10] ~= ''
+local n_keys = 6
+if acks then n_keys = n_keys + 1 end
+if pending then n_keys = n_keys + 1 end
+need_keys(n_keys)
 local function release()
-  push_journal(KEYS[6], 10, #ARGV, ARGV[6], ARGV[7])
+  push_journal(KEYS[6], 11, #ARGV, ARGV[6], ARGV[7])
   if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
   redis.call('DEL', KEYS[3], KEYS[2])
   -- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
@@ -263,6 +269,7 @@ local function release()
                     max_ts)
 end
 local result = release()
+if pending and result[1] == 'empty' then redis.call('ZREM', KEYS[n_keys], ARGV[10]) end
 -- Last, so a command that failed above leaves the delivery pending.
 if acks then redis.call('XACK', KEYS[7], ARGV[8], ARGV[9]) end
 return result

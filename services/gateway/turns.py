@@ -389,35 +389,39 @@ class TurnKeeper:
         handler of the reply's delivery, which its script then acknowledges (one Redis)."""
         next_id = new_id()
         delivery = riding(self.settings) if acknowledges else None
-        ack = [delivery.group, delivery.message_id] if delivery else ["", ""]
-        async with self.redis.pipeline(transaction=False) as pipe:
-            # Read before the release runs: _after_start removes the pending entry only if no
-            # message re-scored it since.
-            pipe.zscore(
-                self.keys.pending_starts(conversation_id), self.keys.qualified(conversation_id)
-            )
-            lua.queue(
-                pipe,
-                self.scripts.release,
-                keys=[
-                    *self._turn_keys(conversation_id),
-                    self.keys.burst_hold(conversation_id),
-                    self.keys.journal(conversation_id),
-                    *([delivery.stream] if delivery else []),
-                ],
-                args=[
-                    turn_id,
-                    next_id,
-                    self.settings.lease_ttl_ms,
-                    self._keep_s,
-                    self._max_ts_ms,
-                    self.store.journal_max,
-                    self.store.state_ttl_s,
-                    *ack,
-                    *stamp_tenant(self.keys.tenant, *journal),
-                ],
-            )
-            score, result = await pipe.execute()
+        # On one Redis the script itself takes the conversation off the pending starts when it
+        # finds nothing to start; on a cluster that set is in another slot (read here first,
+        # removed by ``_after_start`` if no message re-scored it since).
+        single = self.settings.redis_mode != "cluster"
+        pending = self.keys.pending_starts(conversation_id)
+        member = self.keys.qualified(conversation_id)
+        keys = [
+            *self._turn_keys(conversation_id),
+            self.keys.burst_hold(conversation_id),
+            self.keys.journal(conversation_id),
+            *([delivery.stream] if delivery else []),
+            *([pending] if single else []),
+        ]
+        args = [
+            turn_id,
+            next_id,
+            self.settings.lease_ttl_ms,
+            self._keep_s,
+            self._max_ts_ms,
+            self.store.journal_max,
+            self.store.state_ttl_s,
+            *([delivery.group, delivery.message_id] if delivery else ["", ""]),
+            member if single else "",
+            *stamp_tenant(self.keys.tenant, *journal),
+        ]
+        score: float | None = None
+        if single:
+            result = await self.scripts.release(keys=keys, args=args)
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zscore(pending, member)
+                lua.queue(pipe, self.scripts.release, keys=keys, args=args)
+                score, result = await pipe.execute()
         if delivery:
             delivery.acked = True
         if result[0] == "not_owner":

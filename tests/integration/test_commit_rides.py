@@ -8,10 +8,12 @@ import asyncio
 import json
 
 import pytest
+from faststream.redis.message import DATA_KEY
 from faststream.redis.parser.binary import BinaryMessageFormatV1
 from redis.asyncio import Redis
 
 from services.registry import BY_NAME, TOPOLOGY
+from shared import lua
 from shared.bus import Bus, make_broker
 from shared.contracts import Part
 from shared.keys import Keys
@@ -90,6 +92,8 @@ async def test_the_encoded_message_is_faststreams_own_with_the_tenants_header(
     [(stream, data)] = await acme.encode([("s", '{"a": 1}')])
     body, headers = BinaryMessageFormatV1.parse(data)
     assert (stream, body, headers["tenant"]) == ("s", b'{"a": 1}', "acme")
+    # The field the commit script writes the encoded message in is FastStream's.
+    assert f"'{DATA_KEY}'" in lua.COMMIT
     [(_, data)] = await bus.encode([("s", "plain")])
     body, headers = BinaryMessageFormatV1.parse(data)
     assert body == b"plain" and "tenant" not in headers

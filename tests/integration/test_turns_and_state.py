@@ -489,3 +489,22 @@ async def test_a_meta_patch_that_creates_the_state_gives_it_the_states_ttl(
     await redis.expire(kept, 9000)
     await scripts.meta_patch(keys=[kept], args=['{"last_staff_at": "x"}', "", "", 600])
     assert await redis.ttl(kept) > 600  # an existing state keeps its own expiry
+
+
+async def test_a_release_that_finds_nothing_to_start_takes_the_pending_start_off(keeper) -> None:
+    """On one Redis ``RELEASE`` removes the conversation from the pending starts itself when
+    nothing waits; when a message waits, the next turn starts and its entry stays (the sweeper
+    restarts that turn if its lease expires)."""
+    turns, published, store = keeper
+    pending = turns.keys.pending_starts("c12")
+    await turns.ingest(message("c12", "m1", "oi", T0))
+    await start_now(turns, "c12")
+    assert await turns.redis.zscore(pending, "c12") is not None  # the turn in flight
+    await turns.release("c12", published[0].turn_id)
+    assert await turns.redis.zscore(pending, "c12") is None
+    await turns.ingest(message("c12", "m2", "quero agendar", T0 + timedelta(minutes=1)))
+    await start_now(turns, "c12")
+    await turns.ingest(message("c12", "m3", "pra terça", T0 + timedelta(minutes=2)))
+    await turns.release("c12", published[1].turn_id)
+    assert [t.text for t in published[2:]] == ["pra terça"]
+    assert await turns.redis.zscore(pending, "c12") is not None
