@@ -58,7 +58,7 @@ class UnknownTenant(RuntimeError):
 @dataclass
 class Delivery:
     """The message a handler runs for. Its acknowledgement may ride on the handler's commit
-    (``Bus.riding``); ``acked`` then tells the bus not to acknowledge it again."""
+    (``riding``); ``acked`` then tells the bus not to acknowledge it again."""
 
     stream: str
     group: str
@@ -249,11 +249,6 @@ class Bus:
             self._route(part, group)[tenant] = handler
         while self._unstarted and self.broker.running:
             await self._unstarted.pop().start()
-
-    @property
-    def riding(self) -> Delivery | None:
-        """``riding(settings)`` for this process."""
-        return riding(self.settings)
 
     async def encode(self, messages: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
         """Each (stream, payload) as FastStream would ``XADD`` it (the broker's own message

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
-from shared.bus import Bus, make_broker
+from shared.bus import Bus, make_broker, riding
 from shared.connections import connect
 from shared.contracts import DomainEvent, MergeReady, Part, SpecialistTask, Turn, TurnPlan
 from shared.keys import Keys, Topology
@@ -280,7 +280,7 @@ async def handle_once(
     version conflict (a concurrent writer) reloads and decides again.
 
     ``acknowledges``: the handler ends here, so on one Redis the commit script also publishes
-    the outbox and acknowledges the delivery (``Bus.riding``): one round trip instead of three.
+    the outbox and acknowledges the delivery (``shared.bus.riding``): one round trip for three.
     """
     for _ in range(attempts):
         stored, snapshot = await rt.store.load_turn(conversation_id, turn_id, rt.service)
@@ -288,7 +288,7 @@ async def handle_once(
             await rt.bus.publish_all(stored.messages)
             return
         decision = await decide(snapshot)
-        delivery = rt.bus.riding if acknowledges else None
+        delivery = riding(rt.settings) if acknowledges else None
         publish = await sendable(rt, conversation_id, decision.outbox) if delivery else []
         settings = rt.settings
         try:

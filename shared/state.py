@@ -198,7 +198,7 @@ class StateStore:
 
         ``publish`` and ``ack`` (stream, group, message id): on one Redis, the same script
         publishes the outbox and acknowledges the delivery, only when it commits
-        (``Bus.riding``); ``maxlen``, ``merge_ttl_s`` and ``republish_after_ms`` are the
+        (``shared.bus.riding``); ``maxlen``, ``merge_ttl_s`` and ``republish_after_ms`` are the
         settings of those publishes and merge inputs. Raises StateConflict when a slice's
         version moved since ``snapshot`` was loaded, and UnregisteredSlice (before any write)
         when a slice is not one the service declares.

@@ -15,6 +15,7 @@ import asyncio
 import time
 
 from services.merger.compose import MergerConfig, compose
+from shared.bus import riding
 from shared.contracts import MergeReady, Part, Reply, Turn, TurnPlan, now_ms
 from shared.merge import MERGE_INPUT, merge_field
 from shared.service import Lookup, Runtime
@@ -50,7 +51,7 @@ class Merger:
         keys = [rt.keys.merge_turn(turn_id)]
         args = [field, value, settings.turn_ttl_s, now_ms(), settings.republish_after_ms]
         # The script acknowledges an input that leaves nothing more to do (one Redis).
-        delivery = rt.bus.riding
+        delivery = riding(settings)
         if delivery:
             keys.append(delivery.stream)
             args += [delivery.group, delivery.message_id]

@@ -1,5 +1,5 @@
 """A handler's commit publishes its outbox and acknowledges its delivery in the same script,
-on one Redis (``Bus.riding``): nothing is published or acknowledged by a commit that does not
+on one Redis (``shared.bus.riding``): nothing is published or acknowledged by a commit that does not
 happen, and what the script publishes is FastStream's own message, read like any other."""
 
 from __future__ import annotations

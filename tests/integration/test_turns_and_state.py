@@ -495,7 +495,7 @@ async def test_a_release_that_finds_nothing_to_start_takes_the_pending_start_off
     """On one Redis ``RELEASE`` removes the conversation from the pending starts itself when
     nothing waits; when a message waits, the next turn starts and its entry stays (the sweeper
     restarts that turn if its lease expires)."""
-    turns, published, store = keeper
+    turns, published, _ = keeper
     pending = turns.keys.pending_starts("c12")
     await turns.ingest(message("c12", "m1", "oi", T0))
     await start_now(turns, "c12")
