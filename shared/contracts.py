@@ -279,13 +279,16 @@ FunnelStepName = Literal["started", "plan_interest", "trial_asked"]
 
 
 class FunnelStep(Contract):
-    """A funnel step a turn showed (``started``, ``plan_interest``, ``trial_asked``), published
-    by triage the first time the conversation shows it; the scheduler counts it once per
-    conversation (``services/scheduler/funnel.py``)."""
+    """A funnel step a turn showed (``started``, ``plan_interest``, ``trial_asked``), found by
+    triage the first time the conversation shows it and counted once per conversation: by
+    triage's own commit on one Redis, else by the scheduler (``services/scheduler/funnel.py``).
+    ``source``: the conversation's attribution (``shared.attribution.source_of``) as triage read
+    it; a step without one is attributed by the scheduler from the meta slice."""
 
     conversation_id: str
     step: FunnelStepName
     at: AwareDatetime
+    source: str | None = None
 
 
 class BookingCommand(Contract):

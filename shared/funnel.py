@@ -2,24 +2,32 @@
 or a domain event shows, and how a day's counters read back.
 
 Shared because three services speak it: triage finds the steps a turn shows
-(``steps_of_turn``) and publishes them on the ``funnel.steps`` stream, the scheduler counts them
-(``services/scheduler/funnel.py``: ``FunnelCounter``, with ``step_of_event`` for bookings and
-attendance), and the gateway reads the days back for ``GET /v1/funnel`` (``read_days``). The
-counting itself (Redis) stays in the scheduler, the only writer of the counters.
+(``steps_of_turn``); on one Redis its commit script counts them (``Tally``), on a cluster it
+publishes them on the ``funnel.steps`` stream for the scheduler to count
+(``services/scheduler/funnel.py``: ``FunnelCounter``, which also counts bookings and attendance,
+``step_of_event``); the gateway reads the days back for ``GET /v1/funnel`` (``read_days``).
+Either writer counts a step once per conversation: only the one that sets the step's marker in
+the conversation's ``funnel_seen`` hash increments the day's counters.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.contracts import DomainEvent, FunnelStepName, Turn
+from shared.contracts import DomainEvent, FunnelStep, FunnelStepName, Turn
+from shared.keys import Keys
 from shared.nlu.normalize import normalize
 from shared.pack import Pack
 
 METRICS = ("started", "trial_asked", "booked", "attended", "plan_interest")
+SEEN_TTL_S = 180 * 86400  # a conversation's markers of the steps already counted
+DAY_TTL_S = 400 * 86400  # a business day's counters
 
 
 class FunnelConfig(BaseModel):
@@ -67,6 +75,37 @@ def step_of_event(event: DomainEvent) -> tuple[str, str] | None:
     if event.type == "booking.attendance" and event.data.get("status") == "attended":
         return "attended", f"attended:{booking}"
     return None
+
+
+def business_day(at: datetime, tz: ZoneInfo) -> str:
+    """The business day (ISO date in the business's time zone) a step at ``at`` counts for."""
+    return at.astimezone(tz).date().isoformat()
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A funnel step a commit script counts (one Redis): it sets ``marker`` in the
+    conversation's ``seen`` hash, and only if it set it increments ``step`` and
+    ``step|source`` in the ``day`` hash."""
+
+    seen: str
+    day: str
+    marker: str
+    at: str
+    step: str
+    source: str
+
+
+def tally(keys: Keys, step: FunnelStep, source: str, tz: ZoneInfo) -> Tally:
+    """The count of a step triage found (its marker is the step's name)."""
+    return Tally(
+        seen=keys.funnel_seen(step.conversation_id),
+        day=keys.funnel_day(business_day(step.at, tz)),
+        marker=step.step,
+        at=step.at.isoformat(),
+        step=step.step,
+        source=source,
+    )
 
 
 def read_days(raw: dict[str, dict[str, str]]) -> list[dict[str, Any]]:

@@ -376,15 +376,18 @@ return everything(KEYS[1], 'ready')
 # failing script leaves the delivery pending and it is redelivered (and replays the stored
 # outbox). A message for the merger is added to its turn's merge hash here (``merge_input``)
 # instead of being delivered: only the input that completes the turn tells the merger, with a
-# ``MergeReady`` on the merge stream.
-# KEYS: state, outbox, journal, then per item: a stream ('x') or a merge hash and the merge
-#       stream ('m'), then the acknowledged delivery's stream when there is one.
+# ``MergeReady`` on the merge stream. A funnel step ('f', ``shared.funnel.Tally``) is counted
+# here instead of being delivered to the scheduler: once per conversation, by its marker.
+# KEYS: state, outbox, journal, then per item: a stream ('x'), a merge hash and the merge
+#       stream ('m') or the funnel's seen hash and day hash ('f'), then the acknowledged
+#       delivery's stream when there is one.
 # ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
 #       journal_max, state_ttl_s, ack_group ('' for none), ack_id, n_items, maxlen,
 #       merge_ttl_s, now_ms, republish_after_ms, then the items ('x', encoded message |
-#       'm', field, json, encoded MergeReady), then journal entries.
-# Returns {1} committed | {-1} already committed | {0, field} version conflict; only {1}
-# publishes or acknowledges.
+#       'm', field, json, encoded MergeReady | 'f', marker, at, step, source, seen_ttl_s,
+#       day_ttl_s), then journal entries.
+# Returns {1, counted step...} committed | {-1} already committed | {0, field} version
+# conflict; only {1} publishes, counts or acknowledges.
 COMMIT = (
     _MERGE_COMMON
     + """
@@ -417,8 +420,14 @@ for i = 1, n_items do
     items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'merge field'),
                 str_arg(at + 2, 'merge json'), str_arg(at + 3, 'ready message')}
     at, key = at + 4, key + 2
+  elseif kind == 'f' then
+    items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'funnel marker'),
+                str_arg(at + 2, 'funnel at'), str_arg(at + 3, 'funnel step'),
+                str_arg(at + 4, 'funnel source'), int_arg(at + 5, 'seen_ttl_s', 1),
+                int_arg(at + 6, 'day_ttl_s', 1)}
+    at, key = at + 7, key + 2
   else
-    bad_arg('item ' .. i .. ' must be x or m, got ' .. tostring(kind))
+    bad_arg('item ' .. i .. ' must be x, m or f, got ' .. tostring(kind))
   end
 end
 if acks then key = key + 1 end
@@ -447,9 +456,18 @@ if n > 0 then
 end
 redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
 push_journal(KEYS[3], at, #ARGV, ARGV[base + 2], state_ttl)
+local done = {1}
 for _, item in ipairs(items) do
   if item[1] == 'x' then
     redis.call('XADD', item[2], 'MAXLEN', '~', maxlen, '*', '__data__', item[3])
+  elseif item[1] == 'f' then
+    if redis.call('HSETNX', item[2], item[4], item[5]) == 1 then
+      redis.call('EXPIRE', item[2], item[8])
+      redis.call('HINCRBY', item[3], item[6], 1)
+      redis.call('HINCRBY', item[3], item[6] .. '|' .. item[7], 1)
+      redis.call('EXPIRE', item[3], item[9])
+      done[#done + 1] = item[6]
+    end
   else
     local result = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace)
     if result[1] == 'complete' or result[1] == 'republish' then
@@ -458,7 +476,7 @@ for _, item in ipairs(items) do
   end
 end
 if acks then redis.call('XACK', KEYS[key - 1], ARGV[base + 4], ARGV[base + 5]) end
-return {1}
+return done
 """
 )
 

@@ -24,13 +24,22 @@ from structlog.typing import FilteringBoundLogger
 
 from shared.bus import Bus, make_broker, riding
 from shared.connections import connect
-from shared.contracts import DomainEvent, MergeReady, Part, SpecialistTask, Turn, TurnPlan
+from shared.contracts import (
+    DomainEvent,
+    FunnelStep,
+    MergeReady,
+    Part,
+    SpecialistTask,
+    Turn,
+    TurnPlan,
+)
+from shared.funnel import tally
 from shared.keys import Keys, Topology
 from shared.llm import LLMClient, LLMError, LLMSettings
 from shared.logs import get_logger
 from shared.lua import Scripts, register
 from shared.merge import MERGE_INPUT, merge_field
-from shared.metrics import LLM_CALLS
+from shared.metrics import FUNNEL_STEPS, LLM_CALLS
 from shared.pack import Pack
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
@@ -310,6 +319,8 @@ async def handle_once(
             rt.log.warning("state changed concurrently, deciding again", turn_id=turn_id)
             continue
         if committed:
+            for step in committed.counted:
+                FUNNEL_STEPS.labels(step, rt.keys.tenant).inc()
             if delivery:
                 delivery.acked = True
             else:
@@ -320,12 +331,20 @@ async def handle_once(
 
 async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Sent]:
     """The outbox as the commit script publishes it (one Redis): each message encoded by
-    FastStream, and a merger's input added to its turn's merge hash instead, with the
-    ``MergeReady`` the script publishes if that input completes the turn."""
+    FastStream; a merger's input added to its turn's merge hash instead, with the
+    ``MergeReady`` the script publishes if that input completes the turn; a funnel step that
+    carries its source counted by the script (``shared.funnel.Tally``) instead of delivered."""
     merge = rt.keys.route(rt.keys.merge, conversation_id)
+    funnel = rt.keys.route(rt.keys.funnel, conversation_id)
     messages: list[tuple[str, str]] = []
     targets: list[tuple[str, str, str] | None] = []
+    tallies: list[Sent] = []
     for stream, payload in outbox.messages:
+        if stream == funnel:
+            step = FunnelStep.model_validate_json(payload)
+            if step.source is not None:
+                tallies.append(Sent(stream, b"", tally=tally(rt.keys, step, step.source, rt.tz)))
+                continue
         item = MERGE_INPUT.validate_json(payload) if stream == merge else None
         if isinstance(item, Part | TurnPlan):
             ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id)
@@ -335,9 +354,10 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
             messages.append((stream, payload))
             targets.append(None)
     encoded = await rt.bus.encode(messages)
-    return [
+    sent = [
         Sent(stream, data, target) for (stream, data), target in zip(encoded, targets, strict=True)
     ]
+    return [*sent, *tallies]
 
 
 async def ask_llm(

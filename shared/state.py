@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from shared.contracts import MetaView, ModeView, TrialView, now_ms, utcnow
+from shared.funnel import DAY_TTL_S, SEEN_TTL_S, Tally
 from shared.keys import Keys
 from shared.lua import Scripts
 
@@ -70,11 +71,20 @@ class Sent:
     """A message a commit script publishes itself (``StateStore.commit``): ``data`` (encoded
     by FastStream) added to ``stream``; or, with ``merge`` = (merge hash, field, input JSON),
     an input for the merger added to its turn's hash, ``data`` (a ``MergeReady``) added to
-    ``stream`` only when that input completes the turn."""
+    ``stream`` only when that input completes the turn; or, with ``tally``, a funnel step
+    counted by the script itself (nothing is added to ``stream``)."""
 
     stream: str
     data: bytes
     merge: tuple[str, str, str] | None = None
+    tally: Tally | None = None
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What a commit did besides writing: the funnel steps its script counted (``Tally``)."""
+
+    counted: tuple[str, ...] = ()
 
 
 @dataclass
@@ -193,8 +203,8 @@ class StateStore:
         maxlen: int = 1,
         merge_ttl_s: int = 1,
         republish_after_ms: int = 0,
-    ) -> bool:
-        """Write slices, outbox and journal atomically. False if this turn was committed before.
+    ) -> Committed | None:
+        """Write slices, outbox and journal atomically. None if this turn was committed before.
 
         ``publish`` and ``ack`` (stream, group, message id): on one Redis, the same script
         publishes the outbox and acknowledges the delivery, only when it commits
@@ -227,13 +237,17 @@ class StateStore:
             self.keys.journal(conversation_id),
         ]
         for sent in publish:
-            if sent.merge is None:
-                args += ["x", sent.data]
-                keys.append(sent.stream)
-            else:
+            if sent.tally is not None:
+                t = sent.tally
+                args += ["f", t.marker, t.at, t.step, t.source, SEEN_TTL_S, DAY_TTL_S]
+                keys += [t.seen, t.day]
+            elif sent.merge is not None:
                 merge_key, merge_field, merge_input = sent.merge
                 args += ["m", merge_field, merge_input, sent.data]
                 keys += [merge_key, sent.stream]
+            else:
+                args += ["x", sent.data]
+                keys.append(sent.stream)
         if ack:
             keys.append(ack[0])
         args += stamp_tenant(self.keys.tenant, *journal)
@@ -241,7 +255,7 @@ class StateStore:
         status = int(result[0])
         if status == 0:
             raise StateConflict(f"slice {result[1]} of {conversation_id} changed concurrently")
-        return status == 1
+        return Committed(tuple(str(step) for step in result[1:])) if status == 1 else None
 
     async def append_journal(self, conversation_id: str, *entries: str) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:

@@ -116,20 +116,29 @@ class Merger:
         )
         rt = self.rt
         merge_key = rt.keys.merge_turn(turn_id)
-        async with rt.redis.pipeline(transaction=False) as pipe:
+        # The reply ends the handler: on one Redis the delivery's acknowledgement rides in the
+        # same round trip, inside MULTI/EXEC so that a command Redis refuses up front (out of
+        # memory) aborts the whole, acknowledgement included.
+        delivery = riding(rt.settings)
+        async with rt.redis.pipeline(transaction=delivery is not None) as pipe:
             await rt.bus.publish(
                 rt.keys.route(rt.keys.outbound, turn.conversation_id), reply, pipeline=pipe
             )
             pipe.hset(merge_key, "_published", "1")
             pipe.zrem(rt.keys.merge_deadlines(turn_id), rt.keys.qualified(turn_id))
             rt.store.queue_journal(pipe, turn.conversation_id, entry)
+            if delivery:
+                pipe.xack(delivery.stream, delivery.group, delivery.message_id)
             errors = [
                 r for r in await pipe.execute(raise_on_error=False) if isinstance(r, Exception)
             ]
+        if delivery:
+            delivery.acked = True
         if errors:
             # Perhaps not published: undo the marks, so a redelivery of this message or the
             # deadline sweep hands the turn out again once the grace period passed (the
-            # gateway delivers a turn's reply once, so a second publish is harmless).
+            # gateway delivers a turn's reply once, so a second publish is harmless). With the
+            # acknowledgement riding, only the sweep does.
             await rt.redis.hdel(merge_key, "_published")
             await rt.redis.zadd(
                 rt.keys.merge_deadlines(turn_id), {rt.keys.qualified(turn_id): now_ms()}

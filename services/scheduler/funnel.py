@@ -2,8 +2,9 @@
 plan_interest, each also per source (the click-to-WhatsApp ad, else the HTTP ``origin``).
 
 The steps a turn shows (``shared.funnel.steps_of_turn``) are found by triage, which reads every
-turn anyway: it publishes each on the funnel stream the first time the conversation shows it,
-so this counter is delivered a few messages per conversation rather than every turn and trial
+turn anyway: on one Redis its commit script counts each the first time the conversation shows
+it (``shared.funnel.Tally``); on a cluster it publishes each on the funnel stream for this
+counter, which is delivered a few messages per conversation rather than every turn and trial
 task. Bookings and attendance come from the domain events.
 
 Every step counts once per conversation (``booked``/``attended`` once per booking): a marker in
@@ -21,12 +22,9 @@ from structlog.typing import FilteringBoundLogger
 
 from shared.attribution import source_of
 from shared.contracts import DomainEvent, FunnelStep, MetaView
-from shared.funnel import step_of_event
+from shared.funnel import DAY_TTL_S, SEEN_TTL_S, business_day, step_of_event
 from shared.keys import Keys
 from shared.metrics import FUNNEL_STEPS
-
-SEEN_TTL_S = 180 * 86400
-DAY_TTL_S = 400 * 86400
 
 
 class FunnelCounter:
@@ -36,17 +34,23 @@ class FunnelCounter:
         self.tz = tz
         self.log = log
 
-    async def count(self, conversation_id: str, step: str, marker: str, at: datetime) -> bool:
+    async def count(
+        self, conversation_id: str, step: str, marker: str, at: datetime, source: str | None = None
+    ) -> bool:
+        """Count ``step`` unless ``marker`` was counted for the conversation before; without
+        a ``source``, the conversation's is read from its meta slice."""
         seen = self.keys.funnel_seen(conversation_id)
         async with self.redis.pipeline(transaction=False) as pipe:
             # The source is read with the marker (one round trip), used only if this call set it.
             pipe.hsetnx(seen, marker, at.isoformat())
-            pipe.hget(self.keys.state(conversation_id), "meta")
-            first, raw = await pipe.execute()
+            if source is None:
+                pipe.hget(self.keys.state(conversation_id), "meta")
+            first, *raw = await pipe.execute()
         if not first:
             return False
-        source = source_of(MetaView.model_validate_json(raw) if raw else None)
-        day = self.keys.funnel_day(at.astimezone(self.tz).date().isoformat())
+        if source is None:
+            source = source_of(MetaView.model_validate_json(raw[0]) if raw[0] else None)
+        day = self.keys.funnel_day(business_day(at, self.tz))
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.expire(seen, SEEN_TTL_S)
             pipe.hincrby(day, step, 1)
@@ -58,7 +62,7 @@ class FunnelCounter:
 
     async def on_step(self, body: bytes) -> None:
         step = FunnelStep.model_validate_json(body)
-        await self.count(step.conversation_id, step.step, step.step, step.at)
+        await self.count(step.conversation_id, step.step, step.step, step.at, step.source)
 
     async def on_event(self, event: DomainEvent) -> None:
         found = step_of_event(event)

@@ -12,6 +12,7 @@ from services.triage.faq_evidence import faq_knows
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.models import TriageResult, TriageState, llm_triage_model
 from services.triage.rules import active_flow, classify, mode_awaits_answer
+from shared.attribution import source_of
 from shared.contracts import FlowView, FunnelStep, ModeView, Part, SpecialistTask, Turn, TurnPlan
 from shared.funnel import plan_patterns, steps_of_turn
 from shared.notices import notice_keys
@@ -129,10 +130,13 @@ def build(rt: Runtime) -> None:
         decision.outbox.add(rt.keys.route(rt.keys.merge, turn.conversation_id), plan)
         told = state.funnel if state else []
         shown = steps_of_turn(turn, outcome.routes, funnel_patterns)
+        source = source_of(snapshot.meta())
         for step in (new := [s for s in shown if s not in told]):
             decision.outbox.add(
                 rt.keys.route(rt.keys.funnel, turn.conversation_id),
-                FunnelStep(conversation_id=turn.conversation_id, step=step, at=turn.now),
+                FunnelStep(
+                    conversation_id=turn.conversation_id, step=step, at=turn.now, source=source
+                ),
             )
         decision.writes["triage"] = outcome.state.model_copy(update={"funnel": told + new})
         decision.record("triage.decided", **outcome.journal)

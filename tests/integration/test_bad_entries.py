@@ -68,6 +68,8 @@ async def keys_under(redis: Redis, prefix: str) -> list[str]:
 PATCH = '{"always":{},"latest":{},"first":{}}'
 # COMMIT's arguments after its writes: outbox, TTLs, no acknowledgement, no item.
 COMMIT_TAIL = ["[]", 60, 50, 60, "", "", 0, 9, 60, 5, 0]
+# COMMIT's arguments before its one item: no writes, no acknowledgement.
+ONE_ITEM = [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0]
 CASES = [
     # The 1970 message that wedged its conversation: a negative stamp.
     (lua.INGEST, 5, ["-5|{}", 60, PATCH, -5, 60, "{}", 10, ""], "ts_ms"),
@@ -105,6 +107,9 @@ CASES = [
     (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x"], "message"),
     (lua.COMMIT, 5, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "m", "part:a", "{}"], "ready"),
     (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x", "data"], "keys"),
+    (lua.COMMIT, 5, [*ONE_ITEM, "f", "started", "d", "started", "", 60, 60], "funnel source"),
+    (lua.COMMIT, 5, [*ONE_ITEM, "f", "started", "d", "started", "src", 60, 0], "day_ttl_s"),
+    (lua.COMMIT, 4, [*ONE_ITEM, "f", "started", "d", "started", "src", 60, 60], "keys"),
     (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "g", "1-0", 1, 9, 60, 5, 0, "x", "data"], "keys"),
     (lua.MERGE_ADD, 1, ["part:x", "{}", 0, 5, 5], "ttl_s"),
     (lua.MERGE_ADD, 2, ["part:x", "{}", 60, 5, 5, "g"], "ack_id"),

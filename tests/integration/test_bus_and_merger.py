@@ -95,6 +95,28 @@ async def open_turn(redis_url: str, keys: Keys, turn: Turn, deadline_ms: int = 8
     await client.aclose()
 
 
+async def settled(redis_url: str, stream: str, group: str, timeout_s: float = 10) -> int:
+    """The group's pending count once it has read the whole stream and acknowledged it all,
+    or when ``timeout_s`` passed (the count then says what stayed pending)."""
+    client = Redis.from_url(redis_url)
+    pending = -1
+    try:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                last = (await client.xinfo_stream(stream))["last-generated-id"]
+                [info] = [
+                    g for g in await client.xinfo_groups(stream) if g["name"] == group.encode()
+                ]
+                pending = int(info["pending"])
+                if info["last-delivered-id"] == last and pending == 0:
+                    return 0
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        return pending
+    finally:
+        await client.aclose()
+
+
 async def publisher(redis_url: str, keys: Keys) -> RedisBroker:
     client = Redis.from_url(redis_url)
     await ensure_groups(client, keys)
@@ -223,7 +245,10 @@ async def test_two_mergers_complete_each_turn_exactly_once(
         replies = [Reply.model_validate_json(b) for b in bodies]
         # Nothing more arrives: the next entry would have been another reply.
         extra = await Redis.from_url(redis_url).xlen(keys.outbound)
+        # Every input acknowledged: by MERGE_ADD, with the reply (one Redis) or by the bus.
+        left = await settled(redis_url, keys.merge, "merger")
     await broker.stop()
+    assert left == 0
     assert extra == n
     assert sorted(r.turn_id for r in replies) == sorted(f"turn-{i}" for i in range(n))
     expected = {f"turn-{i}": f"resposta {i}" for i in range(n)}

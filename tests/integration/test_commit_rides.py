@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from faststream.redis.message import DATA_KEY
@@ -15,13 +17,14 @@ from redis.asyncio import Redis
 from services.registry import BY_NAME, TOPOLOGY
 from shared import lua
 from shared.bus import Bus, make_broker
-from shared.contracts import Part
+from shared.contracts import FunnelStep, Part
+from shared.funnel import tally
 from shared.keys import Keys
 from shared.lua import register
 from shared.process import make_tenancy, start, stop
 from shared.service import Decision, Runtime, handle_once
 from shared.settings import Settings
-from shared.state import Outbox, Sent, StateConflict, StateStore, journal_entry
+from shared.state import Committed, Outbox, Sent, StateConflict, StateStore, journal_entry
 from shared.tenants import Tenant
 from tests.integration.test_bus_and_merger import read_entries
 from tests.system import decode_entry
@@ -197,3 +200,31 @@ async def test_the_merger_acknowledges_an_input_in_its_script_unless_the_turn_co
     assert await pending(redis, source, "m") == 1
     assert await add("part:trial", ids[2]) == "complete"
     assert await pending(redis, source, "m") == 1
+
+
+async def test_a_commit_counts_a_funnel_step_once_per_conversation_on_its_business_day(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """A step counted by the commit script (nothing goes to the scheduler's stream): once for
+    the conversation, not again for a redelivered turn or a later turn showing it again."""
+    keys = Keys(unique_prefix)
+    store = make_store(redis, keys)
+    at = datetime(2026, 3, 3, 2, 30, tzinfo=UTC)  # still 2 March in São Paulo
+    step = FunnelStep(conversation_id="c1", step="started", at=at, source="ctwa:9")
+    sent = Sent(keys.funnel, b"", tally=tally(keys, step, "ctwa:9", ZoneInfo("America/Sao_Paulo")))
+
+    async def commit(turn_id: str) -> Committed | None:
+        return await store.commit(
+            "c1", turn_id, "triage", snapshot=None, writes={}, outbox=Outbox([]), journal=[],
+            publish=[sent], maxlen=1000,
+        )  # fmt: skip
+
+    assert await commit("t1") == Committed(("started",))
+    assert await commit("t1") is None  # the same turn again: already committed
+    assert await commit("t2") == Committed(())  # counted for this conversation already
+    assert await redis.hgetall(keys.funnel_day("2026-03-02")) == {
+        "started": "1",
+        "started|ctwa:9": "1",
+    }
+    assert await redis.ttl(keys.funnel_seen("c1")) > 0
+    assert await redis.exists(keys.funnel) == 0
