@@ -55,68 +55,6 @@ local function push_journal(key, first, last, max, ttl)
 end
 """
 
-# Message ingestion: dedupe claim, append to the inbox, update the meta slice, add the message
-# to the conversation's history. While a human owns the conversation the message is recorded
-# (meta, history) but not queued for the bot. A queued message sets the burst hold for hold_ms
-# (a fragment), clears it (0) or leaves it ('').
-# KEYS: dedupe, inbox, state, history, burst_hold.
-# ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept,
-#       hold_ms.
-# meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
-# Returns 0 duplicate | 1 queued | 2 held for the human owner.
-INGEST = (
-    ARG_CHECKS
-    + """
-need_keys(5)
-local entry = str_arg(1, 'entry')
-int_arg(2, 'dedupe_ttl_s', 1)
-local patch = table_arg(3, 'meta_patch_json')
-for _, part in ipairs({'always', 'latest', 'first'}) do
-  if type(patch[part]) ~= 'table' then bad_arg('meta_patch_json.' .. part .. ' not an object') end
-end
-local ts = int_arg(4, 'ts_ms', 0)
-int_arg(5, 'state_ttl_s', 1)
-str_arg(6, 'history_json')
-int_arg(7, 'history_kept', 1)
-if ARGV[8] == nil then bad_arg('hold_ms is required') end
-if ARGV[8] ~= '' then int_arg(8, 'hold_ms', 0) end
-if string.match(entry, '^(%d+)|') ~= ARGV[4] then bad_arg('entry must start with ts_ms and |') end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return 0 end
-local raw = redis.call('HGET', KEYS[3], 'meta')
-local meta = {}
-if raw then meta = cjson.decode(raw) end
-local queued = 1
-if meta.handoff == 'human' then
-  queued = 2
-else
-  redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('EXPIRE', KEYS[2], ARGV[5])
-  if ARGV[8] ~= '' then
-    if tonumber(ARGV[8]) > 0 then
-      redis.call('SET', KEYS[5], '1', 'PX', ARGV[8])
-    else
-      redis.call('DEL', KEYS[5])
-    end
-  end
-end
-if meta.first_message_ms == nil then
-  meta.first_message_ms = ts
-  for k, v in pairs(patch.first) do meta[k] = v end
-end
-for k, v in pairs(patch.always) do meta[k] = v end
-if (meta.last_message_ms or 0) <= ts then
-  meta.last_message_ms = ts
-  for k, v in pairs(patch.latest) do meta[k] = v end
-end
-meta._v = (meta._v or 0) + 1
-redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
-redis.call('EXPIRE', KEYS[3], ARGV[5])
-redis.call('XADD', KEYS[4], 'MAXLEN', ARGV[7], '*', 'm', ARGV[6])
-redis.call('EXPIRE', KEYS[4], ARGV[5])
-return queued
-"""
-)
-
 # The gateway changes fields of the meta slice it owns (e.g. the handoff owner).
 # KEYS: state. ARGV: patch_json, only_if_field, only_if_value ('' = unconditional), state_ttl_s.
 # A patch that creates the state hash (an erased or expired conversation) gives it the state's
@@ -204,6 +142,86 @@ local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, m
                     sent_prefix)
 end
 """.replace("EARLIEST_MS", str(EARLIEST_MS))
+)
+
+# Message ingestion: dedupe claim, append to the inbox, update the meta slice, add the message
+# to the conversation's history. While a human owns the conversation the message is recorded
+# (meta, history) but not queued for the bot. A queued message sets the burst hold for hold_ms
+# (a fragment), clears it (0) or leaves it ('').
+# With the start's keys and arguments (a message that calls for no quiet window), a queued
+# message also starts its turn at once if none is in flight, as TRY_START would: one round trip
+# instead of two.
+# KEYS: dedupe, inbox, state, history, burst_hold, then to start: inflight, lease, sent_prefix.
+# ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept,
+#       hold_ms, then to start: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
+# meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
+# Returns {0} duplicate | {1} queued | {2} held for the human owner; a start adds TRY_START's
+# answer: {1, 'busy'} | {1, 'started', seq, ...}.
+INGEST = (
+    _START_TURN
+    + """
+if #KEYS ~= 5 and #KEYS ~= 8 then bad_arg('expected 5 or 8 keys, got ' .. #KEYS) end
+local entry = str_arg(1, 'entry')
+int_arg(2, 'dedupe_ttl_s', 1)
+local patch = table_arg(3, 'meta_patch_json')
+for _, part in ipairs({'always', 'latest', 'first'}) do
+  if type(patch[part]) ~= 'table' then bad_arg('meta_patch_json.' .. part .. ' not an object') end
+end
+local ts = int_arg(4, 'ts_ms', 0)
+int_arg(5, 'state_ttl_s', 1)
+str_arg(6, 'history_json')
+int_arg(7, 'history_kept', 1)
+if ARGV[8] == nil then bad_arg('hold_ms is required') end
+if ARGV[8] ~= '' then int_arg(8, 'hold_ms', 0) end
+if string.match(entry, '^(%d+)|') ~= ARGV[4] then bad_arg('entry must start with ts_ms and |') end
+local starts = #KEYS == 8
+local max_ts = 0
+if starts then
+  str_arg(9, 'turn_id')
+  int_arg(10, 'lease_ttl_ms', 1)
+  int_arg(11, 'keep_s', 1)
+  max_ts = int_arg(12, 'max_ts_ms', 0)
+end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return {0} end
+local raw = redis.call('HGET', KEYS[3], 'meta')
+local meta = {}
+if raw then meta = cjson.decode(raw) end
+local queued = 1
+if meta.handoff == 'human' then
+  queued = 2
+else
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
+  if ARGV[8] ~= '' then
+    if tonumber(ARGV[8]) > 0 then
+      redis.call('SET', KEYS[5], '1', 'PX', ARGV[8])
+    else
+      redis.call('DEL', KEYS[5])
+    end
+  end
+end
+if meta.first_message_ms == nil then
+  meta.first_message_ms = ts
+  for k, v in pairs(patch.first) do meta[k] = v end
+end
+for k, v in pairs(patch.always) do meta[k] = v end
+if (meta.last_message_ms or 0) <= ts then
+  meta.last_message_ms = ts
+  for k, v in pairs(patch.latest) do meta[k] = v end
+end
+meta._v = (meta._v or 0) + 1
+redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
+redis.call('EXPIRE', KEYS[3], ARGV[5])
+redis.call('XADD', KEYS[4], 'MAXLEN', ARGV[7], '*', 'm', ARGV[6])
+redis.call('EXPIRE', KEYS[4], ARGV[5])
+if queued ~= 1 or not starts then return {queued} end
+local out = {queued}
+for _, v in ipairs(start_turn(KEYS[2], KEYS[6], KEYS[7], KEYS[3], ARGV[9], ARGV[10], ARGV[11],
+                              max_ts, KEYS[8])) do
+  out[#out + 1] = v
+end
+return out
+"""
 )
 
 # Starting a turn when none is in flight. Messages still in flight belong to a turn whose lease

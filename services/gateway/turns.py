@@ -3,7 +3,8 @@
 - ``ingest``: dedupe claim on (conversation, message id), append to the conversation's inbox,
   update the meta slice and the burst hold — one Lua script. Then schedule a turn start after
   the quiet window the message calls for (``burst.py``: control words start at once, a fragment
-  such as "oi" waits longer for the rest, anything else waits the short window).
+  such as "oi" waits longer for the rest, anything else waits the short window). A message
+  that calls for no window starts its turn in the same script (as ``try_start`` would).
 - ``try_start``: if no turn is in flight, take the lease, move the inbox into the in-flight list
   and publish one Turn with every waiting message.
 - ``release``: after the reply is handed to the channel, compare-and-delete the lease and start
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -255,38 +256,42 @@ class TurnKeeper:
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         index = self.keys.conversation_index
         forgotten = now_ms() - self.settings.state_ttl_days * 86_400_000
+        keys = [
+            self.keys.dedupe(conv, message.message_id),
+            self.keys.inbox(conv),
+            self.keys.state(conv),
+            self.keys.history(conv),
+            self.keys.burst_hold(conv),
+        ]
+        args: list[str | int] = [
+            entry,
+            self.settings.dedupe_ttl_s,
+            json.dumps(patch),
+            ts,
+            self._keep_s,
+            said,
+            self.settings.history_kept,
+            self._hold_ms(quiet),
+        ]
+        # A message that calls for no quiet window starts its turn in the same script.
+        turn_id = new_id() if not quiet.ms else ""
+        if turn_id:
+            k = self.keys
+            keys += [k.inflight(conv), k.lease(conv), k.sent_prefix(conv)]
+            args += [turn_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms]
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts(conv), {self.keys.qualified(conv): due})
-            lua.queue(
-                pipe,
-                self.scripts.ingest,
-                keys=[
-                    self.keys.dedupe(conv, message.message_id),
-                    self.keys.inbox(conv),
-                    self.keys.state(conv),
-                    self.keys.history(conv),
-                    self.keys.burst_hold(conv),
-                ],
-                args=[
-                    entry,
-                    self.settings.dedupe_ttl_s,
-                    json.dumps(patch),
-                    ts,
-                    self.settings.state_ttl_days * 86400,
-                    said,
-                    self.settings.history_kept,
-                    self._hold_ms(quiet),
-                ],
-            )
+            lua.queue(pipe, self.scripts.ingest, keys=keys, args=args)
             pipe.zadd(index, {conv: now_ms()}, gt=True)
             # The staff inbox forgets conversations whose state expired here, where its index
             # grows, rather than in a loop per tenant: an index nobody writes to does not grow,
             # and the listing drops an entry whose state is gone when it meets one.
             pipe.zremrangebyscore(index, "-inf", forgotten)
-            _, fresh, _, _ = await pipe.execute()
-        if not int(fresh):
+            _, result, _, _ = await pipe.execute()
+        fresh = int(result[0])
+        if not fresh:
             return False
-        if int(fresh) == HELD_FOR_HUMAN:
+        if fresh == HELD_FOR_HUMAN:
             await self.store.append_journal(
                 conv,
                 journal_entry(
@@ -298,8 +303,11 @@ class TurnKeeper:
                 ),
             )
             return True
-        # With no quiet window the start needs no look at the score: it is the one just written.
-        self._schedule(conv, quiet.ms / 1000, None if quiet.ms else due)
+        if turn_id:
+            # Started, or busy: the turn in flight starts the next one as it is released.
+            self._run(conv, self._after_start(conv, turn_id, result[1:], None))
+        else:
+            self._schedule(conv, quiet.ms / 1000)
         if quiet.rule == "fragment" and self.on_fragment:
             self.on_fragment(message)
         return True
@@ -331,17 +339,31 @@ class TurnKeeper:
         words = set(normalize(text).split())
         return bool(words & self.control_words)
 
-    def _schedule(self, conversation_id: str, delay_s: float, score: int | None = None) -> None:
+    def _schedule(self, conversation_id: str, delay_s: float) -> None:
         loop = asyncio.get_running_loop()
 
         def fire() -> None:
             self._timers.discard(handle)
-            task = loop.create_task(self._start_due(conversation_id, score))
-            self._starting.add(task)
-            task.add_done_callback(self._starting.discard)
+            self._run(conversation_id, self._start_due(conversation_id))
 
         handle = loop.call_later(delay_s, fire)
         self._timers.add(handle)
+
+    def _run(self, conversation_id: str, start: Coroutine[None, None, None]) -> None:
+        """Run a start in its own task (kept until it ends); a failure is logged, and the
+        sweeper retries the conversation."""
+
+        async def logged() -> None:
+            try:
+                await start
+            except Exception as exc:  # a timer or ingest has no caller to raise to
+                self.log.error(
+                    "turn start failed", conversation_id=conversation_id, error=repr(exc)
+                )
+
+        task = asyncio.get_running_loop().create_task(logged())
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
 
     def cancel_timers(self) -> None:
         for handle in self._timers:
@@ -350,28 +372,24 @@ class TurnKeeper:
 
     # Starting and releasing --------------------------------------------------------------
 
-    async def _start_due(self, conversation_id: str, score: int | None = None) -> None:
+    async def _start_due(self, conversation_id: str) -> None:
         """Start a turn if the burst window passed; otherwise wait for what remains of it.
-        ``score``: the pending entry's score, when the caller knows it is due.
 
         A timer whose pending entry is gone still tries: a release that found the inbox empty
         removes the score it read, and on a cluster that score can be this message's (its
         score and its inbox append run on different nodes, around the release). The start
         finds the message, or nothing to do."""
-        try:
-            if score is None:
-                found = await self.redis.zscore(
-                    self.keys.pending_starts(conversation_id), self.keys.qualified(conversation_id)
-                )
-                if found is not None:
-                    remaining = int(found) - now_ms()
-                    if remaining > 0:
-                        self._schedule(conversation_id, remaining / 1000)
-                        return
-                    score = int(found)
-            await self.try_start(conversation_id, score)
-        except Exception as exc:  # a timer has no caller to raise to; the sweeper retries
-            self.log.error("turn start failed", conversation_id=conversation_id, error=repr(exc))
+        found = await self.redis.zscore(
+            self.keys.pending_starts(conversation_id), self.keys.qualified(conversation_id)
+        )
+        score = None
+        if found is not None:
+            remaining = int(found) - now_ms()
+            if remaining > 0:
+                self._schedule(conversation_id, remaining / 1000)
+                return
+            score = int(found)
+        await self.try_start(conversation_id, score)
 
     async def try_start(self, conversation_id: str, score: int | None) -> None:
         turn_id = new_id()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -144,6 +145,41 @@ async def test_a_message_whose_pending_start_a_racing_release_removed_still_star
     await turns.redis.zrem(turns.keys.pending_starts("c7"), "c7")  # the racing release's zrem
     await turns._start_due("c7")  # the message's timer
     assert [m.message_id for m in published[0].messages] == ["m1"]
+
+
+async def test_a_message_that_calls_for_no_wait_starts_its_turn_in_the_ingest_script(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """With no quiet window, the ingest's own script takes the lease and moves the message in
+    flight (no timer, no second round trip); a message arriving while that turn is in flight
+    waits in the inbox for the release, which starts the next turn with it."""
+    settings = Settings(prefix=unique_prefix, burst_window_ms=0, burst_fragment_ms=0)
+    keys = Keys(unique_prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    published: asyncio.Queue[Turn] = asyncio.Queue()
+
+    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+        published.put_nowait(Turn.model_validate_json(turn))
+
+    turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
+    assert await turns.ingest(message("c8", "m1", "quero agendar", T0))
+    # Already started when ingest returns: the lease taken, the message in flight.
+    lease = await redis.get(keys.lease("c8"))
+    assert lease is not None
+    assert await redis.lrange(keys.inbox("c8"), 0, -1) == []
+    assert await redis.llen(keys.inflight("c8")) == 1
+    async with asyncio.timeout(10):
+        first = await published.get()
+    assert (first.turn_id, first.text, first.seq) == (lease, "quero agendar", 1)
+
+    assert await turns.ingest(message("c8", "m2", "pra terça", T0 + timedelta(seconds=5)))
+    assert await redis.get(keys.lease("c8")) == lease  # busy: m2 waits
+    assert await redis.llen(keys.inbox("c8")) == 1
+    await turns.release("c8", first.turn_id)
+    second = published.get_nowait()
+    assert (second.text, second.seq) == ("pra terça", 2)
+    assert published.empty()
 
 
 async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
