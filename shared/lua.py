@@ -531,14 +531,17 @@ return id
 )
 
 # Delivery to a Redis-backed channel, once per key, with the reply's history line in the same
-# step (so the history is in the order the person saw). KEYS: sent, replies stream (trimmed
-# exactly: "~" would keep whole 100-entry nodes of a small per-conversation stream), history.
+# step (so the history is in the order the person saw). With the conversation's state as a
+# fourth key (a bot's reply), nothing is delivered while a person owns the conversation (its
+# meta slice's ``handoff``): the check and the delivery are one step.
+# KEYS: sent, replies stream (trimmed exactly: "~" would keep whole 100-entry nodes of a small
+# per-conversation stream), history, then the state for a bot's reply.
 # ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen, history_json, history_ttl_s,
-# history_kept. Returns the stream id, or false when already delivered.
+# history_kept. Returns {'sent', stream id} | {'duplicate'} | {'human'} (not delivered).
 DELIVER_ONCE = (
     ARG_CHECKS
     + """
-need_keys(3)
+if #KEYS ~= 3 and #KEYS ~= 4 then bad_arg('expected 3 or 4 keys, got ' .. #KEYS) end
 str_arg(1, 'payload_json')
 int_arg(2, 'sent_ttl_s', 1)
 int_arg(3, 'stream_ttl_s', 1)
@@ -546,12 +549,16 @@ int_arg(4, 'maxlen', 1)
 str_arg(5, 'history_json')
 int_arg(6, 'history_ttl_s', 1)
 int_arg(7, 'history_kept', 1)
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
+if #KEYS == 4 then
+  local raw = redis.call('HGET', KEYS[4], 'meta')
+  if raw and cjson.decode(raw).handoff == 'human' then return {'human'} end
+end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return {'duplicate'} end
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'reply', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[7], '*', 'm', ARGV[5])
 redis.call('EXPIRE', KEYS[3], ARGV[6])
-return id
+return {'sent', id}
 """
 )
 

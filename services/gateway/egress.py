@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from structlog.typing import FilteringBoundLogger
 
-from services.gateway.channels.base import Channel, Delivery
+from services.gateway.channels.base import HUMAN_OWNER, Channel, Delivery
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
@@ -38,13 +38,13 @@ class Egress:
         if reply.author == "agent":
             await self._agent_message(channel, reply)
             return
-        if await self.handoff.owner(reply.conversation_id) == "human":
-            # A person took over while this turn was in flight: the bot stays silent.
-            REPLIES.labels(reply.channel, "dropped_human", self.turns.keys.tenant).inc()
-            dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner")
-            await self._done(reply, dropped)
+        if not channel.guards_owner and await self.handoff.owner(reply.conversation_id) == "human":
+            await self._dropped(reply)
             return
         delivery = await channel.deliver(reply)
+        if delivery.status == HUMAN_OWNER:
+            await self._dropped(reply)
+            return
         REPLIES.labels(reply.channel, delivery.status, self.turns.keys.tenant).inc()
         await self._record(channel, reply, delivery)
         journal = []
@@ -68,6 +68,12 @@ class Egress:
             status=delivery.status,
         )
         await self._done(reply, *journal)
+
+    async def _dropped(self, reply: Reply) -> None:
+        """A person took over while this turn was in flight: the bot stays silent."""
+        REPLIES.labels(reply.channel, "dropped_human", self.turns.keys.tenant).inc()
+        dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner")
+        await self._done(reply, dropped)
 
     async def _record(self, channel: Channel, reply: Reply, delivery: Delivery) -> None:
         """The reply's history line, unless the channel wrote it as it delivered; a redelivered

@@ -120,6 +120,7 @@ CASES = [
     (lua.MERGE_EXPIRE, 1, ["later", 5], "now_ms"),
     (lua.DELIVER_ONCE, 3, ["{}", 60, 60, "1e400", "{}", 60, 10], "maxlen"),
     (lua.DELIVER_ONCE, 3, ["{}", 60, 60, 10, "{}", 60], "history_kept"),
+    (lua.DELIVER_ONCE, 5, ["{}", 60, 60, 10, "{}", 60, 10], "keys"),
     (lua.HISTORY_ONCE, 2, ["", 60, 60, 10], "entry_json"),
     (lua.SCHED_ADD, 3, ["{}", "pending", "soon", "i1", 60, "b", "{}", 50], "due_ms"),
     (lua.SCHED_CLAIM, 2, [1000, 0, 10], "claim_ms"),

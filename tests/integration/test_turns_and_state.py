@@ -328,6 +328,7 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
     class Recorder:
         name = "http"
         writes_history = False
+        guards_owner = False  # egress reads the owner first
 
         async def deliver(self, reply: Reply):
             from services.gateway.channels.base import Delivery
@@ -358,6 +359,48 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
     assert await turns.redis.get(turns.keys.lease("c6")) is None
     journal = [e["event"] for e in await store.journal("c6")]
     assert "reply.dropped" in journal and "handoff.human" in journal
+
+
+async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_delivery_script(
+    keeper,
+) -> None:
+    """The HTTP channel checks the owner in the script that delivers (no read before it): a
+    late bot reply is dropped and its turn released; a staff member's message still goes."""
+    import httpx
+
+    from services.gateway.channels.http import HttpChannel
+    from services.gateway.egress import Egress
+    from services.gateway.handoff import Handoff
+    from shared.contracts import Reply
+
+    turns, published, store = keeper
+    keys = turns.keys
+    history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
+    channel = HttpChannel(turns.redis, turns.scripts, keys, turns.settings, 3600, 2, 50, history)
+    async with httpx.AsyncClient() as client:
+        pack = load_pack("ctsmash")
+        handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
+        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"))
+        await turns.ingest(message("c10", "m1", "quero agendar", T0))
+        await start_now(turns, "c10")
+        in_flight = published[0]
+        await handoff.assign("c10", "human", by="maria")
+        late = Reply(
+            turn_id=in_flight.turn_id, conversation_id="c10", channel="http", text="oi",
+            bubbles=["oi"],
+        )  # fmt: skip
+        await egress.handle(late.model_dump_json().encode())
+        staff = Reply(
+            turn_id="staff-1", conversation_id="c10", channel="http", text="Oi, aqui é a Maria",
+            bubbles=["Oi, aqui é a Maria"], author="agent", agent="maria",
+        )  # fmt: skip
+        await egress.handle(staff.model_dump_json().encode())
+        replies, _ = await channel.read("c10", "0-0", 0)
+    await channel.aclose()
+    assert [r["text"] for r in replies] == ["Oi, aqui é a Maria"]
+    assert await turns.redis.get(keys.lease("c10")) is None
+    journal = [e["event"] for e in await store.journal("c10")]
+    assert "reply.dropped" in journal and "agent.delivered" in journal
 
 
 async def test_the_latest_message_sets_the_wait_and_a_fragment_calls_the_channel_hook(

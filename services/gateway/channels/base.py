@@ -21,12 +21,17 @@ from typing import Any, Protocol
 
 from shared.contracts import InboundMessage, Reply, Turn
 
+# A ``Delivery`` status: not delivered, because a person owns the conversation (``guards_owner``).
+HUMAN_OWNER = "human_owner"
+
 
 @dataclass(frozen=True)
 class Delivery:
     """Outcome of handing a reply to a channel."""
 
-    status: str  # "sent" | "duplicate" | "failed" | "unknown" (a person's message, see WhatsApp)
+    # "sent" | "duplicate" | "failed" | "unknown" (a person's message, see WhatsApp) |
+    # HUMAN_OWNER
+    status: str
     detail: str = ""
 
 
@@ -47,6 +52,10 @@ class Channel(Protocol):
     # True when ``deliver`` also writes the reply into the conversation's history (in the
     # same step); otherwise egress writes it after the delivery.
     writes_history: bool
+    # True when ``deliver`` itself refuses a bot's reply while a person owns the conversation
+    # (``HUMAN_OWNER``), in the same step as the delivery; otherwise egress reads the owner
+    # before it delivers.
+    guards_owner: bool
 
     async def deliver(self, reply: Reply) -> Delivery: ...
 
@@ -66,7 +75,10 @@ class Channel(Protocol):
 
 class PlainChannel:
     """What a channel without extras does: no answers of its own (every turn goes through
-    the pipeline), nothing shown while a burst is typed, nothing to report on ``/healthz``."""
+    the pipeline), nothing shown while a burst is typed, nothing to report on ``/healthz``;
+    egress checks the conversation's owner before a delivery."""
+
+    guards_owner = False
 
     def own_answer(self, turn: Turn) -> None:
         return None

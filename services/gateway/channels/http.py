@@ -13,7 +13,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError, TryAgainError
 
-from services.gateway.channels.base import Delivery, Limits, PlainChannel
+from services.gateway.channels.base import HUMAN_OWNER, Delivery, Limits, PlainChannel
 from services.gateway.history import History, reply_entry
 from shared.connections import AnyRedis, connect_cluster, retry_options
 from shared.contracts import Reply
@@ -33,6 +33,7 @@ class HttpChannel(PlainChannel):
     limits = LIMITS
     conversation_prefix = ""  # any id; the web chat's are "web:..." (see auth.py)
     writes_history = True  # the delivery script writes the reply's history line
+    guards_owner = True  # and refuses a bot's reply while a person owns the conversation
 
     def __init__(
         self,
@@ -75,12 +76,15 @@ class HttpChannel(PlainChannel):
         }
         if reply.agent:
             payload["agent"] = reply.agent
-        stream_id = await self.scripts.deliver_once(
-            keys=[
-                self.keys.sent(reply.conversation_id, reply.turn_id),
-                self.keys.replies(reply.conversation_id),
-                self.keys.history(reply.conversation_id),
-            ],
+        keys = [
+            self.keys.sent(reply.conversation_id, reply.turn_id),
+            self.keys.replies(reply.conversation_id),
+            self.keys.history(reply.conversation_id),
+        ]
+        if reply.author != "agent":  # a staff member's message goes whoever owns it
+            keys.append(self.keys.state(reply.conversation_id))
+        result = await self.scripts.deliver_once(
+            keys=keys,
             args=[
                 json.dumps(payload, ensure_ascii=False),
                 self.sent_ttl_s,
@@ -91,7 +95,9 @@ class HttpChannel(PlainChannel):
                 self.history.kept,
             ],
         )
-        return Delivery("sent", stream_id) if stream_id else Delivery("duplicate")
+        if result[0] == "human":
+            return Delivery(HUMAN_OWNER)
+        return Delivery(result[0], result[1] if len(result) > 1 else "")
 
     async def read(
         self, conversation_id: str, after: str, wait_s: float

@@ -58,6 +58,7 @@ class WhatsApp:
     limits = LIMITS
     conversation_prefix = CONVERSATION_PREFIX
     writes_history = False
+    guards_owner = False
 
     def __init__(self, rt: Runtime, settings: WhatsAppSettings | None = None) -> None:
         self.rt = rt
