@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from services.trial.models import ContextState, TrialOutcome, TrialState
 from services.trial.replies import TextSource
@@ -40,6 +40,15 @@ class PrivacyConfig(BaseModel):
     # Words allowed between the verb and the object.
     max_gap_words: int = Field(default=3, ge=0)
     text_key: str
+    # The same, as normalized words: computed once, not for every message.
+    _verbs: list[list[str]] = PrivateAttr(default_factory=list)
+    _objects: list[list[str]] = PrivateAttr(default_factory=list)
+    _phrases: list[list[str]] = PrivateAttr(default_factory=list)
+
+    def model_post_init(self, _context: object) -> None:
+        self._verbs = [_words(v) for v in self.verbs]
+        self._objects = [_words(o) for o in self.objects]
+        self._phrases = [_words(p) for p in self.phrases]
 
 
 def _starts(words: list[str], phrase: list[str], *, prefix: bool = False) -> list[int]:
@@ -56,12 +65,10 @@ def _starts(words: list[str], phrase: list[str], *, prefix: bool = False) -> lis
 def asks_erasure(text: str, config: PrivacyConfig) -> bool:
     """Whether the message asks for the person's data to be erased."""
     words = _words(text)
-    if any(_starts(words, _words(p)) for p in config.phrases):
+    if any(_starts(words, phrase) for phrase in config._phrases):
         return True
-    objects = [_words(o) for o in config.objects]
-    object_starts = {i for obj in objects for i in _starts(words, obj)}
-    for verb in config.verbs:
-        verb_words = _words(verb)
+    object_starts = {i for obj in config._objects for i in _starts(words, obj)}
+    for verb_words in config._verbs:
         # A verb matches as a word prefix ("apag" covers apaga, apagar, apaguem).
         for i in _starts(words, verb_words, prefix=True):
             after = i + len(verb_words)
