@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -34,6 +35,20 @@ class CapabilitiesConfig(BaseModel):
     modes: dict[str, list[str]]
     # Tools no mode may ever allow (a business rule, e.g. "the assistant never reserves").
     never: list[str] = Field(default_factory=list)
+
+    @cached_property
+    def tagged_version(self) -> str:
+        """``<label>+<hash>``, the hash over a canonical form (sorted modes and tools), so
+        reordering a list does not change it while adding or removing a tool does, even when
+        the label was not bumped."""
+        table = {
+            "version": self.version,
+            "modes": {mode: sorted(tools) for mode, tools in self.modes.items()},
+            "never": sorted(self.never),
+        }
+        canonical = json.dumps(table, sort_keys=True, ensure_ascii=False)
+        digest = hashlib.md5(canonical.encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
+        return f"{self.version}+{digest}"
 
     @model_validator(mode="after")
     def _consistent(self) -> CapabilitiesConfig:
@@ -63,19 +78,9 @@ def allowed_tools(mode: str, capabilities: CapabilitiesConfig) -> set[str]:
 
 
 def get_capabilities_version(capabilities: CapabilitiesConfig) -> str:
-    """``<label>+<hash>``: the pack's label and the first 8 hex digits of the table's MD5.
-
-    The hash is over a canonical form (sorted modes and tools), so reordering a list does not
-    change it while adding or removing a tool does, even when the label was not bumped.
-    """
-    table = {
-        "version": capabilities.version,
-        "modes": {mode: sorted(tools) for mode, tools in capabilities.modes.items()},
-        "never": sorted(capabilities.never),
-    }
-    canonical = json.dumps(table, sort_keys=True, ensure_ascii=False)
-    digest = hashlib.md5(canonical.encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
-    return f"{capabilities.version}+{digest}"
+    """``<label>+<hash>``: the pack's label and the first 8 hex digits of the table's MD5
+    (``CapabilitiesConfig.tagged_version``, computed once per pack, asked every turn)."""
+    return capabilities.tagged_version
 
 
 def violation_record(

@@ -339,13 +339,20 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
     messages: list[tuple[str, str]] = []
     targets: list[tuple[str, str, str] | None] = []
     tallies: list[Sent] = []
-    for stream, payload in outbox.messages:
+    # Each message's model as the handler added it (parsed back only for one added otherwise).
+    models = outbox.models if len(outbox.models) == len(outbox.messages) else None
+    for i, (stream, payload) in enumerate(outbox.messages):
+        model = models[i] if models else None
         if stream == funnel:
-            step = FunnelStep.model_validate_json(payload)
+            step = model if isinstance(model, FunnelStep) else None
+            step = step or FunnelStep.model_validate_json(payload)
             if step.source is not None:
                 tallies.append(Sent(stream, b"", tally=tally(rt.keys, step, step.source, rt.tz)))
                 continue
-        item = MERGE_INPUT.validate_json(payload) if stream == merge else None
+        item = None
+        if stream == merge:
+            known = isinstance(model, Part | TurnPlan | MergeReady)
+            item = model if known else MERGE_INPUT.validate_json(payload)
         if isinstance(item, Part | TurnPlan):
             ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id)
             messages.append((stream, ready.model_dump_json()))

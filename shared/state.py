@@ -92,9 +92,13 @@ class Outbox:
     """Messages a handler publishes for one turn: (stream, payload JSON) pairs."""
 
     messages: list[tuple[str, str]] = field(default_factory=list)
+    # The models ``add`` serialized, in the same order: read by the commit's publishing
+    # (``shared.service.sendable``) rather than parsed back. Not stored with the outbox.
+    models: list[BaseModel] = field(default_factory=list, compare=False, repr=False)
 
     def add(self, stream: str, message: BaseModel) -> None:
         self.messages.append((stream, message.model_dump_json()))
+        self.models.append(message)
 
     def dump(self) -> str:
         return json.dumps(self.messages)
