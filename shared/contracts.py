@@ -229,11 +229,14 @@ class TurnPlan(Contract):
 
 class MergeReady(Contract):
     """A producer's commit added the input that completed the turn to its merge hash (one
-    Redis: ``shared/lua.py`` ``COMMIT``): the merger composes and publishes the reply."""
+    Redis: ``shared/lua.py`` ``COMMIT``): the merger composes and publishes the reply.
+    ``fields``: the merge hash as that commit read it (the turn, its plan and parts), so the
+    merger need not read it again. Published by the commit script, which fills them in."""
 
     kind: Literal["ready"] = "ready"
     turn_id: str
     conversation_id: str
+    fields: dict[str, str]
 
 
 MergeInput = Annotated[Part | TurnPlan | MergeReady, Field(discriminator="kind")]

@@ -372,20 +372,6 @@ return result
 """
 )
 
-# Merger: a producer's commit completed the turn (``COMMIT`` adding a merge input on one
-# Redis) and told the merger so; the turn's record unless its reply was published already.
-# KEYS: merge hash. Returns {'done'} | {'ready', field, value, ...}.
-MERGE_READY = (
-    _MERGE_COMMON
-    + """
-need_keys(1)
-if redis.call('HEXISTS', KEYS[1], '_published') == 1 then return {'done'} end
--- Gone with its TTL (a notice redelivered too late): nothing left to answer.
-if redis.call('HEXISTS', KEYS[1], 'turn') == 0 then return {'done'} end
-return everything(KEYS[1], 'ready')
-"""
-)
-
 # A service's effectively-once commit for one turn: compare-and-set of its state slices, its
 # outbox (what it will publish, replayed on redelivery) and its journal entries, atomically.
 # On one Redis (not a cluster, where the streams and merge hashes live in other slots) the same
@@ -402,8 +388,10 @@ return everything(KEYS[1], 'ready')
 # ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
 #       journal_max, state_ttl_s, ack_group ('' for none), ack_id, n_items, maxlen,
 #       merge_ttl_s, now_ms, republish_after_ms, then the items ('x', encoded message |
-#       'm', field, json, encoded MergeReady | 'f', marker, at, step, source, seen_ttl_s,
-#       day_ttl_s), then journal entries.
+#       'm', field, json, envelope, MergeReady JSON | 'f', marker, at, step, source,
+#       seen_ttl_s, day_ttl_s), then journal entries. A MergeReady goes out as the envelope
+#       (FastStream's encoding of an empty body: its format puts the body last) followed by
+#       the MergeReady JSON with the merge hash as its ``fields``.
 # Returns {1, counted step...} committed | {-1} already committed | {0, field} version
 # conflict; only {1} publishes, counts or acknowledges.
 COMMIT = (
@@ -436,8 +424,9 @@ for i = 1, n_items do
     at, key = at + 2, key + 1
   elseif kind == 'm' then
     items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'merge field'),
-                str_arg(at + 2, 'merge json'), str_arg(at + 3, 'ready message')}
-    at, key = at + 4, key + 2
+                str_arg(at + 2, 'merge json'), str_arg(at + 3, 'ready envelope'),
+                table_arg(at + 4, 'ready json')}
+    at, key = at + 5, key + 2
   elseif kind == 'f' then
     items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'funnel marker'),
                 str_arg(at + 2, 'funnel at'), str_arg(at + 3, 'funnel step'),
@@ -489,7 +478,11 @@ for _, item in ipairs(items) do
   else
     local result = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace)
     if result[1] == 'complete' or result[1] == 'republish' then
-      redis.call('XADD', item[3], 'MAXLEN', '~', maxlen, '*', '__data__', item[6])
+      local ready, fields = item[7], {}
+      for i = 2, #result, 2 do fields[result[i]] = tostring(result[i + 1]) end
+      ready.fields = fields
+      redis.call('XADD', item[3], 'MAXLEN', '~', maxlen, '*', '__data__',
+                 item[6] .. cjson.encode(ready))
     end
   end
 end
@@ -706,7 +699,6 @@ class Scripts:
     release: AsyncScript
     commit: AsyncScript
     merge_add: AsyncScript
-    merge_ready: AsyncScript
     merge_expire: AsyncScript
     deliver_once: AsyncScript
     history_once: AsyncScript
@@ -724,7 +716,6 @@ def register(redis: Redis) -> Scripts:
         release=redis.register_script(RELEASE),
         commit=redis.register_script(COMMIT),
         merge_add=redis.register_script(MERGE_ADD),
-        merge_ready=redis.register_script(MERGE_READY),
         merge_expire=redis.register_script(MERGE_EXPIRE),
         deliver_once=redis.register_script(DELIVER_ONCE),
         history_once=redis.register_script(HISTORY_ONCE),

@@ -337,7 +337,7 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
     merge = rt.keys.route(rt.keys.merge, conversation_id)
     funnel = rt.keys.route(rt.keys.funnel, conversation_id)
     messages: list[tuple[str, str]] = []
-    targets: list[tuple[str, str, str] | None] = []
+    targets: list[tuple[str, str, str, str] | None] = []
     tallies: list[Sent] = []
     # Each message's model as the handler added it (parsed back only for one added otherwise).
     models = outbox.models if len(outbox.models) == len(outbox.messages) else None
@@ -354,9 +354,11 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
             known = isinstance(model, Part | TurnPlan | MergeReady)
             item = model if known else MERGE_INPUT.validate_json(payload)
         if isinstance(item, Part | TurnPlan):
-            ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id)
-            messages.append((stream, ready.model_dump_json()))
-            targets.append((rt.keys.merge_turn(item.turn_id), merge_field(item), payload))
+            # The script fills the notice's fields in and appends it to an empty body's envelope.
+            ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id, fields={})
+            messages.append((stream, ""))
+            target = (rt.keys.merge_turn(item.turn_id), merge_field(item), payload)
+            targets.append((*target, ready.model_dump_json()))
         else:
             messages.append((stream, payload))
             targets.append(None)

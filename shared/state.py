@@ -69,14 +69,15 @@ class Snapshot:
 @dataclass(frozen=True)
 class Sent:
     """A message a commit script publishes itself (``StateStore.commit``): ``data`` (encoded
-    by FastStream) added to ``stream``; or, with ``merge`` = (merge hash, field, input JSON),
-    an input for the merger added to its turn's hash, ``data`` (a ``MergeReady``) added to
-    ``stream`` only when that input completes the turn; or, with ``tally``, a funnel step
-    counted by the script itself (nothing is added to ``stream``)."""
+    by FastStream) added to ``stream``; or, with ``merge`` = (merge hash, field, input JSON,
+    ``MergeReady`` JSON), an input for the merger added to its turn's hash, and only when that
+    input completes the turn the ``MergeReady`` added to ``stream`` after ``data`` (FastStream's
+    envelope of an empty body), with the merge hash as its ``fields``; or, with ``tally``, a
+    funnel step counted by the script itself (nothing is added to ``stream``)."""
 
     stream: str
     data: bytes
-    merge: tuple[str, str, str] | None = None
+    merge: tuple[str, str, str, str] | None = None
     tally: Tally | None = None
 
 
@@ -246,8 +247,8 @@ class StateStore:
                 args += ["f", t.marker, t.at, t.step, t.source, SEEN_TTL_S, DAY_TTL_S]
                 keys += [t.seen, t.day]
             elif sent.merge is not None:
-                merge_key, merge_field, merge_input = sent.merge
-                args += ["m", merge_field, merge_input, sent.data]
+                merge_key, merge_field, merge_input, ready = sent.merge
+                args += ["m", merge_field, merge_input, sent.data, ready]
                 keys += [merge_key, sent.stream]
             else:
                 args += ["x", sent.data]

@@ -7,6 +7,10 @@ publishes the turn (``TurnKeeper._after_start``), so the merger needs no deliver
 and a turn whose triage or specialists never answer still gets a partial reply with fallback
 lines. A published reply takes its turn off the deadline set; what is left there when the
 deadline passes is a turn that did not complete, or whose publisher died before publishing.
+
+On one Redis a producer's commit adds its input to the hash itself (the same Lua), and only the
+one that completes the turn tells the merger: its ``MergeReady`` carries the hash as that commit
+read it, so the merger composes without reading it again.
 """
 
 from __future__ import annotations
@@ -36,15 +40,10 @@ class Merger:
     async def on_merge(self, body: bytes) -> None:
         item = MERGE_INPUT.validate_json(body)
         if isinstance(item, MergeReady):
-            await self._ready(item.turn_id)
+            # A producer's commit completed the turn and sent its merge hash along.
+            await self._reply(item.turn_id, item.fields)
             return
         await self._add(item.turn_id, merge_field(item), body.decode())
-
-    async def _ready(self, turn_id: str) -> None:
-        """A producer's commit completed the turn: reply, unless that was done already."""
-        result = await self.rt.scripts.merge_ready(keys=[self.rt.keys.merge_turn(turn_id)])
-        if result[0] == "ready":
-            await self._reply(turn_id, result[1:])
 
     async def _add(self, turn_id: str, field: str, value: str) -> None:
         rt, settings = self.rt, self.rt.settings
@@ -57,7 +56,7 @@ class Merger:
             args += [delivery.group, delivery.message_id]
         result = await rt.scripts.merge_add(keys=keys, args=args)
         if result[0] in ("complete", "republish"):
-            await self._reply(turn_id, result[1:])
+            await self._reply(turn_id, _fields(result[1:]))
         elif delivery:
             delivery.acked = True
 
@@ -74,11 +73,10 @@ class Merger:
             await rt.redis.zadd(rt.keys.merge_deadlines(turn_id), {member: now_ms() + grace})
             return
         if result[0] in ("expired", "republish"):
-            await self._reply(turn_id, result[1:])
+            await self._reply(turn_id, _fields(result[1:]))
         await rt.redis.zrem(rt.keys.merge_deadlines(turn_id), member)
 
-    async def _reply(self, turn_id: str, flat: list[str]) -> None:
-        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+    async def _reply(self, turn_id: str, fields: dict[str, str]) -> None:
         partial = fields.get("_done") == "expired"
         turn = Turn.model_validate_json(fields["turn"])
         plan = TurnPlan.model_validate_json(fields["plan"]) if "plan" in fields else None
@@ -125,6 +123,9 @@ class Merger:
                 rt.keys.route(rt.keys.outbound, turn.conversation_id), reply, pipeline=pipe
             )
             pipe.hset(merge_key, "_published", "1")
+            # A notice can outlive its turn's hash (it carries the hash): the mark must not
+            # leave a hash without a TTL behind.
+            pipe.expire(merge_key, rt.settings.turn_ttl_s)
             pipe.zrem(rt.keys.merge_deadlines(turn_id), rt.keys.qualified(turn_id))
             rt.store.queue_journal(pipe, turn.conversation_id, entry)
             if delivery:
@@ -144,6 +145,11 @@ class Merger:
                 rt.keys.merge_deadlines(turn_id), {rt.keys.qualified(turn_id): now_ms()}
             )
             raise errors[0]
+
+
+def _fields(flat: list[str]) -> dict[str, str]:
+    """A merge hash from a script's flat answer (field, value, ...)."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 async def expire_due(rt: Runtime, mergers: Lookup) -> int:

@@ -109,6 +109,7 @@ CASES = [
     (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "z", "data"], "item 1"),
     (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x"], "message"),
     (lua.COMMIT, 5, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "m", "part:a", "{}"], "ready"),
+    (lua.COMMIT, 5, [*ONE_ITEM, "m", "part:a", "{}", "envelope", "nope"], "ready json"),
     (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x", "data"], "keys"),
     (lua.COMMIT, 5, [*ONE_ITEM, "f", "started", "d", "started", "", 60, 60], "funnel source"),
     (lua.COMMIT, 5, [*ONE_ITEM, "f", "started", "d", "started", "src", 60, 0], "day_ttl_s"),

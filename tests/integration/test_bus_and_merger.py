@@ -152,10 +152,9 @@ async def test_two_replicas_share_a_stream_without_double_processing(
     await writer.aclose()
     readies = [MergeReady.model_validate_json(b) for b in bodies]
     assert sorted(r.turn_id for r in readies) == sorted(f"turn-{i}" for i in range(n))
+    for ready in readies:
+        assert Part.model_validate_json(ready.fields["part:trial"]).source == "trial"
     client = Redis.from_url(redis_url, decode_responses=True)
-    for i in range(n):
-        part = await client.hget(keys.merge_turn(f"turn-{i}"), "part:trial")
-        assert Part.model_validate_json(part).source == "trial"
     consumers = await client.xinfo_consumers(keys.tasks("trial"), "trial")
     pending = await client.xpending(keys.tasks("trial"), "trial")
     await client.aclose()
@@ -206,6 +205,35 @@ async def test_merger_deadline_sends_partial_reply_with_fallback_line(
     await client.aclose()
     merge = [e for e in journal if e["event"] == "merge.partial"]
     assert merge and merge[0]["missing"] == ["trial"]
+
+
+async def test_the_merger_answers_a_completed_turn_from_its_notice_alone(
+    redis_url: str, unique_prefix: str
+) -> None:
+    """A ``MergeReady`` carries the merge hash its commit read: the merger composes the reply
+    from it (the turn's own hash is gone here, as after its TTL), and its mark gets a TTL."""
+    keys = Keys(unique_prefix, topology=TOPOLOGY)
+    broker = await publisher(redis_url, keys)
+    turn = make_turn(1)
+    cid = turn.conversation_id
+    plan = TurnPlan(turn_id=turn.turn_id, conversation_id=cid, expected=["faq"])
+    part = Part(turn_id=turn.turn_id, conversation_id=cid, source="faq", text="Abrimos às 7h.")
+    fields = {"turn": turn.model_dump_json(), "plan": plan.model_dump_json(),
+              "part:faq": part.model_dump_json(), "_done": "complete", "_done_at": "1"}  # fmt: skip
+    ready = MergeReady(turn_id=turn.turn_id, conversation_id=cid, fields=fields)
+    with service("merger", redis_url, unique_prefix):
+        await broker.publish(ready.model_dump_json().encode(), stream=keys.merge)
+        [body] = await read_all(redis_url, keys.outbound, 1)
+        left = await settled(redis_url, keys.merge, "merger")
+    await broker.stop()
+    reply = Reply.model_validate_json(body)
+    assert (reply.turn_id, reply.partial) == (turn.turn_id, False)
+    assert "Abrimos às 7h." in reply.text
+    assert left == 0
+    client = Redis.from_url(redis_url, decode_responses=True)
+    assert await client.hgetall(keys.merge_turn(turn.turn_id)) == {"_published": "1"}
+    assert await client.ttl(keys.merge_turn(turn.turn_id)) > 0
+    await client.aclose()
 
 
 async def test_two_mergers_complete_each_turn_exactly_once(

@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from services.registry import BY_NAME, TOPOLOGY
 from shared import lua
 from shared.bus import Bus, make_broker
-from shared.contracts import FunnelStep, Part
+from shared.contracts import FunnelStep, MergeReady, Part
 from shared.funnel import tally
 from shared.keys import Keys
 from shared.lua import register
@@ -160,7 +160,9 @@ async def test_a_commit_adds_a_merge_input_and_tells_the_merger_only_when_it_com
 
     async def commit(source: str) -> None:
         part = f'{{"source": "{source}"}}'
-        sent = Sent(keys.merge, f"ready after {source}".encode(), (merge, f"part:{source}", part))
+        ready = MergeReady(turn_id="t1", conversation_id="c1", fields={}).model_dump_json()
+        envelope = f"after {source}:".encode()
+        sent = Sent(keys.merge, envelope, (merge, f"part:{source}", part, ready))
         assert await store.commit(
             "c1", "t1", source, snapshot=None, writes={}, outbox=Outbox([]), journal=[],
             publish=[sent], maxlen=1000, merge_ttl_s=60,
@@ -170,8 +172,26 @@ async def test_a_commit_adds_a_merge_input_and_tells_the_merger_only_when_it_com
     assert await redis.hget(merge, "part:faq") == '{"source": "faq"}'
     assert await redis.xlen(keys.merge) == 0  # the turn still waits for the trial's part
     await commit("trial")
-    assert [f["__data__"] for _, f in await redis.xrange(keys.merge)] == ["ready after trial"]
-    assert await redis.hget(merge, "_done") == "complete"
+    [(_, published)] = await redis.xrange(keys.merge)
+    envelope, _, notice = published["__data__"].partition(":")
+    assert envelope == "after trial"
+    # The notice carries the merge hash as the completing commit read it.
+    ready = MergeReady.model_validate_json(notice)
+    assert ready.fields == await redis.hgetall(merge)
+    assert ready.fields["part:faq"] == '{"source": "faq"}' and ready.fields["_done"] == "complete"
+
+
+async def test_an_empty_bodys_envelope_then_a_body_reads_as_that_body() -> None:
+    """What ``COMMIT`` relies on to publish a ``MergeReady`` it completes itself: FastStream's
+    binary format puts the body last, so its envelope of an empty body followed by a body is
+    the message of that body, headers included."""
+    headers = {"tenant": "t1"}
+    envelope = await BinaryMessageFormatV1.encode(
+        message=b"", reply_to=None, headers=headers, correlation_id="c1"
+    )
+    body, read = BinaryMessageFormatV1.parse(envelope + '{"texto": "é"}'.encode())
+    assert body == '{"texto": "é"}'.encode()
+    assert read["tenant"] == "t1" and read["correlation_id"] == "c1"
 
 
 async def test_the_merger_acknowledges_an_input_in_its_script_unless_the_turn_completes(
