@@ -52,10 +52,17 @@ class PrivacyConfig(BaseModel):
 
 
 def _starts(words: list[str], phrase: list[str], *, prefix: bool = False) -> list[int]:
-    """Where ``phrase`` occurs in ``words``; with ``prefix`` its last word may be a prefix."""
+    """Where ``phrase`` occurs in ``words``; with ``prefix`` its last word may be a prefix.
+    (Asked for every phrase of the pack on every message: a position is looked at further only
+    where the phrase's first word is.)"""
     n = len(phrase)
+    if n > 1 or not prefix:
+        first = phrase[0]
+        candidates = [i for i, word in enumerate(words[: len(words) - n + 1]) if word == first]
+    else:
+        candidates = range(len(words))
     found = []
-    for i in range(len(words) - n + 1):
+    for i in candidates:
         head, last = words[i : i + n - 1], words[i + n - 1]
         if head == phrase[:-1] and (last.startswith(phrase[-1]) if prefix else last == phrase[-1]):
             found.append(i)
