@@ -42,7 +42,7 @@ PAYLOADS: dict[str, Produced] = {
         contracts.MergeInput,
         "The plan of a turn (triage) and every part of its reply; on one Redis, a producer's "
         "commit adds its input to the turn's merge hash and only the one that completes the "
-        "turn sends a MergeReady.",
+        "turn sends a MergeReady, which carries that hash.",
     ),
     "outbound": Produced(
         contracts.Reply,
