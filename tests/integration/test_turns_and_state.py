@@ -362,7 +362,7 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
 
 
 async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_delivery_script(
-    keeper,
+    keeper, redis_url: str
 ) -> None:
     """The HTTP channel checks the owner in the script that delivers (no read before it): a
     late bot reply is dropped and its turn released; a staff member's message still goes."""
@@ -376,7 +376,9 @@ async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_deliver
     turns, published, store = keeper
     keys = turns.keys
     history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
-    channel = HttpChannel(turns.redis, turns.scripts, keys, turns.settings, 3600, 2, 50, history)
+    # Its long-polls read through their own client, on the test's Redis.
+    settings = turns.settings.model_copy(update={"redis_url": redis_url})
+    channel = HttpChannel(turns.redis, turns.scripts, keys, settings, 3600, 2, 50, history)
     async with httpx.AsyncClient() as client:
         pack = load_pack("ctsmash")
         handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
