@@ -6,8 +6,8 @@ For each count, runs ``orquestra up --embedded`` with that many tenants (every o
 ``ctsmash`` pack, in a tenants file of its own), waits ``--warmup`` seconds, then reads the
 embedded Redis' processed-command count and the CPU time of every process ``up`` started (the
 services and Redis) over ``--seconds``. Every polling loop running once per process, whatever
-the number of tenants, is what keeps the second count's figures at the first's (README "Many
-businesses").
+the number of tenants, is what keeps the second count's figures at the first's
+(docs/operations/tenants.md).
 """
 
 from __future__ import annotations

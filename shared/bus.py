@@ -137,7 +137,7 @@ def make_broker(settings: Settings) -> RedisBroker:
     ``apply_types=False``: handlers take the message as their one argument (``whole_message``)
     instead of through dependency injection, which resolves a context parameter by running a
     synchronous lookup in a worker thread on every delivery (a quarter of a busy service's
-    CPU in the profile, README "Performance").
+    CPU in the profile, docs/performance.md).
     """
     options: dict[str, Any] = {
         "max_connections": 2 * settings.redis_max_connections,
@@ -184,7 +184,7 @@ async def check_partitions(redis: Redis, keys: Keys) -> None:
     """Refuse to start with a partition count other than the one the streams were run with
     while those streams still hold work: a conversation's next turn would go to another
     stream than its unfinished one, and could be answered before it. A drained system
-    switches (README "Redis Cluster"). The count is recorded only once it differs from 1,
+    switches (docs/operations/cluster.md). The count is recorded only once it differs from 1,
     so a single-partition deployment has no extra key."""
     raw = await redis.get(keys.partition_count)
     recorded = int(raw) if raw else 1

@@ -350,7 +350,7 @@ async def _serve(spec: ServiceSpec, topology: Topology) -> None:
 
 def run_service(spec: ServiceSpec, topology: Topology) -> None:
     """Run a service on uvloop: its event loop and socket transports are C, and a bus
-    service spends most of its CPU in them (README "Performance")."""
+    service spends most of its CPU in them (docs/performance.md)."""
     settings = get_settings()
     setup_logging(spec.name, settings.log_level, settings.log_json)
     try:

@@ -8,8 +8,8 @@ store: erase blanks the person's fields and keeps the seat, so the class still c
 Records other services keep about a person elsewhere (an enrollment request) are named by
 their spec's ``personal_records``: export lists them and erase unlinks them from the person. The
 erase is journaled in a global privacy log with only a hash of the id and the time, since the
-conversation's own journal is erased too. What stays in streams is explained in the README
-("Privacy").
+conversation's own journal is erased too. What stays in streams is explained in
+docs/guides/privacy.md.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.journey import PACK, Chat, assert_said
-from tests.support.browser import ARTIFACTS, WAIT_S
+from tests.support.browser import SCREENSHOTS, WAIT_S
 from tests.system import System
 
 
@@ -63,8 +63,8 @@ def test_staff_see_the_week_and_mark_attendance(system: System, browser: WebDriv
     assert status_of(system, code, "2026-12-01") == "no_show"
     assert [e for e in chat.journal("booking.attendance")][-1]["status"] == "no_show"
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    assert browser.save_screenshot(str(ARTIFACTS / "bookings.png"))
+    SCREENSHOTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(SCREENSHOTS / "bookings.png"))
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
 

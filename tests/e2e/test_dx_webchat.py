@@ -3,7 +3,7 @@
 A fresh machine has no browser: the ``chromium`` fixture installs Debian's ``chromium`` and
 ``chromium-driver`` packages with apt-get when they are missing (the only download this suite
 makes; nothing comes from a browser vendor's CDN). Selenium drives it through chromedriver. A
-screenshot of the page is kept in ``test-artifacts/chat.png``.
+screenshot of the page is kept in ``docs/img/chat.png`` (the docs show it).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.support.browser import ARTIFACTS, WAIT_S
+from tests.support.browser import SCREENSHOTS, WAIT_S
 from tests.system import System
 
 
@@ -59,8 +59,8 @@ def test_web_chat_shows_replies_state_and_explanation(system: System, browser: W
     wait.until(lambda d: "turno 1" in d.find_element(By.ID, "explain-turn").text)
     assert any("faq.answered" in t for t in texts(browser, "#explain li"))
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    assert browser.save_screenshot(str(ARTIFACTS / "chat.png"))
+    SCREENSHOTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(SCREENSHOTS / "chat.png"))
 
     # What the page showed is what the API holds.
     journal = system.journal(conversation)

@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.support.browser import ARTIFACTS, WAIT_S
+from tests.support.browser import SCREENSHOTS, WAIT_S
 from tests.system import System
 
 TOKEN = "inbox-page-admin"
@@ -71,8 +71,8 @@ def test_staff_answer_from_the_inbox_page(staffed: System, browser: WebDriver) -
     wait.until(lambda d: any("que ótimo, obrigada!" in t for t in texts(d, "#messages .msg")))
     browser.find_element(By.CSS_SELECTOR, '.filters button[data-owner=""]').click()
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, item))
-    ARTIFACTS.mkdir(exist_ok=True)
-    assert browser.save_screenshot(str(ARTIFACTS / "inbox.png"))
+    SCREENSHOTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(SCREENSHOTS / "inbox.png"))
 
     browser.find_element(By.ID, "back").click()
     wait.until(lambda d: "com o bot" in d.find_element(By.ID, "owner").text)

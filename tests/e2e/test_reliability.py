@@ -1,4 +1,4 @@
-"""The guarantees of docs/ARCHITECTURE.md ("Guarantees and how they hold"), each proven by
+"""The guarantees of docs/architecture/index.md ("Guarantees and how they hold"), each proven by
 injecting its fault (issue 8)."""
 
 from __future__ import annotations

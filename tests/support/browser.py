@@ -3,7 +3,7 @@
 A fresh machine has no browser: the ``chromium`` fixture installs Debian's ``chromium`` and
 ``chromium-driver`` packages with apt-get when they are missing (the only download the suite
 makes; nothing comes from a browser vendor's CDN). Selenium drives it through chromedriver.
-Screenshots go to ``test-artifacts/``.
+Screenshots go to ``docs/img/``: the documentation shows what the page tests saw.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ FLAGS = [
     "--disable-sync",
     "--window-size=1300,860",
 ]
-ARTIFACTS = Path(ROOT) / "test-artifacts"
+SCREENSHOTS = Path(ROOT) / "docs" / "img"
 WAIT_S = 30
 
 

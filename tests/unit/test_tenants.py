@@ -47,7 +47,7 @@ def refused(text: str, operator_token: str | None = None) -> str:
 
 
 def test_a_full_file_gives_each_tenant_its_pack_tokens_and_numbers() -> None:
-    """Every field the README documents is read, in the file's order."""
+    """Every field the tenants file documents (docs/operations/tenants.md) is read, in order."""
     text = dump(
         tenant(
             "ctsmash",

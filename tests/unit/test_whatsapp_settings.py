@@ -8,7 +8,9 @@ import pytest
 
 from services.gateway.whatsapp.settings import WhatsAppSettings
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+CONFIGURATION = (
+    Path(__file__).resolve().parents[2] / "docs" / "reference" / "configuration.md"
+).read_text()
 
 
 def test_settings_come_from_the_whatsapp_names(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,6 +39,6 @@ def test_defaults_and_blank_values(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.max_body_bytes == 3 * 1024 * 1024
 
 
-def test_readme_documents_every_setting() -> None:
+def test_the_configuration_reference_documents_every_setting() -> None:
     for name in WhatsAppSettings.model_fields:
-        assert f"`WHATSAPP_{name.upper()}`" in README, name
+        assert f"`WHATSAPP_{name.upper()}`" in CONFIGURATION, name

@@ -18,31 +18,60 @@ class WhatsAppSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WHATSAPP_", env_file=".env", extra="ignore")
 
     verify_token: str | None = Field(
-        default=None, description="Verify token of the GET handshake; unset: the handshake fails."
+        default=None,
+        description=(
+            "Verify token of the webhook handshake (`GET /webhooks/whatsapp`); unset: the "
+            "handshake answers 403."
+        ),
     )
     app_secret: str | None = Field(
-        default=None, description="App secret for X-Hub-Signature-256; unset: bodies unchecked."
+        default=None,
+        description=(
+            "App secret that signs webhooks (`X-Hub-Signature-256`); unset: unsigned bodies "
+            "are accepted (a warning at start)."
+        ),
     )
-    access_token: str | None = Field(default=None, description="Bearer token of the Graph API.")
+    access_token: str | None = Field(
+        default=None,
+        description=(
+            "Graph API bearer token (a system user's token); unset: WhatsApp replies fail "
+            "and `/healthz` says so."
+        ),
+    )
     phone_number_id: str | None = Field(
-        default=None, description="Sending number for conversations that do not name one."
+        default=None,
+        description=(
+            "Sending number for a conversation whose id names none (ids are "
+            "`wa:<phone_number_id>:<wa_id>`)."
+        ),
     )
-    graph_base_url: str = Field(default=META_GRAPH, description="Graph API base URL.")
-    api_version: str = Field(default="v24.0", description="Graph API version in the path.")
-    max_body_bytes: int = Field(default=3 * 1024 * 1024, description="Larger webhooks get 413.")
+    graph_base_url: str = Field(
+        default=META_GRAPH, description="Graph API base URL (tests point it at a local fake)."
+    )
+    api_version: str = Field(default="v24.0", description="Graph API version in the request path.")
+    max_body_bytes: int = Field(
+        default=3 * 1024 * 1024, description="Larger webhook bodies get 413."
+    )
     mark_read: bool = Field(
-        default=False, description="Mark the inbound message read, with typing, at turn start."
+        default=False,
+        description=(
+            'When a turn starts, and when a fragment ("oi") starts the longer burst wait, '
+            'mark the person\'s message read and show "typing…".'
+        ),
     )
     timeout_s: float = Field(default=10.0, description="Timeout of one Graph API request.")
     send_attempts: int = Field(
         default=4, ge=1, description="Attempts per message on throttling or transient errors."
     )
-    retry_base_ms: int = Field(default=500, ge=1, description="First retry backoff (doubles).")
+    retry_base_ms: int = Field(
+        default=500, ge=1, description="First retry backoff (doubles, jittered)."
+    )
     retry_max_ms: int = Field(
-        default=8000, ge=1, description="Longest backoff; a longer Retry-After gives up at once."
+        default=8000, ge=1, description="Longest backoff; a longer `Retry-After` gives up at once."
     )
     delivery_ttl_s: int = Field(
-        default=7 * 24 * 3600, description="How long delivery records and send claims are kept."
+        default=7 * 24 * 3600,
+        description="How long delivery records and send claims are kept (7 days).",
     )
 
     @field_validator("verify_token", "app_secret", "access_token", "phone_number_id", mode="before")
