@@ -29,16 +29,26 @@ from pydantic_core import PydanticUndefined
 from pydantic_settings import BaseSettings
 
 ROOT = Path(__file__).resolve().parent.parent
-# Markdown table cells: a pipe ends the cell, a newline the row.
-CELL = str.maketrans({"|": "\\|", "\n": " "})
 
 
 def _cell(text: object) -> str:
-    return str(text).translate(CELL)
+    """A Markdown table cell: a newline would end the row and a pipe the cell, except inside a
+    code span, where Python-Markdown (MkDocs) reads a pipe as text and would show an escape."""
+    parts = str(text).replace("\n", " ").split("`")
+    return "`".join(part if odd else part.replace("|", "\\|") for odd, part in _alternate(parts))
+
+
+def _alternate(parts: list[str]) -> list[tuple[bool, str]]:
+    return [(index % 2 == 1, part) for index, part in enumerate(parts)]
 
 
 def _row(cells: Sequence[object]) -> str:
     return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+
+
+def _codes(union: str) -> str:
+    """``a | b`` as two code spans: a pipe inside a code span would show its escape."""
+    return " | ".join(f"`{part}`" for part in union.split(" | "))
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -115,7 +125,7 @@ def settings_rows(model: type[BaseSettings]) -> list[tuple[str, str, str, str]]:
         env = env_names(model, name, field)
         shown = f"`{env[0]}`" + (f" (or `{'`, `'.join(env[1:])}`)" if env[1:] else "")
         description = field.description or ""
-        rows.append((shown, f"`{type_name(field.annotation)}`", default_text(field), description))
+        rows.append((shown, _codes(type_name(field.annotation)), default_text(field), description))
     return rows
 
 
@@ -138,7 +148,7 @@ def _model_rows(model: type[BaseModel]) -> list[tuple[str, str, str, str]]:
         rows.append(
             (
                 f"`{name}`",
-                f"`{type_name(field.annotation)}`",
+                _codes(type_name(field.annotation)),
                 default_text(field),
                 field.description or "",
             )
@@ -259,7 +269,7 @@ def _schema_rows(schema: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         rows.append(
             (
                 f"`{name}`",
-                f"`{_ref_name(prop)}`",
+                _codes(_ref_name(prop)),
                 "yes" if name in required else default or "no",
                 prop.get("description", ""),
             )
@@ -280,7 +290,7 @@ def http_reference() -> str:
             body = ""
             content = operation.get("requestBody", {}).get("content", {})
             for media in content.values():
-                body = f"`{_ref_name(media.get('schema', {}))}`"
+                body = _codes(_ref_name(media.get("schema", {})))
             responses = ", ".join(sorted(operation.get("responses", {})))
             summary = operation.get("summary", "")
             description = (operation.get("description") or "").strip().split("\n\n")[0]
