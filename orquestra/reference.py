@@ -61,9 +61,15 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def settings_models() -> list[type[BaseSettings]]:
-    """Every settings model of the code: ``shared/settings.py`` first, then each
-    ``settings.py`` under ``services/`` in path order."""
-    files = [ROOT / "shared" / "settings.py", *sorted((ROOT / "services").rglob("settings.py"))]
+    """Every settings model of the code: each module under ``shared/`` and then ``services/``
+    (in path order) that defines a ``BaseSettings`` subclass, wherever it is (a channel's
+    settings show up without a list to edit)."""
+    files = [
+        path
+        for folder in ("shared", "services")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "BaseSettings)" in path.read_text(encoding="utf-8")
+    ]
     models: list[type[BaseSettings]] = []
     for path in files:
         module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
@@ -294,9 +300,9 @@ def http_reference() -> str:
             responses = ", ".join(sorted(operation.get("responses", {})))
             summary = operation.get("summary", "")
             description = (operation.get("description") or "").strip().split("\n\n")[0]
-            what = " ".join(
-                part for part in (summary + "." if summary else "", description) if part
-            )
+            # FastAPI names an operation after its function ("Post Message"): the docstring,
+            # when there is one, says more.
+            what = description or summary
             rows.append((f"`{method.upper()}`", f"`{path}`", what, params, body, responses))
     parts = [
         f"OpenAPI {document['openapi']}, `{document['info']['title']}` version "
