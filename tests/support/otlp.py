@@ -100,7 +100,7 @@ def otlp_receiver() -> Iterator[tuple[str, Receiver]]:
     receiver = Receiver()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             encoding = self.headers.get("Content-Encoding", "")
             if encoding == "gzip":
