@@ -226,8 +226,12 @@ class TurnKeeper:
         its turn to continue (``shared/tracing.py``)."""
         if not tracing.active():
             return await self._ingest(message, None)
-        attributes = {"channel": message.channel, "kind": message.kind}
-        with tracing.span("message ingest", **attributes, message_id=message.message_id):
+        with tracing.span(
+            "message ingest",
+            channel=message.channel,
+            kind=message.kind,
+            message_id=message.message_id,
+        ):
             return await self._ingest(message, tracing.traceparent())
 
     async def _ingest(self, message: InboundMessage, trace: str | None) -> bool:
