@@ -39,6 +39,7 @@ from shared.keys import Keys
 from shared.logs import get_logger
 from shared.metrics import DEAD_LETTERS, HANDLED, LATENCY
 from shared.settings import Settings
+from shared.tracing import broker_middlewares, with_context
 
 Handler = Callable[[bytes], Awaitable[None]]
 TENANT_HEADER = "tenant"
@@ -146,6 +147,10 @@ def make_broker(settings: Settings) -> RedisBroker:
     }
     if not settings.faststream_log:
         options["logger"] = None
+    if middlewares := broker_middlewares():
+        # Tracing (``shared/tracing.py``): the trace context travels in every message's
+        # headers. Only when it is on: the middleware costs on every message.
+        options["middlewares"] = middlewares
     if settings.redis_mode == "cluster":
         # The same subscribers and publishes; each XREADGROUP, XACK and XADD goes to the node
         # that holds its stream (``max_connections`` is then per node).
@@ -265,15 +270,18 @@ class Bus:
 
     async def encode(self, messages: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
         """Each (stream, payload) as FastStream would ``XADD`` it (the broker's own message
-        format, with this view's tenant header), for a script that publishes them itself."""
+        format, with this view's tenant header), for a script that publishes them itself.
+        With tracing on, the headers carry the running handler's trace context, as
+        FastStream's middleware adds it to what the broker publishes."""
         encode = self.broker.message_format.encode
+        headers = with_context(self._headers)
         return [
             (
                 stream,
                 await encode(
                     message=payload.encode(),
                     reply_to=None,
-                    headers=self._headers,
+                    headers=headers,
                     correlation_id=str(uuid.uuid4()),
                 ),
             )

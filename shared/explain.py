@@ -21,8 +21,8 @@ from typing import Any, Literal
 Lang = Literal["pt", "en"]
 LANGS: tuple[Lang, ...] = ("pt", "en")
 
-# Fields every entry has; never repeated in a step's details.
-ENVELOPE = ("at", "service", "turn_id", "event")
+# Fields every entry has (and the trace id, with tracing on); never repeated in a step's details.
+ENVELOPE = ("at", "service", "turn_id", "event", "trace_id")
 MAX_VALUE_CHARS = 160
 
 

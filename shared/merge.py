@@ -16,6 +16,7 @@ from redis.asyncio.client import Pipeline
 
 from shared.contracts import MergeReady, Part, TurnPlan, now_ms
 from shared.keys import Keys
+from shared.tracing import MERGE_TRACE
 
 
 def _kind(value: Any) -> str:
@@ -42,11 +43,22 @@ def merge_field(item: Part | TurnPlan) -> str:
 
 
 def queue_open(
-    pipe: Pipeline, keys: Keys, turn_id: str, turn_json: str, *, ttl_s: int, deadline_ms: int
+    pipe: Pipeline,
+    keys: Keys,
+    turn_id: str,
+    turn_json: str,
+    *,
+    ttl_s: int,
+    deadline_ms: int,
+    trace: str | None = None,
 ) -> None:
-    """Queue on ``pipe``: the turn in its merge hash, and its deadline ``deadline_ms`` away."""
+    """Queue on ``pipe``: the turn in its merge hash, and its deadline ``deadline_ms`` away;
+    with ``trace``, the turn's trace context in the hash too (``shared.tracing.MERGE_TRACE``:
+    a partial reply at the deadline continues the turn's trace)."""
     key = keys.merge_turn(turn_id)
     pipe.hsetnx(key, "turn", turn_json)
+    if trace:
+        pipe.hsetnx(key, MERGE_TRACE, trace)
     pipe.expire(key, ttl_s)
     member = keys.qualified(turn_id)
     pipe.zadd(keys.merge_deadlines(turn_id), {member: now_ms() + deadline_ms}, nx=True)

@@ -31,6 +31,7 @@ import uvloop
 from prometheus_client import start_http_server
 from pydantic import ValidationError
 
+from shared import tracing
 from shared.bus import ensure_groups
 from shared.keys import Topology
 from shared.lag import register_lag_collector
@@ -41,6 +42,7 @@ from shared.service import Lookup, Runtime, SharedLoop, for_tenant, make_runtime
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
 from shared.tenants import Tenant, TenantsError, tenants_of
+from shared.tracing import TracingConfigError
 
 Build = Callable[[Runtime, Tenant], None]
 Job = Callable[[], Awaitable[None]]
@@ -117,6 +119,8 @@ async def stop(rt: Runtime, tasks: Tasks) -> None:
     member = f"{rt.service}|{rt.bus.consumer}"
     await rt.redis.zrem(rt.keys.heartbeats(member), member)
     await rt.redis.aclose()
+    # The spans still buffered go out before the process ends.
+    tracing.shutdown()
 
 
 class Tenancy:
@@ -354,6 +358,8 @@ def run_service(spec: ServiceSpec, topology: Topology) -> None:
     settings = get_settings()
     setup_logging(spec.name, settings.log_level, settings.log_json)
     try:
+        # Before the runtime: its broker gets the telemetry middleware only when tracing is on.
+        tracing.setup(spec.name)
         uvloop.run(_serve(spec, topology))
-    except TenantsError as exc:
+    except (TenantsError, TracingConfigError) as exc:
         sys.exit(f"{spec.name}: {exc}")

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from shared import tracing
 from shared.contracts import MetaView, ModeView, TrialView, now_ms, utcnow
 from shared.funnel import DAY_TTL_S, SEEN_TTL_S, Tally
 from shared.keys import Keys
@@ -125,7 +126,9 @@ async def read_slices(redis: Redis, keys: Keys, conversation_id: str, *names: st
 
 def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any) -> str:
     """One journal line; ``data`` adds fields but never replaces the four every entry has. A
-    tenant's journal stores it with its tenant too (``stamp_tenant``, by the writers)."""
+    tenant's journal stores it with its tenant too (``stamp_tenant``, by the writers). With
+    tracing on, it carries the id of the trace it was written in (``trace_id``): the turn's,
+    so an entry leads to the turn's trace and back."""
     entry = {
         **data,
         "at": utcnow().isoformat(),
@@ -133,6 +136,8 @@ def journal_entry(service: str, turn_id: str | None, event: str, /, **data: Any)
         "turn_id": turn_id,
         "event": event,
     }
+    if tracing.active() and (trace := tracing.trace_id()):
+        entry["trace_id"] = trace
     return json.dumps(entry, default=str, ensure_ascii=False)
 
 

@@ -17,10 +17,12 @@ import uvicorn
 
 from services.gateway.app import create_app
 from services.gateway.auth import exposure_problem
+from shared import tracing
 from shared.logs import setup_logging
 from shared.pack import PackError
 from shared.settings import get_settings
 from shared.tenants import TenantsError, tenants_of
+from shared.tracing import TracingConfigError
 
 
 def main() -> None:
@@ -37,6 +39,11 @@ def main() -> None:
     except (TenantsError, PackError) as exc:
         sys.exit(f"gateway: {exc}")
     setup_logging("gateway", settings.log_level, settings.log_json)
+    try:
+        # Before the app: its routes and its broker are traced only when tracing is on.
+        tracing.setup("gateway")
+    except TracingConfigError as exc:
+        sys.exit(f"gateway: {exc}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

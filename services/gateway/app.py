@@ -49,6 +49,7 @@ from services.gateway.whatsapp import WhatsApp
 from services.gateway.whatsapp import router as whatsapp_router
 from services.gateway.whatsapp.settings import WhatsAppSettings, whatsapp_for
 from services.registry import SPECS, TOPOLOGY
+from shared import tracing
 from shared.clock import Clock
 from shared.deps import Deployment
 from shared.lag import register_lag_collector
@@ -261,4 +262,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(whatsapp_router)
     app.include_router(webchat_router)
     app.include_router(webchat_sessions)
+    tracing.instrument_app(app)
     return app

@@ -10,6 +10,7 @@ from services.gateway.channels.base import HUMAN_OWNER, Channel, Delivery
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
+from shared import tracing
 from shared.contracts import Reply
 from shared.metrics import REPLIES
 from shared.state import journal_entry
@@ -41,7 +42,10 @@ class Egress:
         if not channel.guards_owner and await self.handoff.owner(reply.conversation_id) == "human":
             await self._dropped(reply)
             return
-        delivery = await channel.deliver(reply)
+        with tracing.span("reply deliver", channel=reply.channel, turn_id=reply.turn_id) as span:
+            delivery = await channel.deliver(reply)
+            if span is not None:
+                span.set_attribute("orquestra.delivery.status", delivery.status)
         if delivery.status == HUMAN_OWNER:
             await self._dropped(reply)
             return

@@ -45,7 +45,7 @@ from structlog.typing import FilteringBoundLogger
 
 from services.gateway.burst import Quiet, quiet_after
 from services.gateway.history import history_entry
-from shared import lua
+from shared import lua, tracing
 from shared.bus import riding
 from shared.contracts import (
     DeadLetter,
@@ -220,7 +220,21 @@ class TurnKeeper:
 
     async def ingest(self, message: InboundMessage) -> bool:
         """Store one inbound message; False when it is a duplicate delivery. Raises
-        ``MessageRefused`` (nothing stored) when its time is out of bounds."""
+        ``MessageRefused`` (nothing stored) when its time is out of bounds.
+
+        With tracing on, the message's span (a child of its request's) is stored with it, for
+        its turn to continue (``shared/tracing.py``)."""
+        if not tracing.active():
+            return await self._ingest(message, None)
+        with tracing.span(
+            "message ingest",
+            channel=message.channel,
+            kind=message.kind,
+            message_id=message.message_id,
+        ):
+            return await self._ingest(message, tracing.traceparent())
+
+    async def _ingest(self, message: InboundMessage, trace: str | None) -> bool:
         problem = sent_at_problem(message.sent_at, utcnow(), self.settings.sent_at_max_future_days)
         if problem:
             raise MessageRefused("sent_at", problem)
@@ -250,7 +264,7 @@ class TurnKeeper:
             # headline): the first one is the conversation's attribution, the latest is kept.
             patch["first"]["referral"] = referral
             patch["latest"]["last_referral"] = referral
-        entry = f"{ts}|{message.model_dump_json()}"
+        entry = f"{ts}|{tracing.stamp_entry(message.model_dump_json(), trace)}"
         quiet = self.quiet_after(message.text)
         due = now_ms() + quiet.ms
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
@@ -473,9 +487,18 @@ class TurnKeeper:
             # if messages waited meanwhile).
             await self.release(conversation_id, turn_id)
             return
-        turn = build_turn(
-            turn_id, conversation_id, seq, prev_ms, messages, self.fragments.is_unfinished
-        )
+        with tracing.turn_started(entries, turn_id=turn_id, seq=seq, messages=len(messages)):
+            await self._publish_turn(
+                conversation_id,
+                build_turn(
+                    turn_id, conversation_id, seq, prev_ms, messages, self.fragments.is_unfinished
+                ),
+            )
+
+    async def _publish_turn(self, conversation_id: str, turn: Turn) -> None:
+        """Publish a started turn (or the channel's own answer to it), open the merger's record
+        of it and journal its start, in one round trip."""
+        turn_id, seq = turn.turn_id, turn.seq
         # The wait the latest message called for: the one its arrival scheduled.
         quiet = self.quiet_after(turn.messages[-1].text)
         journal = [
@@ -521,7 +544,8 @@ class TurnKeeper:
         TURNS_STARTED.labels(self.keys.tenant).inc()
 
     def _queue_open(self, pipe: Pipeline, turn_id: str, body: str) -> None:
-        """Queue the merger's record of the turn and its deadline (``shared/merge.py``)."""
+        """Queue the merger's record of the turn and its deadline (``shared/merge.py``), with
+        the turn's trace context when tracing is on (a partial reply continues it)."""
         settings = self.settings
         queue_open(
             pipe,
@@ -530,6 +554,7 @@ class TurnKeeper:
             body,
             ttl_s=settings.turn_ttl_s,
             deadline_ms=settings.merge_deadline_ms,
+            trace=tracing.traceparent() if tracing.active() else None,
         )
 
     async def _answered_before(self, conversation_id: str, answered: str) -> None:

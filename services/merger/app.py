@@ -19,6 +19,7 @@ import asyncio
 import time
 
 from services.merger.compose import MergerConfig, compose
+from shared import tracing
 from shared.bus import riding
 from shared.contracts import MergeReady, Part, Reply, Turn, TurnPlan, now_ms
 from shared.merge import MERGE_INPUT, merge_field
@@ -73,7 +74,12 @@ class Merger:
             await rt.redis.zadd(rt.keys.merge_deadlines(turn_id), {member: now_ms() + grace})
             return
         if result[0] in ("expired", "republish"):
-            await self._reply(turn_id, _fields(result[1:]))
+            fields = _fields(result[1:])
+            # No message brought this reply: it continues the trace the gateway stored with
+            # the turn (tracing on).
+            trace = fields.get(tracing.MERGE_TRACE)
+            with tracing.resumed(trace, "merge deadline", turn_id=turn_id):
+                await self._reply(turn_id, fields)
         await rt.redis.zrem(rt.keys.merge_deadlines(turn_id), member)
 
     async def _reply(self, turn_id: str, fields: dict[str, str]) -> None:

@@ -13,6 +13,8 @@ from services.registry import SERVICES
 from shared.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
+# Services of other images: Redis, and Jaeger for the traces (docs/operations/tracing.md).
+THIRD_PARTY = ("redis", "jaeger")
 
 
 def compose() -> dict:
@@ -21,14 +23,14 @@ def compose() -> dict:
 
 def test_compose_names_every_service_and_redis_with_aof() -> None:
     services = compose()["services"]
-    assert set(services) == {*SERVICES, "redis"}
+    assert set(services) == {*SERVICES, *THIRD_PARTY}
     command = services["redis"]["command"]
     assert command[command.index("--appendonly") + 1] == "yes"
 
 
 def test_each_command_starts_a_module_that_exists() -> None:
     for name, spec in compose()["services"].items():
-        if name == "redis":
+        if name in THIRD_PARTY:
             continue
         command = spec["command"]
         assert command[:2] == ["python", "-m"], name
@@ -40,7 +42,7 @@ def test_each_command_starts_a_module_that_exists() -> None:
 def test_workers_scale_freely_and_everything_has_a_health_check() -> None:
     for name, spec in compose()["services"].items():
         assert "healthcheck" in spec, name
-        if name in ("redis", "gateway"):
+        if name in (*THIRD_PARTY, "gateway"):
             continue
         assert "container_name" not in spec and "ports" not in spec, name
         assert spec["environment"]["ORQ_SERVICE"] == name
@@ -54,7 +56,7 @@ def test_image_ships_the_packages_and_packs() -> None:
 
 
 def test_one_image_built_once_runs_every_service() -> None:
-    services = {n: s for n, s in compose()["services"].items() if n != "redis"}
+    services = {n: s for n, s in compose()["services"].items() if n not in THIRD_PARTY}
     assert [name for name, spec in services.items() if "build" in spec] == ["gateway"]
     assert len({spec["image"] for spec in services.values()}) == 1
 
@@ -62,7 +64,7 @@ def test_one_image_built_once_runs_every_service() -> None:
 def test_every_service_reads_the_optional_env_file() -> None:
     """WhatsApp, LLM, handoff and token settings reach the containers from .env."""
     for name, spec in compose()["services"].items():
-        if name == "redis":
+        if name in THIRD_PARTY:
             continue
         assert {"path": ".env", "required": False} in spec["env_file"], name
     assert ".env" in (ROOT / ".dockerignore").read_text().split()
@@ -97,3 +99,12 @@ def test_every_setting_is_documented_and_ci_runs_the_readme_test_command() -> No
     test_command = "python3 -m pip install -q uv && uv run --frozen pytest"
     assert test_command in readme
     assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_compose_traces_to_jaeger_which_nothing_waits_for() -> None:
+    services = compose()["services"]
+    for name in SERVICES:
+        endpoint = services[name]["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"]
+        assert endpoint == "${OTEL_EXPORTER_OTLP_ENDPOINT:-http://jaeger:4318}", name
+        assert "jaeger" not in services[name].get("depends_on", {}), name
+    assert services["jaeger"]["ports"] == ["127.0.0.1:16686:16686"]
