@@ -36,7 +36,7 @@ import asyncio
 import json
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
@@ -57,6 +57,7 @@ from shared.contracts import (
     sent_at_problem,
     utcnow,
 )
+from shared.durability import ReplicaAck
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.merge import queue_open
@@ -199,8 +200,10 @@ class TurnKeeper:
         fragments: Fragments | None = None,
         on_fragment: OnFragment | None = None,
         reply_window: ReplyWindow | None = None,
+        ack: ReplicaAck | None = None,
     ) -> None:
         self.redis = redis
+        self.ack = ack or ReplicaAck()
         self.scripts = scripts
         self.keys = keys
         self.settings = settings
@@ -282,12 +285,27 @@ class TurnKeeper:
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts(conv), {self.keys.qualified(conv): due})
             lua.queue(pipe, self.scripts.ingest, keys=keys, args=args)
+            # Answered 2xx only once a replica holds it (when replicas are asked for).
+            self.ack.queue(pipe, self.redis, keys[0])
             pipe.zadd(index, {conv: now_ms()}, gt=True)
             # The staff inbox forgets conversations whose state expired here, where its index
             # grows, rather than in a loop per tenant: an index nobody writes to does not grow,
             # and the listing drops an entry whose state is gone when it meets one.
             pipe.zremrangebyscore(index, "-inf", forgotten)
-            _, result, _, _ = await pipe.execute()
+            done = await pipe.execute()
+        result = done[1]
+        fresh = await self._handled(message, result, turn_id, quiet)
+        # A message no replica confirmed is still on the master and handled like any other;
+        # the sender is told to retry, and the retry (a duplicate) waits for the replica again.
+        if self.ack.on:
+            self.ack.check(done[2], f"message {message.message_id} of {conv}")
+        return fresh
+
+    async def _handled(
+        self, message: InboundMessage, result: list[Any], turn_id: str, quiet: Quiet
+    ) -> bool:
+        """Start or schedule the turn of a message ``INGEST`` stored; False for a duplicate."""
+        conv = message.conversation_id
         fresh = int(result[0])
         if not fresh:
             return False
