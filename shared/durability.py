@@ -18,10 +18,12 @@ by its id, waits again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
 from typing import Any
 
 from redis.asyncio import RedisCluster
+from redis.asyncio.cluster import ClusterNode
+from redis.exceptions import SlotNotCoveredError
 
 from shared.connections import AnyRedis
 from shared.logs import get_logger
@@ -34,34 +36,100 @@ class NotReplicated(Exception):
     """A write no replica confirmed in time: it may be lost in a failover; retry later."""
 
 
-@dataclass(frozen=True)
-class ReplicaAck:
-    """How many replicas must confirm a promised write, and how long to wait for them."""
+# How long a master found without any replica is written to without waiting, before WAIT is
+# tried on it again.
+ALONE_S = 5.0
 
-    replicas: int = 0
-    timeout_ms: int = 1_000
+
+class ReplicaAck:
+    """How many replicas must confirm a promised write, and how long to wait for them.
+
+    A master with no replica connected at all (its replica died, or was promoted and the old
+    master is not back yet) has nobody to wait for: a write there is as safe as it can be, and
+    refusing it would stop every conversation in its slots until an operator adds a replica.
+    So a ``WAIT`` that falls short asks the node how many replicas it has; with none, the write
+    is accepted, and the node is written to without ``WAIT`` for ``ALONE_S`` before it is asked
+    again. With a replica connected that did not confirm (lagging, or stopped), the write is
+    refused: that is the window in which a failover would lose it.
+    """
+
+    def __init__(self, replicas: int = 0, timeout_ms: int = 1_000) -> None:
+        self.replicas = replicas
+        self.timeout_ms = timeout_ms
+        self._alone_until: dict[str, float] = {}
 
     @property
     def on(self) -> bool:
         return self.replicas > 0
 
-    def queue(self, pipe: Any, redis: AnyRedis, key: str) -> None:
-        """Queue ``WAIT`` on ``pipe`` after the write of ``key`` (nothing when off)."""
+    def queue(self, pipe: Any, redis: AnyRedis, *keys: str) -> list[str]:
+        """Queue one ``WAIT`` on ``pipe`` for each master that holds one of ``keys`` (after
+        the pipeline's writes, last); the keys it waits for, one per master (none when off,
+        or for a master just found without a replica). Give them to ``check`` with the
+        ``WAIT`` answers, the pipeline's last results."""
         if not self.on:
-            return
+            return []
+        waited: list[str] = []
         if isinstance(redis, RedisCluster):
-            node = redis.get_node_from_key(key)
-            pipe.execute_command("WAIT", self.replicas, self.timeout_ms, target_nodes=node)
-        else:
+            seen: set[str] = set()
+            for key in keys:
+                node = master_of(redis, key)
+                if node.name in seen or self._alone(node.name):
+                    continue
+                seen.add(node.name)
+                pipe.execute_command("WAIT", self.replicas, self.timeout_ms, target_nodes=node)
+                waited.append(key)
+        elif keys and not self._alone(""):
             pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
+            waited.append(keys[0])
+        return waited
 
-    def check(self, acknowledged: Any, what: str) -> None:
-        """Raise ``NotReplicated`` unless ``WAIT`` answered enough replicas."""
-        if int(acknowledged) < self.replicas:
-            raise NotReplicated(
-                f"{what}: {acknowledged} of {self.replicas} replica(s) confirmed in "
-                f"{self.timeout_ms} ms"
+    async def check(
+        self, redis: AnyRedis, waited: list[str], answers: list[Any], what: str
+    ) -> None:
+        """Raise ``NotReplicated`` unless each ``WAIT`` answered enough replicas or its master
+        has none connected."""
+        for key, acknowledged in zip(waited, answers, strict=True):
+            if int(acknowledged) < self.replicas:
+                await self._short(redis, key, acknowledged, what)
+
+    async def _short(self, redis: AnyRedis, key: str, acknowledged: Any, what: str) -> None:
+        if isinstance(redis, RedisCluster):
+            node = master_of(redis, key)
+            info = await redis.info("replication", target_nodes=node)
+            name = node.name
+        else:
+            info = await redis.info("replication")
+            name = ""
+        if int(info.get("connected_slaves", 0)) == 0:
+            self._alone_until[name] = time.monotonic() + ALONE_S
+            log.warning(
+                "a master has no replica connected: its writes are not waited for",
+                node=name or "redis",
+                recheck_s=ALONE_S,
             )
+            return
+        raise NotReplicated(
+            f"{what}: {acknowledged} of {self.replicas} replica(s) confirmed in "
+            f"{self.timeout_ms} ms"
+        )
+
+    def _alone(self, name: str) -> bool:
+        until = self._alone_until.get(name)
+        if until is None:
+            return False
+        if time.monotonic() < until:
+            return True
+        del self._alone_until[name]
+        return False
+
+
+def master_of(redis: RedisCluster, key: str) -> ClusterNode:
+    """The master that serves ``key``'s slot, as the client's slot map says."""
+    node = redis.get_node_from_key(key)
+    if node is None:
+        raise SlotNotCoveredError(f"no master serves the slot of {key!r}")
+    return node
 
 
 async def replicas_of(redis: AnyRedis) -> int:

@@ -285,20 +285,22 @@ class TurnKeeper:
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(self.keys.pending_starts(conv), {self.keys.qualified(conv): due})
             lua.queue(pipe, self.scripts.ingest, keys=keys, args=args)
-            # Answered 2xx only once a replica holds it (when replicas are asked for).
-            self.ack.queue(pipe, self.redis, keys[0])
             pipe.zadd(index, {conv: now_ms()}, gt=True)
             # The staff inbox forgets conversations whose state expired here, where its index
             # grows, rather than in a loop per tenant: an index nobody writes to does not grow,
             # and the listing drops an entry whose state is gone when it meets one.
             pipe.zremrangebyscore(index, "-inf", forgotten)
+            # Answered 2xx only once a replica holds the message and the pending start that
+            # makes the sweeper come back to it (when replicas are asked for).
+            waits = self.ack.queue(pipe, self.redis, keys[0], self.keys.pending_starts(conv))
             done = await pipe.execute()
         result = done[1]
         fresh = await self._handled(message, result, turn_id, quiet)
         # A message no replica confirmed is still on the master and handled like any other;
         # the sender is told to retry, and the retry (a duplicate) waits for the replica again.
-        if self.ack.on:
-            self.ack.check(done[2], f"message {message.message_id} of {conv}")
+        if waits:
+            what = f"message {message.message_id} of {conv}"
+            await self.ack.check(self.redis, waits, done[4:], what)
         return fresh
 
     async def _handled(

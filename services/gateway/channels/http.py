@@ -111,10 +111,10 @@ class HttpChannel(PlainChannel):
         redelivery (the claim makes it a duplicate) waits again."""
         async with self.redis.pipeline(transaction=False) as pipe:
             lua.queue(pipe, self.scripts.deliver_once, keys=keys, args=args)
-            self.ack.queue(pipe, self.redis, keys[0])
-            result, acknowledged = await pipe.execute()
-        self.ack.check(acknowledged, f"reply claim {keys[0]}")
-        return list(result)
+            waits = self.ack.queue(pipe, self.redis, keys[0])
+            done = await pipe.execute()
+        await self.ack.check(self.redis, waits, done[1:], f"reply claim {keys[0]}")
+        return list(done[0])
 
     async def read(
         self, conversation_id: str, after: str, wait_s: float

@@ -175,11 +175,12 @@ class WhatsAppChannel:
             return bool(await self.redis.set(key, token, nx=True, ex=self.pending_ttl_s))
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.set(key, token, nx=True, ex=self.pending_ttl_s)
-            self.ack.queue(pipe, self.redis, key)
-            claimed, acknowledged = await pipe.execute()
+            waits = self.ack.queue(pipe, self.redis, key)
+            done = await pipe.execute()
+        claimed = done[0]
         if claimed:
             try:
-                self.ack.check(acknowledged, f"send claim {key}")
+                await self.ack.check(self.redis, waits, done[1:], f"send claim {key}")
             except NotReplicated:
                 await self.redis.eval(lua.DEL_IF_EQUAL, 1, key, token)
                 raise
