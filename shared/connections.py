@@ -8,6 +8,8 @@ its keys (dedupe claims, compare-and-set versions, per-turn outboxes).
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -88,15 +90,32 @@ def closed_transport(error: RuntimeError) -> bool:
     return "the handler is closed" in str(error)
 
 
+def dropped_mid_command(error: BaseException) -> bool:
+    """redis-py's answer to a command sent on a connection another task just disconnected
+    (a cluster client dropping a dead node's connections during a failover): an
+    ``AttributeError`` on the connection's stream, which is ``None`` by then
+    (``'NoneType' object has no attribute 'writelines'``), raised from inside redis-py. Any
+    other ``AttributeError`` is a bug and stays one."""
+    if not isinstance(error, AttributeError) or "'NoneType' object" not in str(error):
+        return False
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and f"{os.sep}redis{os.sep}" in frames[-1].filename
+
+
 async def retryable(call: Awaitable[T]) -> T:
-    """Await ``call``, a closed transport's ``RuntimeError`` raised as the ``ConnectionError``
-    the clients retry on a new connection (any other ``RuntimeError`` as it is)."""
+    """Await ``call``, a closed transport's ``RuntimeError`` (and a connection dropped under a
+    command, ``dropped_mid_command``) raised as the ``ConnectionError`` the clients retry on a
+    new connection (anything else as it is)."""
     try:
         return await call
     except RuntimeError as error:
         if not closed_transport(error):
             raise
         raise ConnectionError(f"connection lost while writing: {error}") from error
+    except AttributeError as error:
+        if not dropped_mid_command(error):
+            raise
+        raise ConnectionError(f"connection dropped under a command: {error}") from error
 
 
 class ClosedTransportIsConnectionError(AbstractConnection):

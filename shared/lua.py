@@ -182,7 +182,13 @@ if starts then
   int_arg(11, 'keep_s', 1)
   max_ts = int_arg(12, 'max_ts_ms', 0)
 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return {0} end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
+  -- A redelivery restarts the dedupe window. It is also a write, so a WAIT that follows on
+  -- this connection waits until the replicas hold everything up to here, the first delivery
+  -- included (shared/durability.py).
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  return {0}
+end
 local raw = redis.call('HGET', KEYS[3], 'meta')
 local meta = {}
 if raw then meta = cjson.decode(raw) end
@@ -687,6 +693,18 @@ for i = 1, n do
   end
 end
 return counts
+"""
+)
+
+# A claim given back by its holder only: delete KEYS[1] if it still holds ARGV[1] (a WhatsApp
+# send claim no replica confirmed, ``shared/durability.py``).
+DEL_IF_EQUAL = (
+    ARG_CHECKS
+    + """
+need_keys(1)
+str_arg(1, 'value')
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 )
 

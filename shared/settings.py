@@ -126,6 +126,20 @@ class Settings(BaseSettings):
     dedupe_ttl_s: int = Field(
         default=3 * 24 * 3600, description="How long message ids are remembered (3 days)."
     )
+    ack_replicas: int | None = Field(
+        default=None,
+        ge=0,
+        le=5,
+        description="Replicas that must hold an inbound message before it is acknowledged (and a "
+        "reply's delivery claim before the reply goes out): Redis `WAIT`. Unset: 1 when the "
+        "Redis (every master of a cluster) has a replica, 0 (off) otherwise; said at start.",
+    )
+    ack_timeout_ms: int = Field(
+        default=1_000,
+        ge=1,
+        description="How long such a write waits for its replicas; past it the gateway answers "
+        "503 with Retry-After (the sender retries; ingest is idempotent by message id).",
+    )
     merge_deadline_ms: int = Field(
         default=8_000, description="Merger's wait for missing parts before a partial reply."
     )

@@ -42,6 +42,21 @@ class Run:
 UNAVAILABLE_RETRIES = 10
 
 
+async def post_until_accepted(client: httpx.AsyncClient, body: dict[str, str]) -> httpx.Response:
+    """POST a message as a webhook's sender would: a 503 (Redis out of reach, or no replica
+    confirmed the message) is sent again after its Retry-After, with the same message id,
+    which dedupes it; a broken connection is sent again at once."""
+    for _ in range(UNAVAILABLE_RETRIES):
+        try:
+            response = await client.post("/v1/messages", json=body)
+        except httpx.TransportError:
+            continue
+        if response.status_code != 503:
+            return response
+        await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+    return await client.post("/v1/messages", json=body)
+
+
 async def converse(
     client: httpx.AsyncClient,
     conversation_id: str,
@@ -56,10 +71,7 @@ async def converse(
         sent = time.perf_counter()
         body = {"conversation_id": conversation_id, "text": text, "sent_at": sent_at,
                 "message_id": uuid.uuid4().hex}  # fmt: skip
-        try:
-            response = await client.post("/v1/messages", json=body)
-        except httpx.TransportError:  # resending is safe: the message id dedupes it
-            response = await client.post("/v1/messages", json=body)
+        response = await post_until_accepted(client, body)
         if response.status_code != 202:
             run.failures.append(f"{conversation_id}#{i}: HTTP {response.status_code}")
             return

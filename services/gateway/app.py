@@ -41,7 +41,12 @@ from services.gateway.privacy import router as privacy_router
 from services.gateway.schedule_api import router as schedule_router
 from services.gateway.spec import SPEC
 from services.gateway.turns import TurnKeeper
-from services.gateway.unavailable import UNAVAILABLE, closed_connection, redis_unavailable
+from services.gateway.unavailable import (
+    UNAVAILABLE,
+    closed_connection,
+    dropped_connection,
+    redis_unavailable,
+)
 from services.gateway.validation import validation_error
 from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
@@ -52,6 +57,7 @@ from services.registry import SPECS, TOPOLOGY
 from shared import tracing
 from shared.clock import Clock
 from shared.deps import Deployment
+from shared.durability import ReplicaAck, replica_ack
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
 from shared.process import Tenancy, make_tenancy, start, stop
@@ -63,9 +69,15 @@ from shared.trial.bookings import BookingStore
 from shared.trial.config import load_trial_config
 
 
-def build(rt: Runtime, whatsapp_settings: WhatsAppSettings | None = None) -> GatewayDeps:
+def build(
+    rt: Runtime,
+    whatsapp_settings: WhatsAppSettings | None = None,
+    ack: ReplicaAck | None = None,
+) -> GatewayDeps:
     """Wire the gateway's parts for ``rt``'s tenant; what the route handlers need, in one
-    object. ``whatsapp_settings``: the tenant's (default: the ``WHATSAPP_*`` environment)."""
+    object. ``whatsapp_settings``: the tenant's (default: the ``WHATSAPP_*`` environment);
+    ``ack``: the replicas an ingest and a delivery claim wait for (default: none)."""
+    ack = ack or ReplicaAck()
     settings = rt.settings
     ttl = settings.turn_ttl_s
     history = History(
@@ -85,8 +97,9 @@ def build(rt: Runtime, whatsapp_settings: WhatsAppSettings | None = None) -> Gat
         settings.max_long_polls,
         settings.replies_kept,
         history,
+        ack,
     )
-    whatsapp = WhatsApp(rt, whatsapp_settings)
+    whatsapp = WhatsApp(rt, whatsapp_settings, ack)
     channels = ChannelSet([http, ConsoleChannel(rt.redis, rt.keys, ttl), whatsapp])
     # Each message's and turn's own adapter is asked: WhatsApp answers turns made only of
     # media/locations/reactions itself, shows "typing..." while a fragment waits for the rest
@@ -103,6 +116,7 @@ def build(rt: Runtime, whatsapp_settings: WhatsAppSettings | None = None) -> Gat
         fragments=fragments_of(rt.pack),
         on_fragment=channels.on_fragment,
         reply_window=channels.reply_window,
+        ack=ack,
     )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
     handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)
@@ -206,8 +220,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         own = settings or get_settings()
         built: dict[str, GatewayDeps] = {}
 
+        ack = ReplicaAck()
+
         def build_tenant(rt: Runtime, tenant: Tenant) -> None:
-            built[tenant.id] = build(rt, whatsapp_for(tenant))
+            built[tenant.id] = build(rt, whatsapp_for(tenant), ack)
 
         def resolve(tenancy: Tenancy) -> None:
             operator = own.admin_token if own.tenants else None
@@ -225,6 +241,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             SPEC, build_tenant, own, topology=TOPOLOGY, retire_after_s=MAX_WAIT_S + 5
         )
         serve_bus(rt)
+        ack = await replica_ack(rt.redis, own, "gateway")
         await tenancy.serve(tenants)
         resolve(tenancy)
         tenancy.listeners.append(resolve)
@@ -250,6 +267,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for error in UNAVAILABLE:
         app.add_exception_handler(error, redis_unavailable)
     app.add_exception_handler(RuntimeError, closed_connection)
+    app.add_exception_handler(AttributeError, dropped_connection)
     app.include_router(router)
     app.include_router(admin)
     app.include_router(schedule_router)

@@ -36,7 +36,7 @@ import asyncio
 import json
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
@@ -57,6 +57,7 @@ from shared.contracts import (
     sent_at_problem,
     utcnow,
 )
+from shared.durability import ReplicaAck
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.merge import queue_open
@@ -199,8 +200,10 @@ class TurnKeeper:
         fragments: Fragments | None = None,
         on_fragment: OnFragment | None = None,
         reply_window: ReplyWindow | None = None,
+        ack: ReplicaAck | None = None,
     ) -> None:
         self.redis = redis
+        self.ack = ack or ReplicaAck()
         self.scripts = scripts
         self.keys = keys
         self.settings = settings
@@ -301,7 +304,24 @@ class TurnKeeper:
             # grows, rather than in a loop per tenant: an index nobody writes to does not grow,
             # and the listing drops an entry whose state is gone when it meets one.
             pipe.zremrangebyscore(index, "-inf", forgotten)
-            _, result, _, _ = await pipe.execute()
+            # Answered 2xx only once a replica holds the message and the pending start that
+            # makes the sweeper come back to it (when replicas are asked for).
+            waits = self.ack.queue(pipe, self.redis, keys[0], self.keys.pending_starts(conv))
+            done = await pipe.execute()
+        result = done[1]
+        fresh = await self._handled(message, result, turn_id, quiet)
+        # A message no replica confirmed is still on the master and handled like any other;
+        # the sender is told to retry, and the retry (a duplicate) waits for the replica again.
+        if waits:
+            what = f"message {message.message_id} of {conv}"
+            await self.ack.check(self.redis, waits, done[4:], what)
+        return fresh
+
+    async def _handled(
+        self, message: InboundMessage, result: list[Any], turn_id: str, quiet: Quiet
+    ) -> bool:
+        """Start or schedule the turn of a message ``INGEST`` stored; False for a duplicate."""
+        conv = message.conversation_id
         fresh = int(result[0])
         if not fresh:
             return False

@@ -15,8 +15,10 @@ from redis.exceptions import ResponseError, TryAgainError
 
 from services.gateway.channels.base import HUMAN_OWNER, Delivery, Limits, PlainChannel
 from services.gateway.history import History, reply_entry
+from shared import lua
 from shared.connections import AnyRedis, connect_cluster, retry_options
 from shared.contracts import Reply
+from shared.durability import ReplicaAck
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.settings import Settings
@@ -45,8 +47,10 @@ class HttpChannel(PlainChannel):
         max_long_polls: int,
         replies_kept: int,
         history: History,
+        ack: ReplicaAck | None = None,
     ) -> None:
         self.redis = redis
+        self.ack = ack or ReplicaAck()
         self.history = history
         self.replies_kept = replies_kept
         self.sent_ttl_s = sent_ttl_s
@@ -83,21 +87,34 @@ class HttpChannel(PlainChannel):
         ]
         if reply.author != "agent":  # a staff member's message goes whoever owns it
             keys.append(self.keys.state(reply.conversation_id))
-        result = await self.scripts.deliver_once(
-            keys=keys,
-            args=[
-                json.dumps(payload, ensure_ascii=False),
-                self.sent_ttl_s,
-                REPLIES_TTL_S,
-                self.replies_kept,
-                reply_entry(reply),
-                self.history.ttl_s,
-                self.history.kept,
-            ],
-        )
+        args = [
+            json.dumps(payload, ensure_ascii=False),
+            self.sent_ttl_s,
+            REPLIES_TTL_S,
+            self.replies_kept,
+            reply_entry(reply),
+            self.history.ttl_s,
+            self.history.kept,
+        ]
+        if self.ack.on:
+            result = await self._deliver_acknowledged(keys, args)
+        else:
+            result = await self.scripts.deliver_once(keys=keys, args=args)
         if result[0] == "human":
             return Delivery(HUMAN_OWNER)
         return Delivery(result[0], result[1] if len(result) > 1 else "")
+
+    async def _deliver_acknowledged(self, keys: list[str], args: list[Any]) -> list[str]:
+        """``DELIVER_ONCE`` and ``WAIT`` on one connection: the turn is released only once a
+        replica holds its reply and claim, so a failover cannot lose a delivered reply whose
+        release then answers the turn a second time. Not confirmed: ``NotReplicated``, and the
+        redelivery (the claim makes it a duplicate) waits again."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            lua.queue(pipe, self.scripts.deliver_once, keys=keys, args=args)
+            waits = self.ack.queue(pipe, self.redis, keys[0])
+            done = await pipe.execute()
+        await self.ack.check(self.redis, waits, done[1:], f"reply claim {keys[0]}")
+        return list(done[0])
 
     async def read(
         self, conversation_id: str, after: str, wait_s: float

@@ -37,6 +37,7 @@ from services.gateway.whatsapp.parse import (
 from services.gateway.whatsapp.records import ChannelRecords
 from services.gateway.whatsapp.settings import WhatsAppSettings
 from shared.contracts import InboundMessage, Reply, Turn, utcnow
+from shared.durability import ReplicaAck
 from shared.metrics import INBOUND
 from shared.service import Runtime
 from shared.state import journal_entry
@@ -60,7 +61,9 @@ class WhatsApp:
     writes_history = False
     guards_owner = False
 
-    def __init__(self, rt: Runtime, settings: WhatsAppSettings | None = None) -> None:
+    def __init__(
+        self, rt: Runtime, settings: WhatsAppSettings | None = None, ack: ReplicaAck | None = None
+    ) -> None:
         self.rt = rt
         self.settings = settings or WhatsAppSettings()
         self.records = ChannelRecords(rt.redis, rt.keys, self.settings.delivery_ttl_s)
@@ -73,6 +76,7 @@ class WhatsApp:
             self.records,
             pack_config(rt.pack).reengagement_template,
             rt.log,
+            ack=ack,
         )
         self._tasks: set[asyncio.Task[None]] = set()
         if not self.settings.app_secret:

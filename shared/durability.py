@@ -1,0 +1,174 @@
+"""Replica acknowledgement: what the gateway promises outside Redis is on a replica first.
+
+Redis replicates asynchronously: a master that dies right after a write takes the write with
+it, and the replica promoted in its place never saw it. Most writes can be lost that way and
+redone (a turn is restarted, a handler runs again), but two are promises made to someone
+outside: the ingest of an inbound message, answered 202 (or 200 to a webhook whose sender never
+sends it again), and the claim that a reply goes out, after which the reply is sent. Only those
+two wait for a replica (``WAIT numreplicas timeout``), as Kafka's ``acks=all`` does for a
+produce; every other write stays asynchronous and costs no round trip to a replica.
+
+``WAIT`` counts the replicas that acknowledged the writes of *its own connection*, so it is
+queued on the same pipeline as the write; on a cluster it is sent to the node that holds the
+written key (``target_nodes``), and the cluster pipeline sends each node's commands on one
+connection. A write a replica did not confirm in time stays on the master, so it is not undone:
+the caller answers "retry" (``NotReplicated`` is a 503 with Retry-After), and the retry, deduped
+by its id, waits again.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from redis.asyncio import RedisCluster
+from redis.asyncio.cluster import ClusterNode
+from redis.exceptions import SlotNotCoveredError
+
+from shared.connections import AnyRedis
+from shared.logs import get_logger
+from shared.settings import Settings
+
+log = get_logger(__name__)
+
+
+class NotReplicated(Exception):
+    """A write no replica confirmed in time: it may be lost in a failover; retry later."""
+
+
+# How long a master found without any replica is written to without waiting, before WAIT is
+# tried on it again.
+ALONE_S = 5.0
+
+
+class ReplicaAck:
+    """How many replicas must confirm a promised write, and how long to wait for them.
+
+    A master with no replica connected at all (its replica died, or was promoted and the old
+    master is not back yet) has nobody to wait for: a write there is as safe as it can be, and
+    refusing it would stop every conversation in its slots until an operator adds a replica.
+    So a ``WAIT`` that falls short asks the node how many replicas it has; with none, the write
+    is accepted, and the node is written to without ``WAIT`` for ``ALONE_S`` before it is asked
+    again. With a replica connected that did not confirm (lagging, or stopped), the write is
+    refused: that is the window in which a failover would lose it.
+    """
+
+    def __init__(self, replicas: int = 0, timeout_ms: int = 1_000) -> None:
+        self.replicas = replicas
+        self.timeout_ms = timeout_ms
+        self._alone_until: dict[str, float] = {}
+
+    @property
+    def on(self) -> bool:
+        return self.replicas > 0
+
+    def queue(self, pipe: Any, redis: AnyRedis, *keys: str) -> list[str]:
+        """Queue one ``WAIT`` on ``pipe`` for each master that holds one of ``keys`` (after
+        the pipeline's writes, last); the keys it waits for, one per master (none when off,
+        or for a master just found without a replica). Give them to ``check`` with the
+        ``WAIT`` answers, the pipeline's last results."""
+        if not self.on:
+            return []
+        waited: list[str] = []
+        if isinstance(redis, RedisCluster):
+            seen: set[str] = set()
+            for key in keys:
+                node = master_of(redis, key)
+                if node.name in seen or self._alone(node.name):
+                    continue
+                seen.add(node.name)
+                pipe.execute_command("WAIT", self.replicas, self.timeout_ms, target_nodes=node)
+                waited.append(key)
+        elif keys and not self._alone(""):
+            pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
+            waited.append(keys[0])
+        return waited
+
+    async def check(
+        self, redis: AnyRedis, waited: list[str], answers: list[Any], what: str
+    ) -> None:
+        """Raise ``NotReplicated`` unless each ``WAIT`` answered enough replicas or its master
+        has none connected."""
+        for key, acknowledged in zip(waited, answers, strict=True):
+            if int(acknowledged) < self.replicas:
+                await self._short(redis, key, acknowledged, what)
+
+    async def _short(self, redis: AnyRedis, key: str, acknowledged: Any, what: str) -> None:
+        if isinstance(redis, RedisCluster):
+            node = master_of(redis, key)
+            info = await redis.info("replication", target_nodes=node)
+            name = node.name
+        else:
+            info = await redis.info("replication")
+            name = ""
+        if int(info.get("connected_slaves", 0)) == 0:
+            self._alone_until[name] = time.monotonic() + ALONE_S
+            log.warning(
+                "a master has no replica connected: its writes are not waited for",
+                node=name or "redis",
+                recheck_s=ALONE_S,
+            )
+            return
+        raise NotReplicated(
+            f"{what}: {acknowledged} of {self.replicas} replica(s) confirmed in "
+            f"{self.timeout_ms} ms"
+        )
+
+    def _alone(self, name: str) -> bool:
+        until = self._alone_until.get(name)
+        if until is None:
+            return False
+        if time.monotonic() < until:
+            return True
+        del self._alone_until[name]
+        return False
+
+
+def master_of(redis: RedisCluster, key: str) -> ClusterNode:
+    """The master that serves ``key``'s slot, as the client's slot map says."""
+    node = redis.get_node_from_key(key)
+    if node is None:
+        raise SlotNotCoveredError(f"no master serves the slot of {key!r}")
+    return node
+
+
+async def replicas_of(redis: AnyRedis) -> int:
+    """The fewest connected replicas of any master (of the one Redis, or of every master of a
+    cluster)."""
+    if isinstance(redis, RedisCluster):
+        infos = await redis.info("replication", target_nodes=RedisCluster.PRIMARIES)
+        counts = [int(info.get("connected_slaves", 0)) for info in infos.values()]
+        return min(counts, default=0)
+    info = await redis.info("replication")
+    return int(info.get("connected_slaves", 0))
+
+
+async def replica_ack(redis: AnyRedis, settings: Settings, service: str) -> ReplicaAck:
+    """The acknowledgement this process uses: ``ORQ_ACK_REPLICAS`` when set, else 1 when every
+    master has a replica and 0 when not. Said once at start, either way."""
+    found = await replicas_of(redis)
+    wanted = settings.ack_replicas if settings.ack_replicas is not None else min(found, 1)
+    ack = ReplicaAck(wanted, settings.ack_timeout_ms)
+    if ack.on:
+        log.info(
+            "writes promised outside Redis wait for replicas",
+            service=service,
+            replicas=ack.replicas,
+            timeout_ms=ack.timeout_ms,
+            connected=found,
+        )
+    else:
+        log.info(
+            "writes promised outside Redis do not wait for a replica",
+            service=service,
+            reason="ORQ_ACK_REPLICAS=0" if settings.ack_replicas == 0 else "no replica connected",
+        )
+    if wanted > found:
+        log.warning(
+            "fewer replicas connected than ORQ_ACK_REPLICAS asks: acknowledged writes will be "
+            "answered 503 until they connect",
+            service=service,
+            wanted=wanted,
+            connected=found,
+        )
+    return ack
