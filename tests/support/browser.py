@@ -3,7 +3,9 @@
 A fresh machine has no browser: the ``chromium`` fixture installs Debian's ``chromium`` and
 ``chromium-driver`` packages with apt-get when they are missing (the only download the suite
 makes; nothing comes from a browser vendor's CDN). Selenium drives it through chromedriver.
-Screenshots go to ``docs/img/``: the documentation shows what the page tests saw.
+The documentation shows what the page tests saw: with ``ORQ_DOCS_SCREENSHOTS=1`` their
+screenshots are written to ``docs/img/`` (commit them); otherwise to a temporary folder, so a
+test run leaves the checkout as it was.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ FLAGS = [
     "--disable-sync",
     "--window-size=1300,860",
 ]
-SCREENSHOTS = Path(ROOT) / "docs" / "img"
+SCREENSHOTS = (
+    Path(ROOT) / "docs" / "img"
+    if os.environ.get("ORQ_DOCS_SCREENSHOTS") == "1"
+    else Path(tempfile.gettempdir()) / "orquestra-screenshots"
+)
 WAIT_S = 30
 
 
