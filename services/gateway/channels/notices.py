@@ -6,7 +6,7 @@ nothing to classify, so the gateway answers it directly with the pack's ``channe
 still follows the normal lifecycle (lease, egress, release), so its answer never overtakes the
 reply of an earlier turn. A turn with any text goes to triage as usual, and triage mentions its
 non-text messages in its own part (``shared/notices.py`` holds what both say). Every messaging
-channel whose people send photos and audios (WhatsApp, Evolution, Chatwoot) answers them so.
+channel whose people send photos and audios answers them so (its adapter's ``own_answer``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Sending one message to a provider's REST API once, with retries, across replicas.
 
-Chatwoot's and Evolution's send endpoints take a message and answer with its id; neither takes
-an idempotency key. So the slot (a bubble of a turn's reply, a status toggle) is claimed under
+Providers' send endpoints commonly take a message and answer with its id, with no idempotency
+key. So the slot (a bubble of a turn's reply, a status toggle) is claimed under
 ``Keys.sent(conversation, turn, slot)`` before the request:
 
 - ``pending:<token>`` while one sender works on it (a short TTL, refreshed per attempt, so a

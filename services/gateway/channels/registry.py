@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from services.gateway.channels import console, http
-from services.gateway.channels.spec import ChannelSpec
-from services.gateway.evolution.spec import SPEC as EVOLUTION
-from services.gateway.whatsapp.spec import SPEC as WHATSAPP
+from services.gateway.channels.spec import ChannelSpec, load
 from shared.tenants import Sections, Tenant
 
-CHANNELS: tuple[ChannelSpec, ...] = (http.SPEC, console.SPEC, WHATSAPP, EVOLUTION)
+# The module of each channel's ``SPEC``: a channel is registered by its line here.
+CHANNELS: tuple[ChannelSpec, ...] = tuple(
+    load(f"{module}:SPEC")
+    for module in (
+        "services.gateway.channels.http",
+        "services.gateway.channels.console",
+        "services.gateway.whatsapp.spec",
+        "services.gateway.evolution.spec",
+        "services.gateway.chatwoot.spec",
+    )
+)
 
 # Each channel's part of a tenant's entry in tenants.yaml, by channel name.
 SECTIONS: Sections = {spec.name: spec.tenant for spec in CHANNELS if spec.tenant is not None}
