@@ -1,7 +1,8 @@
 """A local fake of an Evolution API server: ``POST /message/sendText/{instance}`` as 2.3.x
 answers it (201 with the created message and a fresh ``key.id``), a 401 for another ``apikey``.
-Scripts are per recipient number. :func:`upsert` builds ``messages.upsert`` webhooks from the
-conformance corpus, and :func:`evolution_jwt` the bearer Evolution sends with ``jwt_key``."""
+Scripts are per recipient number; every instance key given is valid. :func:`upsert` builds
+``messages.upsert`` webhooks from the conformance corpus, and :func:`evolution_jwt` the bearer
+Evolution sends with ``jwt_key``."""
 
 from __future__ import annotations
 
@@ -57,16 +58,16 @@ class FakeEvolution(FakeServer):
     name = "fake Evolution"
     success_status = 201
 
-    def __init__(self, api_key: str) -> None:
+    def __init__(self, *api_keys: str) -> None:
         super().__init__()
-        self.api_key = api_key
+        self.api_keys = set(api_keys)
         self._ids = itertools.count(1)
 
     def script_key(self, request: Recorded) -> str:
         return str((request.body or {}).get("number", ""))
 
     def authorized(self, request: Recorded) -> JSONResponse | None:
-        if request.headers.get("apikey") == self.api_key:
+        if request.headers.get("apikey") in self.api_keys:
             return None
         body = {"status": 401, "error": "Unauthorized", "response": {"message": "Unauthorized"}}
         return JSONResponse(body, status_code=401)
@@ -97,8 +98,8 @@ class FakeEvolution(FakeServer):
 
     @classmethod
     @contextmanager
-    def running(cls, api_key: str) -> Iterator[FakeEvolution]:
-        fake = cls(api_key)
+    def running(cls, *api_keys: str) -> Iterator[FakeEvolution]:
+        fake = cls(*api_keys)
         fake.start()
         try:
             yield fake
