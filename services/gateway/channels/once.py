@@ -44,7 +44,7 @@ class Retry:
         if retry_after and retry_after.strip().isdigit():
             asked = float(retry_after.strip())
             return asked if asked <= self.cap_s else None
-        return min(self.cap_s, self.base_s * 2**attempt) * (0.5 + jitter / 2)
+        return min(self.cap_s, self.base_s * 2.0**attempt) * (0.5 + jitter / 2)
 
 
 @dataclass(frozen=True)

@@ -172,9 +172,7 @@ def _message(
         who = _str(sender.get("type"))
         if who != "user":
             reason = "own_message" if who == "agent_bot" else f"outgoing:{who or '?'}"
-            event.ignored.append(
-                Ignored(reason=reason, conversation_id=conv, message_id=message_id)
-            )
+            ignore(reason)
             return
         name = _str(sender.get("available_name")) or _str(sender.get("name")) or "agent"
         event.agent = Agent(
@@ -186,11 +184,7 @@ def _message(
         )
         return
     if kind != "incoming":
-        event.ignored.append(
-            Ignored(
-                reason=f"message_type:{kind or '?'}", conversation_id=conv, message_id=message_id
-            )
-        )
+        ignore(f"message_type:{kind or '?'}")
         return
     attachments = [_dict(a) for a in _list(body.get("attachments"))]
     message_kind = "text"
@@ -200,14 +194,12 @@ def _message(
         message_kind = KINDS.get(file_type, "unsupported")
         metadata["attachments"] = [_str(a.get("file_type")) for a in attachments]
     elif not content:
-        event.ignored.append(
-            Ignored(reason="no_content", conversation_id=conv, message_id=message_id)
-        )
+        ignore("no_content")
         return
     contact = _dict(_dict(chat.get("meta")).get("sender"))
-    name = _str(contact.get("name")) or _str(sender.get("name"))
-    if name:
-        metadata["profile_name"] = name
+    profile = _str(contact.get("name")) or _str(sender.get("name"))
+    if profile:
+        metadata["profile_name"] = profile
     status = _str(chat.get("status"))
     event.customer = Customer(
         message=InboundMessage(

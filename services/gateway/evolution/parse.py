@@ -128,8 +128,8 @@ def parse_webhook(payload: Any, *, received_at: datetime, tz: tzinfo) -> Webhook
         out.ignored.append(Ignored(reason="no_instance"))
         return out
     own = _str(body.get("sender"))
-    data = body.get("data")
-    for item in data if isinstance(data, list) else [data]:
+    items = body.get("data")
+    for item in items if isinstance(items, list) else [items]:
         _read(_dict(item), instance, own, received_at, tz, out)
     return out
 
