@@ -119,6 +119,7 @@ def build(rt: Runtime, tenant: Tenant | None = None) -> GatewayDeps:
         settings.dedupe_ttl_s,
         rt.log,
         channels.reply_window,
+        channels.name_of,
     )
     egress = Egress(channels, turns, handoff, history, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)

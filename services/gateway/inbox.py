@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -89,6 +90,7 @@ class Inbox:
         claim_ttl_s: int,
         log: FilteringBoundLogger,
         reply_window: ReplyWindow,
+        channel_of: Callable[[str], str | None],
     ) -> None:
         self.redis = redis
         self.scripts = scripts
@@ -102,6 +104,9 @@ class Inbox:
         self.claim_ttl_s = claim_ttl_s
         self.log = log
         self.reply_window = reply_window
+        # The channel a conversation id belongs to by its prefix, for a conversation whose
+        # meta names none yet (a person wrote on the provider's side before the customer did).
+        self.channel_of = channel_of
 
     async def exists(self, conversation_id: str) -> bool:
         return bool(await self.redis.hexists(self.keys.state(conversation_id), "meta"))
@@ -194,7 +199,8 @@ class Inbox:
         if refusal is not None:
             return refusal
         assert meta is not None
-        window = self.reply_window(meta.get("channel") or "")
+        channel = meta.get("channel") or self.channel_of(conversation_id) or "http"
+        window = self.reply_window(channel)
         if window_closed(meta, utcnow(), window) and not template:
             return Refusal(
                 409,
@@ -214,7 +220,7 @@ class Inbox:
         reply = Reply(
             turn_id=message_id,
             conversation_id=conversation_id,
-            channel=meta.get("channel") or "http",
+            channel=channel,
             to=meta.get("contact"),
             text=text,
             bubbles=[text],

@@ -281,3 +281,29 @@ def test_pack_notices_answer_a_voice_note(env: Env) -> None:
     [sent] = env.evolution.sends(phone.canonical)
     assert_said(str(sent.body["text"]), "channel_audio")
     assert [n["kinds"] for n in env.events(phone.conv, "evolution.notice")] == [["audio"]]
+
+
+def test_staff_answer_through_evolution_a_conversation_the_business_phone_started(
+    env: Env,
+) -> None:
+    """The business wrote first, from the phone: the conversation has no customer message
+    yet, and a staff message from the inbox still goes out through Evolution (its id's
+    channel), once."""
+    phone = Phone(env)
+    typed_id = "3A" + uuid.uuid4().hex[:18].upper()
+    typed = upsert(
+        INSTANCE,
+        phone.canonical,
+        typed_id,
+        "Oi, aqui é a CT Smash!",
+        int(time.time()),
+        from_me=True,
+    )
+    assert env.post(typed).json()["echoes"] == 1
+    path = f"/v1/conversations/{phone.conv}/agent-messages"
+    body = {"agent": "ana", "text": "Posso ajudar?", "take": True, "client_message_id": "a1"}
+    for _ in range(2):
+        assert env.system.http.post(path, json=body).status_code == 202
+    env.evolution.wait_for(lambda _: bool(env.evolution.sends(phone.canonical)))
+    eventually(lambda: env.events(phone.conv, "agent.delivered"), what="the agent message")
+    assert [s.body["text"] for s in env.evolution.sends(phone.canonical)] == ["Posso ajudar?"]

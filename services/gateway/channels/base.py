@@ -147,6 +147,11 @@ class ChannelSet(Mapping[str, Channel]):
         ]
         return max(fits, key=lambda adapter: len(adapter.conversation_prefix), default=None)
 
+    def name_of(self, conversation_id: str) -> str | None:
+        """The name of the channel whose prefix ``conversation_id`` has, if any."""
+        adapter = self.of_conversation(conversation_id)
+        return adapter.name if adapter else None
+
     async def on_handoff(self, conversation_id: str) -> None:
         adapter = self.of_conversation(conversation_id)
         if adapter:
