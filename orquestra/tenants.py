@@ -18,11 +18,12 @@ import time
 
 from orquestra.health import live_consumers
 from orquestra.pack_check import check_pack
+from services.gateway.channels.registry import SECTIONS
 from shared.connections import connect_sync
 from shared.keys import Keys
 from shared.pack import PackError
 from shared.settings import get_settings
-from shared.tenants import TenantsError, tenants_of
+from shared.tenants import Tenant, TenantsError, tenants_of
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -33,7 +34,7 @@ def _check(args: argparse.Namespace) -> int:
         print("ORQ_TENANTS is not set: one business, pack " + repr(settings.pack))
         return 1 if check_pack(settings.pack) else 0
     try:
-        tenants = tenants_of(settings)
+        tenants = tenants_of(settings, SECTIONS)
     except TenantsError as exc:
         print(f"refused: {exc}")
         return 1
@@ -43,14 +44,24 @@ def _check(args: argparse.Namespace) -> int:
             failed = True
             print(f"{tenant.id}: {tenant.problem}")
             continue
-        numbers = len(tenant.whatsapp.phone_number_ids) if tenant.whatsapp else 0
         problems = check_pack(tenant.settings.pack)
         state = f"{len(problems)} problem(s) in its pack" if problems else "ok"
-        print(f"{tenant.id}: pack {tenant.pack.name!r}, {numbers} WhatsApp number(s): {state}")
+        print(f"{tenant.id}: pack {tenant.pack.name!r}, {channels_of(tenant)}: {state}")
         for problem in problems:
             print(f"  {problem}")
         failed = failed or bool(problems)
     return 1 if failed else 0
+
+
+def channels_of(tenant: Tenant) -> str:
+    """The channels a tenant's entry configures, each with how many route ids it has
+    (``whatsapp (1 WhatsApp number)``), or that it has none of its own."""
+    said = []
+    for name, section in tenant.channels.items():
+        spec = SECTIONS[name]
+        count = len(list(spec.routes(section)))
+        said.append(f"{name} ({count} {spec.label}{'' if count == 1 else '(s)'})")
+    return "channels " + ", ".join(said) if said else "no channel of its own"
 
 
 def _applied(applied: str, entry: str) -> bool:
@@ -62,7 +73,7 @@ def _applied(applied: str, entry: str) -> bool:
 def _reload(args: argparse.Namespace) -> int:
     settings = get_settings()
     try:
-        tenants = tenants_of(settings)
+        tenants = tenants_of(settings, SECTIONS)
     except (TenantsError, PackError) as exc:
         print(f"refused, nothing reloaded: {exc}")
         return 1

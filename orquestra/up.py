@@ -31,6 +31,7 @@ import httpx
 
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import EmbeddedRedis, reachable
+from services.gateway.channels.registry import SECTIONS
 from services.registry import SERVICES
 from shared.pack import PackError
 from shared.settings import get_settings
@@ -286,7 +287,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     settings = get_settings()
     try:
-        for tenant in tenants_of(settings):
+        for tenant in tenants_of(settings, SECTIONS):
             if tenant.problem:
                 print(f"orquestra up: {tenant.problem}", file=sys.stderr)
     except (TenantsError, PackError) as exc:

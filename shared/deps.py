@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Annotated
 
@@ -72,8 +72,11 @@ class Deployment:
     # The tenant a token names itself, if its kind does (the gateway's web chat tokens, made
     # for one conversation of one tenant: the route's own check then verifies it).
     token_tenant: Callable[[str], str | None] | None = None
+    # The (channel, route id) pairs of a tenant's channel sections that route an inbound
+    # webhook to it (a business number, an instance, an account): the gateway's channels say.
+    channel_routes: Callable[[Tenant], Iterable[tuple[str, str]]] | None = None
     _owners: dict[bytes, str] = field(default_factory=dict, init=False, repr=False)
-    _numbers: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _routes: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)
     # Each tenant's dependencies as the operator sees them (its admin token is the
     # operator's), made once rather than per request.
     _as_operator: dict[str, AppDeps] = field(default_factory=dict, init=False, repr=False)
@@ -89,8 +92,8 @@ class Deployment:
             for token in (tenant.settings.admin_token, tenant.settings.api_token):
                 if token:
                     self._owners[_digest(token)] = tenant.id
-            for number in tenant.whatsapp.phone_number_ids if tenant.whatsapp else []:
-                self._numbers[number] = tenant.id
+            for route in self.channel_routes(tenant) if self.channel_routes else ():
+                self._routes[route] = tenant.id
 
     @property
     def single(self) -> bool:
@@ -114,13 +117,13 @@ class Deployment:
             raise _refuse(503, problem)
         raise _refuse(404, f"no tenant {tenant_id!r} in this deployment")
 
-    def of_numbers(self, numbers: set[str]) -> AppDeps | None:
-        """The dependencies of the one tenant the WhatsApp business numbers of a webhook all
-        belong to; None when they name no tenant, an unknown number or two tenants. A
-        deployment of one answers for every number, as before."""
+    def of_routes(self, channel: str, routes: set[str]) -> AppDeps | None:
+        """The dependencies of the one tenant the route ids of a ``channel``'s webhook (its
+        business numbers, its instance...) all belong to; None when they name no tenant, an
+        unknown id or two tenants. A deployment of one answers for every id, as before."""
         if self.single:
             return self.any()
-        owners = {self._numbers.get(number) for number in numbers}
+        owners = {self._routes.get((channel, route)) for route in routes}
         if len(owners) != 1 or None in owners:
             return None
         [tenant_id] = owners

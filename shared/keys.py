@@ -236,24 +236,15 @@ class Keys:
         """Hash: the turn, the plan and every part received for it."""
         return f"{self.prefix}turn:{{{self.qualified(turn_id)}}}:merge"
 
-    # WhatsApp channel (single-key operations only, so each key is its own hash tag)
-    def wa_delivery(self, wamid: str) -> str:
-        """Hash: the delivery record of one outbound WhatsApp message (status, turn, errors)."""
-        return f"{self.prefix}wa:delivery:{{{self._t}{wamid}}}"
+    # A channel's own records (its folder names them: ``tag`` is its short name, e.g. "wa")
+    def channel_item(self, tag: str, kind: str, scope: str) -> str:
+        """A channel's record of one ``scope`` (a sent message's id, a pacing scope...):
+        single-key operations only, so each key is its own hash tag."""
+        return f"{self.prefix}{tag}:{kind}:{{{self._t}{scope}}}"
 
-    def wa_pace(self, scope: str) -> str:
-        """Earliest send time (epoch ms) after throttling: per business number or recipient."""
-        return f"{self.prefix}wa:pace:{{{self._t}{scope}}}"
-
-    @property
-    def wa_health(self) -> str:
-        """Hash: the WhatsApp channel's last errors and successes, read by /healthz."""
-        return f"{self.prefix}{self._t}wa:health"
-
-    @property
-    def wa_events(self) -> str:
-        """List: webhook events that belong to no conversation (account, templates, errors)."""
-        return f"{self.prefix}{self._t}wa:events"
+    def channel_global(self, tag: str, kind: str) -> str:
+        """A channel's one record of the tenant (its health, events of no conversation)."""
+        return f"{self.prefix}{self._t}{tag}:{kind}"
 
     # Global, partitioned
     def merge_deadlines(self, turn_id: str) -> str:

@@ -41,7 +41,7 @@ from shared.pack import PackError, load_pack
 from shared.service import Lookup, Runtime, SharedLoop, for_tenant, make_runtime
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
-from shared.tenants import Tenant, TenantsError, tenants_of
+from shared.tenants import Sections, Tenant, TenantsError, tenants_of
 from shared.tracing import TracingConfigError
 
 Build = Callable[[Runtime, Tenant], None]
@@ -127,11 +127,18 @@ class Tenancy:
     """The tenants one process serves, each on a runtime of its own, rebuilt on a reload."""
 
     def __init__(
-        self, base: Runtime, build: Build, settings: Settings, retire_after_s: float = 0.0
+        self,
+        base: Runtime,
+        build: Build,
+        settings: Settings,
+        retire_after_s: float = 0.0,
+        sections: Sections | None = None,
     ) -> None:
         self.base = base
         self.build = build
         self.settings = settings
+        # The channel sections of a tenant's entry this process reads (the gateway's).
+        self.sections = sections
         # How long a replaced runtime's resources stay open after a reload, for the work it
         # has in flight (the gateway: its longest long-poll); then its stop hooks run.
         self.retire_after_s = retire_after_s
@@ -229,7 +236,7 @@ class Tenancy:
         """Read the tenants and their packs again; build ``only`` (every tenant: None) anew."""
         load_pack.cache_clear()
         try:
-            fresh = tenants_of(self.settings)
+            fresh = tenants_of(self.settings, self.sections)
         except (TenantsError, PackError) as exc:
             self.base.log.error("reload refused, tenants unchanged", error=str(exc))
             return
@@ -292,18 +299,19 @@ def make_tenancy(
     *,
     topology: Topology,
     retire_after_s: float = 0.0,
+    sections: Sections | None = None,
 ) -> tuple[Runtime, Tenancy, list[Tenant]]:
     """The process's base runtime and its ``Tenancy`` (not built yet), and the tenants.
     ``TenantsError`` when the tenants file is bad or no tenant's pack loads."""
     settings = settings or get_settings()
-    tenants = tenants_of(settings)
+    tenants = tenants_of(settings, sections)
     enabled = [tenant for tenant in tenants if tenant.pack is not None]
     if not enabled:
         problems = "; ".join(tenant.problem or tenant.id for tenant in tenants)
         raise TenantsError(f"no tenant can be served: {problems}")
     base = make_runtime(spec, settings, topology=topology, tenant=enabled[0])
     base.log = get_logger(spec.name)
-    tenancy = Tenancy(base, build, settings, retire_after_s)
+    tenancy = Tenancy(base, build, settings, retire_after_s, sections)
 
     async def watch_reloads() -> None:
         await tenancy.watch_reloads()

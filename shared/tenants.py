@@ -2,9 +2,16 @@
 
 Without ``ORQ_TENANTS`` a deployment serves one business from today's settings, and its tenant
 id is empty: every key keeps its name (no migration). With it, each tenant has its own pack,
-tokens and WhatsApp numbers; conversations live under ``{tenant~conversation}`` keys (``~`` is
+tokens and channels; conversations live under ``{tenant~conversation}`` keys (``~`` is
 not allowed in conversation ids, so no two tenants' keys can meet), and ``ORQ_ADMIN_TOKEN``
 becomes the operator's token, valid for every tenant that a request names.
+
+A tenant's entry also holds one section per channel it uses (``whatsapp:``, and whatever other
+channels the gateway registers), each named after its channel. ``shared/`` knows no channel:
+the gateway passes its channels' sections (``TenantSection``: the section's model and the ids in
+it that route an inbound webhook to its tenant) to ``tenants_of``, which validates each and
+refuses an id two tenants claim. A process that passes none (a worker, which never reads a
+channel's settings) keeps the sections as they are, unread.
 
 A bad file is refused at start with every problem it has, each naming the tenant and the field
 (``orquestra tenants check`` prints the same). A tenant whose *pack* does not load is not a
@@ -14,11 +21,19 @@ configuration error of the deployment: that tenant is disabled, said at start an
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from shared.pack import Pack, PackError, load_pack
 from shared.settings import Settings
@@ -34,24 +49,37 @@ class TenantsError(ValueError):
     """``ORQ_TENANTS`` names a file that is missing or does not describe valid tenants."""
 
 
-class TenantWhatsApp(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(frozen=True)
+class TenantSection:
+    """A channel's part of a tenant's entry: its model, and the ids in it that route an
+    inbound webhook to its tenant (business numbers, instance names...), which must each be
+    one tenant's."""
 
-    phone_number_ids: list[Annotated[str, StringConstraints(min_length=1)]] = Field(min_length=1)
-    app_secret: str | None = None
-    access_token: str | None = None
+    model: type[BaseModel]
+    routes: Callable[[Any], Iterable[str]]
+    # What one route id is, for messages ("WhatsApp number").
+    label: str
+
+
+# A channel's name → its section (the gateway's channel registry gives these).
+Sections = Mapping[str, TenantSection]
 
 
 class TenantConfig(BaseModel):
-    """One business of the deployment, as ``tenants.yaml`` lists it."""
+    """One business of the deployment, as ``tenants.yaml`` lists it. Any other key is a
+    channel's section (a mapping), kept in ``channels``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
 
     id: Annotated[str, StringConstraints(pattern=TENANT_ID)]
     pack: Annotated[str, StringConstraints(min_length=1)]
     admin_token: Annotated[str, StringConstraints(min_length=16)]
     api_token: Annotated[str, StringConstraints(min_length=16)] | None = None
-    whatsapp: TenantWhatsApp | None = None
+
+    @property
+    def channels(self) -> dict[str, Any]:
+        """The channel sections, by channel name (raw mappings until ``with_sections``)."""
+        return dict(self.model_extra or {})
 
 
 class TenantsFile(BaseModel):
@@ -60,12 +88,40 @@ class TenantsFile(BaseModel):
     tenants: list[TenantConfig] = Field(min_length=1)
 
 
-def _clashes(tenants: list[TenantConfig], operator_token: str | None) -> list[str]:
-    """Ids, tokens and WhatsApp numbers must each name one tenant only."""
+def with_sections(
+    configs: list[TenantConfig], sections: Sections | None, data: object
+) -> tuple[list[TenantConfig], list[str]]:
+    """Each tenant's channel sections validated by their channel's model; the configs with
+    the models in place, and the problems. A key that is no channel's section (a mapping, and
+    with ``sections`` a known channel's) is an unknown field: a misspelt ``api_tokn`` silently
+    ignored would leave the tenant without its token."""
+    problems: list[str] = []
+    for index, config in enumerate(configs):
+        for name, raw in config.channels.items():
+            section = sections.get(name) if sections is not None else None
+            if not isinstance(raw, dict) or (sections is not None and section is None):
+                problems.append(f"tenant {config.id!r} {name}: unknown field")
+                continue
+            if section is None:
+                continue
+            try:
+                setattr(config, name, section.model.model_validate(raw))
+            except ValidationError as exc:
+                problems += [
+                    f"{_where(('tenants', index, name, *e['loc']), data)}: {e['msg']}"
+                    for e in exc.errors()
+                ]
+    return configs, problems
+
+
+def _clashes(
+    tenants: list[TenantConfig], operator_token: str | None, sections: Sections
+) -> list[str]:
+    """Ids, tokens and each channel's route ids must each name one tenant only."""
     problems: list[str] = []
     seen_ids: set[str] = set()
     tokens: dict[str, str] = {}
-    numbers: dict[str, str] = {}
+    routes: dict[tuple[str, str], str] = {}
     if operator_token:
         tokens[operator_token] = "the operator (ORQ_ADMIN_TOKEN)"
     for tenant in tenants:
@@ -80,13 +136,16 @@ def _clashes(tenants: list[TenantConfig], operator_token: str | None) -> list[st
                     f"tenant {tenant.id!r}: {field} is also the token of {tokens[token]}"
                 )
             tokens.setdefault(token, f"tenant {tenant.id!r}")
-        for number in tenant.whatsapp.phone_number_ids if tenant.whatsapp else []:
-            if number in numbers:
-                problems.append(
-                    f"tenant {tenant.id!r}: WhatsApp number {number} is also tenant "
-                    f"{numbers[number]!r}'s"
-                )
-            numbers.setdefault(number, tenant.id)
+        for name, value in tenant.channels.items():
+            section = sections.get(name)
+            if section is None or not isinstance(value, section.model):  # not read, or invalid
+                continue
+            for route in section.routes(value):
+                owner = routes.setdefault((name, route), tenant.id)
+                if owner != tenant.id:
+                    problems.append(
+                        f"tenant {tenant.id!r}: {section.label} {route} is also tenant {owner!r}'s"
+                    )
     return problems
 
 
@@ -103,8 +162,11 @@ def _where(location: tuple[int | str, ...], data: object) -> str:
     return ".".join(str(part) for part in location) or "the file"
 
 
-def parse_tenants(text: str, source: str, operator_token: str | None) -> list[TenantConfig]:
-    """The tenants ``text`` describes, or a ``TenantsError`` listing every problem."""
+def parse_tenants(
+    text: str, source: str, operator_token: str | None, sections: Sections | None = None
+) -> list[TenantConfig]:
+    """The tenants ``text`` describes, or a ``TenantsError`` listing every problem. With
+    ``sections``, each tenant's channel sections are validated (see the module's doc)."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -114,12 +176,14 @@ def parse_tenants(text: str, source: str, operator_token: str | None) -> list[Te
     except ValidationError as exc:
         problems = [f"{_where(e['loc'], data)}: {e['msg']}" for e in exc.errors()]
         raise TenantsError(f"{source}: " + "; ".join(problems)) from exc
-    if problems := _clashes(parsed.tenants, operator_token):
+    configs, problems = with_sections(parsed.tenants, sections, data)
+    problems += _clashes(configs, operator_token, sections or {})
+    if problems:
         raise TenantsError(f"{source}: " + "; ".join(problems))
-    return parsed.tenants
+    return configs
 
 
-def read_tenants(settings: Settings) -> list[TenantConfig] | None:
+def read_tenants(settings: Settings, sections: Sections | None = None) -> list[TenantConfig] | None:
     """The tenants of ``ORQ_TENANTS``; None without it (one business, today's settings)."""
     if not settings.tenants:
         return None
@@ -128,7 +192,7 @@ def read_tenants(settings: Settings) -> list[TenantConfig] | None:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TenantsError(f"ORQ_TENANTS={settings.tenants}: cannot read it: {exc}") from exc
-    return parse_tenants(text, str(path), settings.admin_token)
+    return parse_tenants(text, str(path), settings.admin_token, sections)
 
 
 class Tenant(BaseModel):
@@ -140,17 +204,19 @@ class Tenant(BaseModel):
     settings: Settings
     pack: Pack | None
     problem: str | None = None
-    whatsapp: TenantWhatsApp | None = None
+    # Its channel sections by channel name (each channel's model, when ``tenants_of`` was
+    # given the sections); empty for the single business, whose channels read the environment.
+    channels: dict[str, Any] = Field(default_factory=dict)
 
 
-def tenants_of(settings: Settings) -> list[Tenant]:
+def tenants_of(settings: Settings, sections: Sections | None = None) -> list[Tenant]:
     """Every tenant a process serves, each with its own settings (pack and tokens).
 
     Raises ``TenantsError`` for a bad ``ORQ_TENANTS`` file (the deployment cannot start), and
     ``PackError`` for the single tenant's bad pack (as before); a bad pack of one of several
     tenants disables that tenant only.
     """
-    configs = read_tenants(settings)
+    configs = read_tenants(settings, sections)
     if configs is None:
         return [Tenant(id="", settings=settings, pack=load_pack(settings.pack))]
     tenants = []
@@ -168,7 +234,13 @@ def tenants_of(settings: Settings) -> list[Tenant]:
         except PackError as exc:
             pack, problem = None, f"tenant {config.id!r} is disabled: its pack does not load: {exc}"
         tenants.append(
-            Tenant(id=config.id, settings=own, pack=pack, problem=problem, whatsapp=config.whatsapp)
+            Tenant(
+                id=config.id,
+                settings=own,
+                pack=pack,
+                problem=problem,
+                channels={name: getattr(config, name) for name in config.channels},
+            )
         )
     return tenants
 

@@ -17,6 +17,7 @@ import uvicorn
 
 from services.gateway.app import create_app
 from services.gateway.auth import exposure_problem
+from services.gateway.channels.registry import SECTIONS
 from shared import tracing
 from shared.logs import setup_logging
 from shared.pack import PackError
@@ -35,7 +36,7 @@ def main() -> None:
     if problem:
         sys.exit(f"gateway: {problem}")
     try:
-        tenants_of(settings)
+        tenants_of(settings, SECTIONS)
     except (TenantsError, PackError) as exc:
         sys.exit(f"gateway: {exc}")
     setup_logging("gateway", settings.log_level, settings.log_json)

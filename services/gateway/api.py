@@ -13,21 +13,18 @@ from pydantic import AfterValidator, BaseModel, Field
 from redis.exceptions import MaxConnectionsError
 
 from services.gateway import auth
-from services.gateway.channels.http import LIMITS as HTTP_LIMITS
 from services.gateway.channels.http import MAX_WAIT_S
+from services.gateway.channels.http import NAME as HTTP
+from services.gateway.channels.registry import MAX_TEXT
 from services.gateway.deps import Deps, GatewayDeps
 from services.gateway.history import MAX_PAGE
 from services.gateway.inbox import Refusal
 from services.gateway.turns import MessageRefused
 from services.gateway.validation import field_error
-from services.gateway.whatsapp.gateway import LIMITS as WHATSAPP_LIMITS
 from services.registry import SERVICES, SLICES
 from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMessage, new_id, utcnow
 from shared.deps import DeploymentDepends
 from shared.metrics import INBOUND, LIVE_SERVICES
-
-# A person's text over HTTP, or a staff message sent through any channel: it fits them all.
-MAX_TEXT = min(HTTP_LIMITS.max_text, WHATSAPP_LIMITS.max_text)
 
 
 def _not_blank(value: str) -> str:
@@ -36,7 +33,8 @@ def _not_blank(value: str) -> str:
     return value
 
 
-# Text a person wrote: within every channel's limit, and something besides spaces.
+# Text a person wrote, or a staff message sent through any channel: within every channel's
+# limit (``registry.MAX_TEXT``), and something besides spaces.
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_not_blank)]
 # The same rule as the body's id: an id a POST cannot use is refused by the GET routes too.
 ConversationPath = Annotated[str, Path(pattern=CONVERSATION_ID_PATTERN)]
@@ -81,7 +79,8 @@ class AgentMessageIn(BaseModel):
     )
     take: bool = Field(default=False, description="Take the conversation from another agent.")
     template: bool = Field(
-        default=False, description="WhatsApp outside the 24-hour window: send the template."
+        default=False,
+        description="Outside the channel's reply window (WhatsApp's 24 hours): send the template.",
     )
 
 
@@ -159,7 +158,7 @@ async def post_message(body: MessageIn, request: Request, deps: Deps) -> Accepte
     if sent_at.tzinfo is None:
         sent_at = sent_at.replace(tzinfo=tz)
     message = InboundMessage(
-        channel="http",
+        channel=HTTP,
         conversation_id=body.conversation_id,
         message_id=body.message_id or new_id(),
         text=body.text,
@@ -173,7 +172,7 @@ async def post_message(body: MessageIn, request: Request, deps: Deps) -> Accepte
         fresh = await deps.turns.ingest(message)
     except MessageRefused as refused:
         raise field_error(refused.field, refused.reason) from None
-    INBOUND.labels("http", "accepted" if fresh else "duplicate", deps.keys.tenant).inc()
+    INBOUND.labels(HTTP, "accepted" if fresh else "duplicate", deps.keys.tenant).inc()
     return Accepted(accepted=True, duplicate=not fresh)
 
 
@@ -314,7 +313,7 @@ async def healthz(deployment: DeploymentDepends) -> JSONResponse:
         "live": live,
         "missing": missing,
     }
-    # Channel detail (e.g. a refused WhatsApp token) and a disabled tenant are shown, not
+    # Channel detail (e.g. a refused access token) and a disabled tenant are shown, not
     # counted: restarting the gateway would not fix them, so they do not make it a 503.
     if deployment.single:
         body.update(await deps.channels.health())

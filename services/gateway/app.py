@@ -27,8 +27,10 @@ from services.gateway import turns as pending
 from services.gateway.api import admin, router
 from services.gateway.bookings import router as bookings_router
 from services.gateway.channels.base import ChannelSet
-from services.gateway.channels.console import ConsoleChannel
 from services.gateway.channels.http import MAX_WAIT_S, HttpChannel
+from services.gateway.channels.http import NAME as HTTP
+from services.gateway.channels.registry import CHANNELS, SECTIONS, routes_of
+from services.gateway.channels.spec import Parts
 from services.gateway.deps import GatewayDeps
 from services.gateway.egress import Egress
 from services.gateway.handoff import Handoff
@@ -50,9 +52,6 @@ from services.gateway.unavailable import (
 from services.gateway.validation import validation_error
 from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
-from services.gateway.whatsapp import WhatsApp
-from services.gateway.whatsapp import router as whatsapp_router
-from services.gateway.whatsapp.settings import WhatsAppSettings, whatsapp_for
 from services.registry import SPECS, TOPOLOGY
 from shared import tracing
 from shared.clock import Clock
@@ -69,17 +68,14 @@ from shared.trial.bookings import BookingStore
 from shared.trial.config import load_trial_config
 
 
-def build(
-    rt: Runtime,
-    whatsapp_settings: WhatsAppSettings | None = None,
-    ack: ReplicaAck | None = None,
-) -> GatewayDeps:
+def build(rt: Runtime, tenant: Tenant | None = None, ack: ReplicaAck | None = None) -> GatewayDeps:
     """Wire the gateway's parts for ``rt``'s tenant; what the route handlers need, in one
-    object. ``whatsapp_settings``: the tenant's (default: the ``WHATSAPP_*`` environment);
-    ``ack``: the replicas an ingest and a delivery claim wait for (default: none)."""
+    object. ``tenant``: whose channel sections configure its channels (default: the single
+    business, whose channels read the environment); ``ack``: the replicas an ingest and a
+    delivery claim wait for (default: none)."""
     ack = ack or ReplicaAck()
     settings = rt.settings
-    ttl = settings.turn_ttl_s
+    tenant = tenant or Tenant(id="", settings=settings, pack=rt.pack)
     history = History(
         rt.redis,
         rt.scripts,
@@ -88,22 +84,14 @@ def build(
         settings.state_ttl_days * 86400,
         settings.turn_ttl_s,
     )
-    http = HttpChannel(
-        rt.redis,
-        rt.scripts,
-        rt.keys,
-        settings,
-        ttl,
-        settings.max_long_polls,
-        settings.replies_kept,
-        history,
-        ack,
-    )
-    whatsapp = WhatsApp(rt, whatsapp_settings, ack)
-    channels = ChannelSet([http, ConsoleChannel(rt.redis, rt.keys, ttl), whatsapp])
-    # Each message's and turn's own adapter is asked: WhatsApp answers turns made only of
-    # media/locations/reactions itself, shows "typing..." while a fragment waits for the rest
-    # of a burst, and has a reply window.
+    parts = Parts(rt, history, tenant, ack)
+    channels = ChannelSet(spec.make(parts) for spec in CHANNELS)
+    http = channels[HTTP]  # the API's own channel: its long-polls read it
+    if not isinstance(http, HttpChannel):
+        raise TypeError(f"channel {HTTP!r} is not the HTTP API's")
+    # Each message's and turn's own adapter is asked: one may answer turns made only of
+    # media/locations/reactions itself, show "typing..." while a fragment waits for the rest
+    # of a burst, or have a reply window.
     turns = TurnKeeper(
         rt.redis,
         rt.scripts,
@@ -119,7 +107,16 @@ def build(
         ack=ack,
     )
     http_client = httpx.AsyncClient(timeout=rt.settings.handoff_webhook_timeout_s)
-    handoff = Handoff(rt.scripts, rt.keys, rt.store, http_client, settings, rt.pack, rt.log)
+    handoff = Handoff(
+        rt.scripts,
+        rt.keys,
+        rt.store,
+        http_client,
+        settings,
+        rt.pack,
+        rt.log,
+        on_handoff=channels.on_handoff,
+    )
     inbox = Inbox(
         rt.redis,
         rt.scripts,
@@ -132,6 +129,7 @@ def build(
         settings.dedupe_ttl_s,
         rt.log,
         channels.reply_window,
+        channels.name_of,
     )
     egress = Egress(channels, turns, handoff, history, rt.log)
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
@@ -152,9 +150,8 @@ def build(
 
     async def close() -> None:
         turns.cancel_timers()
-        await http.aclose()
+        await channels.aclose()
         await http_client.aclose()
-        await whatsapp.aclose()
 
     rt.on_stop.append(close)
     # Bookings belong to the trial service: the gateway reads them and relays staff commands.
@@ -170,7 +167,6 @@ def build(
         clock=Clock(rt.redis, rt.keys, movable=settings.test_clock),
         channels=channels,
         http_channel=http,
-        whatsapp=whatsapp,
         turns=turns,
         history=history,
         handoff=handoff,
@@ -223,7 +219,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ack = ReplicaAck()
 
         def build_tenant(rt: Runtime, tenant: Tenant) -> None:
-            built[tenant.id] = build(rt, whatsapp_for(tenant), ack)
+            built[tenant.id] = build(rt, tenant, ack)
 
         def resolve(tenancy: Tenancy) -> None:
             operator = own.admin_token if own.tenants else None
@@ -233,12 +229,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 dict(deps),
                 operator_token=operator,
                 token_tenant=auth.webchat_tenant,
+                channel_routes=routes_of,
             )
 
         # A tenant's gateway replaced by a reload closes its clients once its longest
         # long-poll could have ended.
         rt, tenancy, tenants = make_tenancy(
-            SPEC, build_tenant, own, topology=TOPOLOGY, retire_after_s=MAX_WAIT_S + 5
+            SPEC,
+            build_tenant,
+            own,
+            topology=TOPOLOGY,
+            retire_after_s=MAX_WAIT_S + 5,
+            sections=SECTIONS,
         )
         serve_bus(rt)
         ack = await replica_ack(rt.redis, own, "gateway")
@@ -259,7 +261,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="orquestra gateway",
         version="1",
-        description="WhatsApp assistant backend: messages in, replies out.",
+        description="Messaging assistant backend: messages in, replies out.",
         lifespan=lifespan,
     )
     app.add_middleware(BodyLimit, max_bytes=(settings or get_settings()).max_body_bytes)
@@ -277,7 +279,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if (staff := spec.admin_router()) is not None:
             app.include_router(staff, dependencies=[Depends(auth.require_admin)])
     app.include_router(privacy_router)
-    app.include_router(whatsapp_router)
+    # Each channel's inbound webhooks, as its spec declares them.
+    for channel in CHANNELS:
+        if (webhooks := channel.router()) is not None:
+            app.include_router(webhooks)
     app.include_router(webchat_router)
     app.include_router(webchat_sessions)
     tracing.instrument_app(app)

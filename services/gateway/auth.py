@@ -1,8 +1,9 @@
 """Who may use which gateway route, decided in one place.
 
 Why it matters: the HTTP channel speaks *as the person* of a conversation, so whoever can post
-to ``POST /v1/messages`` can, say, cancel someone's booking; and WhatsApp conversation ids are
-made of phone numbers, so knowing a number must not be enough. Three kinds of bearer token:
+to ``POST /v1/messages`` can, say, cancel someone's booking; and a messaging channel's
+conversation ids are made of phone numbers, so knowing a number must not be enough. Three kinds
+of bearer token:
 
 - the admin token (``ORQ_ADMIN_TOKEN``): every route;
 - the API token (``ORQ_API_TOKEN``): the HTTP channel (messages and replies) of any conversation;
@@ -10,8 +11,9 @@ made of phone numbers, so knowing a number must not be enough. Three kinds of be
   minted by ``POST /v1/webchat/sessions`` for a public page. It posts to and reads the replies of
   that conversation only. Nothing is stored: a session costs no Redis and cannot be listed.
 
-No HTTP channel route writes into a WhatsApp (``wa:``) conversation, not even the admin's: a
-person answers one through the staff inbox (``…/agent-messages``). With neither token set the
+No HTTP channel route writes into a conversation of a channel that refuses it (its spec's
+``http_writes``: a real person's phone, for instance), not even the admin's: a person answers
+one through the staff inbox (``…/agent-messages``). With neither token set the
 HTTP channel is open (local development, with a warning at start), and the gateway refuses to
 listen beyond the loopback interface without an admin token. Tokens are compared in constant
 time. With several tenants (``ORQ_TENANTS``) the token first picks the tenant (``shared/deps.py``)
@@ -31,23 +33,22 @@ from typing import NamedTuple
 
 from fastapi import HTTPException, Request
 
-from services.gateway.whatsapp.parse import CONVERSATION_PREFIX
+from services.gateway.channels.registry import of_conversation
 from shared.deps import AppDepends, bearer, matches
 from shared.settings import Settings
 
 WEBCHAT_TOKEN_PREFIX = "wc_"
 WEB_CONVERSATION_PREFIX = "web:"
-WHATSAPP_CONVERSATION_PREFIX = CONVERSATION_PREFIX
 
 INVALID = "missing or invalid bearer token"
 WEBCHAT_SCOPE = "a web chat token may only post to and read the replies of its own conversation"
 CHANNEL_OFF = (
     "the HTTP channel is off (ORQ_HTTP_CHANNEL=false): this gateway takes messages from "
-    "WhatsApp only"
+    "its other channels only"
 )
-WHATSAPP_WRITE = (
-    "WhatsApp conversations (wa:...) take no messages over HTTP; to answer as a person use "
-    "POST /v1/conversations/{id}/agent-messages"
+CHANNEL_WRITE = (
+    "{name} conversations ({prefix}...) take no messages over HTTP; to answer as a person use "
+    "POST /v1/conversations/{{id}}/agent-messages"
 )
 SESSIONS_OFF = "web chat sessions are off: set ORQ_WEBCHAT_SECRET to enable them"
 
@@ -105,9 +106,12 @@ def channel_refusal(
 
 
 def write_refusal(conversation_id: str) -> Refusal | None:
-    """Writing into a conversation over HTTP, whoever asks."""
-    if conversation_id.startswith(WHATSAPP_CONVERSATION_PREFIX):
-        return Refusal(403, WHATSAPP_WRITE)
+    """Writing into a conversation over HTTP, whoever asks: refused for a conversation of a
+    channel that takes no HTTP writes."""
+    channel = of_conversation(conversation_id)
+    if channel is not None and not channel.http_writes:
+        reason = CHANNEL_WRITE.format(name=channel.name, prefix=channel.conversation_prefix)
+        return Refusal(403, reason)
     return None
 
 

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from services.gateway.inbox import Inbox
     from services.gateway.privacy import Privacy
     from services.gateway.turns import Publish, TurnKeeper
-    from services.gateway.whatsapp.gateway import WhatsApp
     from shared.clock import Clock
     from shared.scheduled import ScheduleStore
     from shared.state import StateStore
@@ -38,7 +37,6 @@ class GatewayDeps(AppDeps):
     clock: Clock
     channels: ChannelSet
     http_channel: HttpChannel
-    whatsapp: WhatsApp
     turns: TurnKeeper
     history: History
     handoff: Handoff

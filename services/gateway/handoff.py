@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import httpx
@@ -40,6 +41,8 @@ from shared.state import StateStore, journal_entry
 from shared.sweep import Due, due_members
 
 Owner = Literal["bot", "pending_human", "human"]
+# The conversation's channel, told that the bot handed it to a person (``ChannelSet.on_handoff``).
+OnHandoff = Callable[[str], Awaitable[None]]
 NOTIFY_ATTEMPTS = 3
 SWEEP_BATCH = 100
 
@@ -54,8 +57,10 @@ class Handoff:
         settings: Settings,
         pack: Pack,
         log: FilteringBoundLogger,
+        on_handoff: OnHandoff | None = None,
     ) -> None:
         self.scripts = scripts
+        self.on_handoff = on_handoff
         self.keys = keys
         self.store = store
         self.http = http
@@ -126,6 +131,8 @@ class Handoff:
             event.conversation_id,
             journal_entry("gateway", event.turn_id, "handoff.pending_human", **event.data),
         )
+        if self.on_handoff is not None:
+            await self.on_handoff(event.conversation_id)
         await self._notify(event.conversation_id, event.turn_id, event.data, remind=False)
 
     async def remind(self, conversation_id: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,7 +31,6 @@ from shared.pack import Pack
 from shared.state import StateStore, journal_entry
 
 SCAN_BATCH = 100
-ECHO_AGENT = "whatsapp-app"
 SUMMARY_JOURNAL = 60  # journal entries read for a row's summary: the last few turns
 MAX_SCANNED = 5000
 
@@ -90,6 +90,7 @@ class Inbox:
         claim_ttl_s: int,
         log: FilteringBoundLogger,
         reply_window: ReplyWindow,
+        channel_of: Callable[[str], str | None],
     ) -> None:
         self.redis = redis
         self.scripts = scripts
@@ -103,6 +104,9 @@ class Inbox:
         self.claim_ttl_s = claim_ttl_s
         self.log = log
         self.reply_window = reply_window
+        # The channel a conversation id belongs to by its prefix, for a conversation whose
+        # meta names none yet (a person wrote on the provider's side before the customer did).
+        self.channel_of = channel_of
 
     async def exists(self, conversation_id: str) -> bool:
         return bool(await self.redis.hexists(self.keys.state(conversation_id), "meta"))
@@ -195,12 +199,13 @@ class Inbox:
         if refusal is not None:
             return refusal
         assert meta is not None
-        window = self.reply_window(meta.get("channel") or "")
+        channel = meta.get("channel") or self.channel_of(conversation_id) or "http"
+        window = self.reply_window(channel)
         if window_closed(meta, utcnow(), window) and not template:
             return Refusal(
                 409,
                 "window_closed",
-                "outside WhatsApp's 24-hour window: send the pack's template with template=true",
+                "outside the channel's reply window: send the pack's template with template=true",
             )
         message_id = agent_message_id(conversation_id, client_message_id)
         if client_message_id is not None:
@@ -215,7 +220,7 @@ class Inbox:
         reply = Reply(
             turn_id=message_id,
             conversation_id=conversation_id,
-            channel=meta.get("channel") or "http",
+            channel=channel,
             to=meta.get("contact"),
             text=text,
             bubbles=[text],
@@ -248,12 +253,14 @@ class Inbox:
         return message_id, False
 
     async def record_echo(
-        self, conversation_id: str, message_id: str, text: str, at: datetime
+        self, conversation_id: str, message_id: str, text: str, at: datetime, agent: str
     ) -> bool:
-        """A message the business sent from the WhatsApp Business app on the same number:
-        into the history once, and the conversation becomes human-owned by ``whatsapp-app``
-        so the bot does not talk over a person. False for a redelivered echo."""
-        entry = history_entry(message_id, "agent", text, at, ECHO_AGENT)
+        """A message a person sent into the conversation outside this inbox, as its channel
+        saw it (the WhatsApp Business app on the same number, an agent in the channel's own
+        inbox, the business phone): into the history once, and the conversation becomes
+        human-owned by ``agent`` so the bot does not talk over a person. False for a
+        redelivered echo."""
+        entry = history_entry(message_id, "agent", text, at, agent)
         written = await self.scripts.history_once(
             keys=[
                 self.keys.history_claim(conversation_id, message_id),
@@ -266,11 +273,11 @@ class Inbox:
         await self.redis.zadd(self.keys.conversation_index, {conversation_id: now_ms()}, gt=True)
         owner = await self.handoff.owner(conversation_id)
         if owner != "human":
-            await self.handoff.assign(conversation_id, "human", by=ECHO_AGENT, reason="echo")
+            await self.handoff.assign(conversation_id, "human", by=agent, reason="echo")
         else:
-            await self.handoff.staff_wrote(conversation_id, ECHO_AGENT)
+            await self.handoff.staff_wrote(conversation_id, agent)
         await self.store.append_journal(
             conversation_id,
-            journal_entry("gateway", message_id, "agent.echo", agent=ECHO_AGENT, text=text),
+            journal_entry("gateway", message_id, "agent.echo", agent=agent, text=text),
         )
         return True

@@ -1,6 +1,7 @@
 """The gateway: channels in and out, turns, handoff; owns the ``meta`` slice (written by its
 Lua scripts)."""
 
+from services.gateway.channels.registry import PACK_SECTIONS
 from shared.spec import Consumes, Owns, ServiceSpec
 
 SPEC = ServiceSpec(
@@ -11,7 +12,7 @@ SPEC = ServiceSpec(
     publishes=("turns", "commands.trial"),
     in_process=False,
     pack=(
-        ("whatsapp", "services.gateway.whatsapp.notices:WhatsAppPack"),
+        *PACK_SECTIONS,
         ("inbox", "services.gateway.summary:InboxConfig"),
     ),
     journal="services.gateway.journal:JOURNAL",

@@ -4,6 +4,9 @@ three tenants through the real gateway over HTTP.
 - ``ctsmash`` (pack ctsmash: beach tennis, trial classes) with an admin and an API token and a
   WhatsApp number;
 - ``revoluna`` (pack staffing: no trial classes) likewise, with its own number and app secret;
+- both also on an Evolution API instance and a Chatwoot account of their own, each with its own
+  API key, bot token and webhook secret (the fake Evolution server and fake Chatwoot record
+  which credentials each reply went with);
 - ``broken``, whose pack folder holds invalid YAML: disabled, while the others serve.
 
 ``ORQ_ADMIN_TOKEN`` is the operator's token, which names its tenant with ``X-Orq-Tenant``.
@@ -22,7 +25,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,6 +42,10 @@ from shared.faq.config import FaqConfig
 from shared.pack import Pack, load_pack
 from tests.e2e.journey import Chat, assert_said, eventually
 from tests.support.browser import WAIT_S
+from tests.support.fake_chatwoot import FakeChatwoot
+from tests.support.fake_chatwoot import incoming as chatwoot_message
+from tests.support.fake_chatwoot import sign as chatwoot_sign
+from tests.support.fake_evolution import FakeEvolution, evolution_jwt, upsert
 from tests.support.fake_graph import FakeGraph, message_webhook, sign
 from tests.system import System
 
@@ -59,6 +66,15 @@ CT_SECRET = "ct-app-secret-" + uuid.uuid4().hex
 RV_SECRET = "rv-app-secret-" + uuid.uuid4().hex
 CT_GRAPH_TOKEN = "ct-graph-" + uuid.uuid4().hex
 RV_GRAPH_TOKEN = "rv-graph-" + uuid.uuid4().hex
+
+# Each tenant's Evolution instance and Chatwoot account, with credentials of its own.
+CT_INSTANCE, RV_INSTANCE = "ct-recepcao", "rv-recepcao"
+CT_EVO_KEY, RV_EVO_KEY = "ct-evo-" + uuid.uuid4().hex, "rv-evo-" + uuid.uuid4().hex
+CT_EVO_SECRET = "ct-evo-secret-" + uuid.uuid4().hex
+RV_EVO_SECRET = "rv-evo-secret-" + uuid.uuid4().hex
+CT_ACCOUNT, RV_ACCOUNT, NO_ACCOUNT = 11, 22, 33
+CT_CW_TOKEN, RV_CW_TOKEN = "ct-cw-" + uuid.uuid4().hex, "rv-cw-" + uuid.uuid4().hex
+CT_CW_SECRET, RV_CW_SECRET = "ct-cw-secret-" + uuid.uuid4().hex, "rv-cw-secret-" + uuid.uuid4().hex
 
 WEBCHAT_SECRET = "webchat-" + uuid.uuid4().hex
 HEADER = "X-Orq-Tenant"
@@ -103,6 +119,8 @@ class Deployment:
 
     system: System
     graph: FakeGraph
+    evolution: FakeEvolution
+    chatwoot: FakeChatwoot
     http: httpx.Client  # no default token: every request says who it is
     ct: System  # the system as ctsmash's admin token sees it
     rv: System  # the system as revoluna's admin token sees it
@@ -172,6 +190,16 @@ def deployment(
                     "app_secret": CT_SECRET,
                     "access_token": CT_GRAPH_TOKEN,
                 },
+                "evolution": {
+                    "instances": [CT_INSTANCE],
+                    "api_key": CT_EVO_KEY,
+                    "webhook_secret": CT_EVO_SECRET,
+                },
+                "chatwoot": {
+                    "accounts": [CT_ACCOUNT],
+                    "bot_token": CT_CW_TOKEN,
+                    "webhook_secret": CT_CW_SECRET,
+                },
             },
             {
                 "id": "revoluna",
@@ -182,6 +210,16 @@ def deployment(
                     "phone_number_ids": [RV_NUMBER],
                     "app_secret": RV_SECRET,
                     "access_token": RV_GRAPH_TOKEN,
+                },
+                "evolution": {
+                    "instances": [RV_INSTANCE],
+                    "api_key": RV_EVO_KEY,
+                    "webhook_secret": RV_EVO_SECRET,
+                },
+                "chatwoot": {
+                    "accounts": [RV_ACCOUNT],
+                    "bot_token": RV_CW_TOKEN,
+                    "webhook_secret": RV_CW_SECRET,
                 },
             },
             {
@@ -195,6 +233,8 @@ def deployment(
     path.write_text(yaml.safe_dump(tenants), encoding="utf-8")
     with (
         FakeGraph.running(CT_GRAPH_TOKEN) as graph,
+        FakeEvolution.running(CT_EVO_KEY, RV_EVO_KEY) as evolution,
+        FakeChatwoot.running(CT_CW_TOKEN, RV_CW_TOKEN) as chatwoot,
         System.up(
             redis_url,
             f"{prefix}tenants:",
@@ -206,12 +246,14 @@ def deployment(
             WHATSAPP_GRAPH_BASE_URL=graph.base_url,
             WHATSAPP_RETRY_BASE_MS="20",
             WHATSAPP_RETRY_MAX_MS="100",
+            EVOLUTION_URL=evolution.base_url,
+            CHATWOOT_URL=chatwoot.base_url,
         ) as system,
         httpx.Client(base_url=system.base_url, timeout=30) as http,
     ):
         ct, rv = seen_as(system, CT_ADMIN), seen_as(system, RV_ADMIN)
         try:
-            yield Deployment(system, graph, http, ct, rv)
+            yield Deployment(system, graph, evolution, chatwoot, http, ct, rv)
         finally:
             ct.http.close()
             rv.http.close()
@@ -625,6 +667,110 @@ def test_a_number_of_no_tenant_reaches_no_tenant(deployment: Deployment) -> None
         assert deployment.status(f"/v1/conversations/{cid}", token, tenant) == 404
         assert deployment.status(f"/v1/conversations/{cid}/journal", token, tenant) == 404
         assert cid not in deployment.listed(token, tenant)
+
+
+def turns_of(deployment: Deployment, cid: str, token: str) -> list[list[str]]:
+    response = deployment.http.get(f"/v1/conversations/{cid}/journal", headers=auth(token))
+    entries = response.json()["entries"] if response.status_code == 200 else []
+    return [e["messages"] for e in entries if e["event"] == "turn.started"]
+
+
+@pytest.mark.parametrize(
+    ("instance", "secret", "other_secret", "key", "owner", "stranger"),
+    [
+        (CT_INSTANCE, CT_EVO_SECRET, RV_EVO_SECRET, CT_EVO_KEY, CT_ADMIN, RV_ADMIN),
+        (RV_INSTANCE, RV_EVO_SECRET, CT_EVO_SECRET, RV_EVO_KEY, RV_ADMIN, CT_ADMIN),
+    ],
+    ids=["ctsmash", "revoluna"],
+)
+def test_an_evolution_instance_is_its_tenants_with_its_own_secret_and_key(
+    deployment: Deployment,
+    instance: str,
+    secret: str,
+    other_secret: str,
+    key: str,
+    owner: str,
+    stranger: str,
+) -> None:
+    """A webhook of a tenant's instance must carry that tenant's secret (another tenant's is
+    as bad as none); the conversation is that tenant's only, and its reply goes to that
+    instance with that tenant's API key."""
+    number = f"55119{uuid.uuid4().int % 10**8:08d}"
+    cid = f"evo:{instance}:{number}"
+    forged = upsert(instance, number, "3EB0F" + uuid.uuid4().hex[:12], "cancela", int(time.time()))
+    for headers in ({"authorization": f"Bearer {evolution_jwt(other_secret)}"}, {}):
+        assert (
+            deployment.http.post("/webhooks/evolution", json=forged, headers=headers).status_code
+            == 401
+        )
+    assert deployment.status(f"/v1/conversations/{cid}/journal", owner) == 404
+    body = upsert(instance, number, "3EB0A" + uuid.uuid4().hex[:12], "onde fica?", int(time.time()))
+    headers = {"x-webhook-token": secret}
+    assert (
+        deployment.http.post("/webhooks/evolution", json=body, headers=headers).status_code == 200
+    )
+    assert eventually(lambda: turns_of(deployment, cid, owner), what=cid) == [["onde fica?"]]
+    assert deployment.status(f"/v1/conversations/{cid}", stranger) == 404
+    deployment.evolution.wait_for(lambda _: bool(deployment.evolution.sends(number)))
+    sent = deployment.evolution.sends(number)
+    assert {r.path for r in sent} == {f"/message/sendText/{instance}"}
+    assert {r.headers["apikey"] for r in sent} == {key}
+
+
+@pytest.mark.parametrize(
+    ("account", "secret", "other_secret", "token", "owner", "stranger"),
+    [
+        (CT_ACCOUNT, CT_CW_SECRET, RV_CW_SECRET, CT_CW_TOKEN, CT_ADMIN, RV_ADMIN),
+        (RV_ACCOUNT, RV_CW_SECRET, CT_CW_SECRET, RV_CW_TOKEN, RV_ADMIN, CT_ADMIN),
+    ],
+    ids=["ctsmash", "revoluna"],
+)
+def test_a_chatwoot_account_is_its_tenants_with_its_own_secret_and_bot_token(
+    deployment: Deployment,
+    account: int,
+    secret: str,
+    other_secret: str,
+    token: str,
+    owner: str,
+    stranger: str,
+) -> None:
+    conversation = uuid.uuid4().int % 10**6
+    cid = f"cw:{account}:{conversation}"
+    now = datetime.now(UTC)
+    body = chatwoot_message(
+        account, conversation, conversation, "onde fica?", now, status="pending"
+    )
+    raw = json.dumps(body).encode()
+    refused = deployment.http.post(
+        "/webhooks/chatwoot", content=raw, headers=chatwoot_sign(raw, other_secret)
+    )
+    assert refused.status_code == 401
+    assert deployment.http.post("/webhooks/chatwoot", content=raw).status_code == 401
+    assert deployment.status(f"/v1/conversations/{cid}/journal", owner) == 404
+    accepted = deployment.http.post(
+        "/webhooks/chatwoot", content=raw, headers=chatwoot_sign(raw, secret)
+    )
+    assert accepted.status_code == 200
+    assert eventually(lambda: turns_of(deployment, cid, owner), what=cid) == [["onde fica?"]]
+    assert deployment.status(f"/v1/conversations/{cid}", stranger) == 404
+    deployment.chatwoot.wait_for(lambda _: bool(deployment.chatwoot.posts(account, conversation)))
+    sent = deployment.chatwoot.posts(account, conversation)
+    assert {r.headers["api_access_token"] for r in sent} == {token}
+
+
+def test_an_account_or_instance_of_no_tenant_reaches_no_tenant(deployment: Deployment) -> None:
+    body = chatwoot_message(NO_ACCOUNT, 5, 5, "oi", datetime.now(UTC), status="pending")
+    raw = json.dumps(body).encode()
+    for secret in (CT_CW_SECRET, RV_CW_SECRET):
+        response = deployment.http.post(
+            "/webhooks/chatwoot", content=raw, headers=chatwoot_sign(raw, secret)
+        )
+        assert response.status_code == 404
+    stray = upsert("nobodys-instance", "5511900000000", "3EB0STRAY", "oi", int(time.time()))
+    for secret in (CT_EVO_SECRET, RV_EVO_SECRET):
+        headers = {"x-webhook-token": secret}
+        response = deployment.http.post("/webhooks/evolution", json=stray, headers=headers)
+        assert response.status_code == 401
 
 
 def test_a_web_chat_session_is_its_pages_tenants_and_no_one_elses(deployment: Deployment) -> None:

@@ -28,6 +28,7 @@ import pytest
 import redis as redis_sync
 
 from services.gateway.whatsapp.parse import conversation_id
+from services.gateway.whatsapp.records import delivery_key, events_key
 from shared.contracts import Reply
 from shared.keys import Keys
 from shared.pack import load_pack
@@ -88,10 +89,10 @@ class Env:
         return eventually(lambda: self.events(conv, "reply.delivered"), what=f"delivery in {conv}")
 
     def record(self, wamid: str) -> dict[str, str]:
-        return self.redis.hgetall(self.keys.wa_delivery(wamid))
+        return self.redis.hgetall(delivery_key(self.keys, wamid))
 
     def channel_events(self) -> list[dict[str, Any]]:
-        return [json.loads(e) for e in self.redis.lrange(self.keys.wa_events, 0, -1)]
+        return [json.loads(e) for e in self.redis.lrange(events_key(self.keys), 0, -1)]
 
     @contextmanager
     def outbound_held(self, name: str) -> Iterator[None]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from services.gateway.channels.registry import SECTIONS
 from shared.settings import Settings
 from shared.tenants import (
     SEPARATOR,
@@ -42,7 +43,7 @@ def dump(*tenants: dict[str, object]) -> str:
 def refused(text: str, operator_token: str | None = None) -> str:
     """The message of the ``TenantsError`` the text must raise."""
     with pytest.raises(TenantsError) as raised:
-        parse_tenants(text, SOURCE, operator_token)
+        parse_tenants(text, SOURCE, operator_token, SECTIONS)
     return str(raised.value)
 
 
@@ -61,22 +62,37 @@ def test_a_full_file_gives_each_tenant_its_pack_tokens_and_numbers() -> None:
         ),
         {"id": "revoluna", "pack": "staffing", "admin_token": TOKEN_B},
     )
-    first, second = parse_tenants(text, SOURCE, None)
+    first, second = parse_tenants(text, SOURCE, None, SECTIONS)
     assert (first.id, first.pack, first.admin_token, first.api_token) == (
         "ctsmash",
         "ctsmash",
         TOKEN_A,
         API_A,
     )
-    assert first.whatsapp is not None
-    assert first.whatsapp.phone_number_ids == ["1065403522"]
-    assert (first.whatsapp.app_secret, first.whatsapp.access_token) == ("s3cret", "EAAG-token")
-    assert (second.id, second.pack, second.api_token, second.whatsapp) == (
+    whatsapp = first.channels["whatsapp"]
+    assert whatsapp.phone_number_ids == ["1065403522"]
+    assert (whatsapp.app_secret, whatsapp.access_token) == ("s3cret", "EAAG-token")
+    assert (second.id, second.pack, second.api_token, second.channels) == (
         "revoluna",
         "staffing",
         None,
-        None,
+        {},
     )
+
+
+def test_a_process_reading_no_channel_keeps_the_sections_unread() -> None:
+    """A worker passes no sections: a channel's section is kept as the file has it (the
+    gateway, which reads it, validates it), and a field that is no mapping is still refused."""
+    text = dump(tenant("ctsmash", TOKEN_A, whatsapp={"phone_number_ids": []}))
+    [parsed] = parse_tenants(text, SOURCE, None)
+    assert parsed.channels == {"whatsapp": {"phone_number_ids": []}}
+    with pytest.raises(TenantsError, match="tenant 'ctsmash' api_tokn: unknown field"):
+        parse_tenants(dump(tenant("ctsmash", TOKEN_A, api_tokn=API_A)), SOURCE, None)
+
+
+def test_a_section_of_no_registered_channel_is_refused() -> None:
+    message = refused(dump(tenant("ctsmash", TOKEN_A, telegram={"token": "x"})))
+    assert "tenant 'ctsmash' telegram: unknown field" in message
 
 
 @pytest.mark.parametrize("tid", ["a", "ct-smash-2", "x" * 32, "0-9"])

@@ -47,8 +47,8 @@ def client(**settings: Any) -> tuple[httpx.AsyncClient, Recorder]:
     app = FastAPI()
     app.include_router(router)
     recorder = Recorder(WhatsAppSettings(_env_file=None, **settings))
-    stand_in = SimpleNamespace(whatsapp=recorder, turns=None, inbox=None, keys=Keys())
-    one_business = SimpleNamespace(any=lambda: stand_in, of_numbers=lambda numbers: stand_in)
+    stand_in = SimpleNamespace(channels={"whatsapp": recorder}, turns=None, inbox=None, keys=Keys())
+    one_business = SimpleNamespace(any=lambda: stand_in, of_routes=lambda _, ids: stand_in)
     app.dependency_overrides[deployment] = lambda: one_business
     transport = httpx.ASGITransport(app=app)
     return httpx.AsyncClient(transport=transport, base_url="http://gw"), recorder

@@ -3,13 +3,16 @@
 An adapter declares what its channel allows (``Limits``: the longest text of one message, and
 how long after the customer's last message a free-form message may still go), the scheme of
 its conversation ids, and does its channel's work: deliver a composed reply exactly once per
-turn, answer turns the pipeline should not see (WhatsApp's photos and audios), react while a
-fragment waits for the rest of a burst, and report its provider's health. The gateway never
-branches on a channel's name: it looks the message's or reply's adapter up in ``ChannelSet``.
+turn, answer turns the pipeline should not see (photos and audios), react while a fragment
+waits for the rest of a burst, tell its provider when the bot hands a conversation to a person,
+and report its provider's health. The gateway never branches on a channel's name: it looks the
+message's, reply's or conversation's adapter up in ``ChannelSet``. Each channel is declared in
+its own folder (``spec.py``, see ``channels/spec.py``) and registered in ``registry.py``.
 
-Inbound is each adapter's own routes (WhatsApp's webhook, the HTTP API's ``POST /v1/messages``),
-which parse what their transport posts into ``InboundMessage``s for ``TurnKeeper.ingest``: a
-webhook also carries delivery statuses and echoes, so that side has no common signature.
+Inbound is each channel's own routes (a provider's webhook, the HTTP API's ``POST
+/v1/messages``), which parse what their transport posts into ``InboundMessage``s for
+``TurnKeeper.ingest``: a webhook also carries delivery statuses and a person's messages
+(echoes, which make the conversation a person's), so that side has no common signature.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ HUMAN_OWNER = "human_owner"
 class Delivery:
     """Outcome of handing a reply to a channel."""
 
-    # "sent" | "duplicate" | "failed" | "unknown" (a person's message, see WhatsApp) |
+    # "sent" | "duplicate" | "failed" | "unknown" (a person's message that may have gone) |
     # HUMAN_OWNER
     status: str
     detail: str = ""
@@ -40,7 +43,7 @@ class Limits:
     # The longest text of one message, in or out (one bubble).
     max_text: int
     # How long after the customer's last message a free-form message may still be sent
-    # (WhatsApp: 24 hours, then only an approved template); None: any time.
+    # (e.g. 24 hours, then only an approved template); None: any time.
     reply_window: timedelta | None = None
 
 
@@ -68,25 +71,41 @@ class Channel(Protocol):
         """A fragment ("oi") makes the gateway wait for the rest of the burst."""
         ...
 
+    async def on_handoff(self, conversation_id: str) -> None:
+        """The bot handed the conversation to a person (``handoff.requested``): tell the
+        provider, if it keeps its own idea of who owns a conversation."""
+        ...
+
     async def health(self) -> dict[str, Any] | None:
         """The provider's state for ``/healthz``; None for a channel with nothing to report."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close what the adapter opened (clients, tasks) as its tenant's gateway stops."""
         ...
 
 
 class PlainChannel:
     """What a channel without extras does: no answers of its own (every turn goes through
-    the pipeline), nothing shown while a burst is typed, nothing to report on ``/healthz``;
-    egress checks the conversation's owner before a delivery."""
+    the pipeline), nothing shown while a burst is typed, nobody to tell about a handoff,
+    nothing to report on ``/healthz``, nothing to close; egress checks the conversation's
+    owner before a delivery."""
 
     guards_owner = False
 
-    def own_answer(self, turn: Turn) -> None:
+    def own_answer(self, turn: Turn) -> tuple[Reply, str] | None:
         return None
 
     def on_fragment(self, message: InboundMessage) -> None:
         return None
 
-    async def health(self) -> None:
+    async def on_handoff(self, conversation_id: str) -> None:
+        return None
+
+    async def health(self) -> dict[str, Any] | None:
+        return None
+
+    async def aclose(self) -> None:
         return None
 
 
@@ -117,6 +136,30 @@ class ChannelSet(Mapping[str, Channel]):
         adapter = self.get(message.channel)
         if adapter:
             adapter.on_fragment(message)
+
+    def of_conversation(self, conversation_id: str) -> Channel | None:
+        """The adapter whose conversation ids start with its prefix (the longest that fits)."""
+        fits = [
+            adapter
+            for adapter in self._by_name.values()
+            if adapter.conversation_prefix
+            and conversation_id.startswith(adapter.conversation_prefix)
+        ]
+        return max(fits, key=lambda adapter: len(adapter.conversation_prefix), default=None)
+
+    def name_of(self, conversation_id: str) -> str | None:
+        """The name of the channel whose prefix ``conversation_id`` has, if any."""
+        adapter = self.of_conversation(conversation_id)
+        return adapter.name if adapter else None
+
+    async def on_handoff(self, conversation_id: str) -> None:
+        adapter = self.of_conversation(conversation_id)
+        if adapter:
+            await adapter.on_handoff(conversation_id)
+
+    async def aclose(self) -> None:
+        for adapter in self._by_name.values():
+            await adapter.aclose()
 
     async def health(self) -> dict[str, dict[str, Any]]:
         """Each adapter's health that has any, by channel name."""

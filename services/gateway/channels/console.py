@@ -8,6 +8,7 @@ from redis.asyncio import Redis
 
 from services.gateway.channels.base import Delivery, PlainChannel
 from services.gateway.channels.http import LIMITS
+from services.gateway.channels.spec import ChannelSpec, Parts
 from shared.contracts import Reply
 from shared.keys import Keys
 
@@ -32,3 +33,11 @@ class ConsoleChannel(PlainChannel):
         for bubble in reply.bubbles:
             print(f"[{reply.conversation_id}] bot: {bubble}", file=sys.stdout, flush=True)
         return Delivery("sent")
+
+
+def build(parts: Parts) -> ConsoleChannel:
+    """The tenant's adapter (``ChannelSpec.build``)."""
+    return ConsoleChannel(parts.rt.redis, parts.rt.keys, parts.rt.settings.turn_ttl_s)
+
+
+SPEC = ChannelSpec(name="console", conversation_prefix="", limits=LIMITS, build=f"{__name__}:build")

@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError, TryAgainError
 
 from services.gateway.channels.base import HUMAN_OWNER, Delivery, Limits, PlainChannel
+from services.gateway.channels.spec import ChannelSpec, Parts
 from services.gateway.history import History, reply_entry
 from shared import lua
 from shared.connections import AnyRedis, connect_cluster, retry_options
@@ -25,13 +26,14 @@ from shared.settings import Settings
 
 REPLIES_TTL_S = 7 * 24 * 3600
 MAX_WAIT_S = 60
-# A message of the HTTP channel (the web chat's too) fits in a WhatsApp message, so a client
+# A message of the HTTP channel (the web chat's too) fits in one WhatsApp message, so a client
 # built against the API meets the same bound.
 LIMITS = Limits(max_text=4096)
+NAME = "http"
 
 
 class HttpChannel(PlainChannel):
-    name = "http"
+    name = NAME
     limits = LIMITS
     conversation_prefix = ""  # any id; the web chat's are "web:..." (see auth.py)
     writes_history = True  # the delivery script writes the reply's history line
@@ -140,3 +142,24 @@ class HttpChannel(PlainChannel):
 
     async def aclose(self) -> None:
         await self.polling.aclose()
+
+
+def build(parts: Parts) -> HttpChannel:
+    """The tenant's adapter (``ChannelSpec.build``)."""
+    rt = parts.rt
+    settings = rt.settings
+    return HttpChannel(
+        rt.redis,
+        rt.scripts,
+        rt.keys,
+        settings,
+        settings.turn_ttl_s,
+        settings.max_long_polls,
+        settings.replies_kept,
+        parts.history,
+        parts.ack,
+    )
+
+
+# Its route, ``POST /v1/messages``, is the API's (``api.py``): it speaks as the person.
+SPEC = ChannelSpec(name=NAME, conversation_prefix="", limits=LIMITS, build=f"{__name__}:build")

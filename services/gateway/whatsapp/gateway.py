@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Protocol
 
 from fastapi import BackgroundTasks
 
-from services.gateway.channels.base import Delivery, Limits
+from services.gateway.channels.base import Delivery
+from services.gateway.channels.spec import Parts
 from services.gateway.turns import MessageRefused, TurnKeeper
 from services.gateway.whatsapp.channel import WhatsAppChannel
 from services.gateway.whatsapp.errors import REENGAGEMENT_CODE
@@ -35,7 +36,8 @@ from services.gateway.whatsapp.parse import (
     parse_webhook,
 )
 from services.gateway.whatsapp.records import ChannelRecords
-from services.gateway.whatsapp.settings import WhatsAppSettings
+from services.gateway.whatsapp.settings import WhatsAppSettings, whatsapp_for
+from services.gateway.whatsapp.spec import LIMITS
 from shared.contracts import InboundMessage, Reply, Turn, utcnow
 from shared.durability import ReplicaAck
 from shared.metrics import INBOUND
@@ -43,15 +45,21 @@ from shared.service import Runtime
 from shared.state import journal_entry
 
 EVENTS_KEPT = 1000
-LIMITS = Limits(max_text=4096, reply_window=timedelta(hours=24))
+# Who the staff inbox says wrote a message sent from the WhatsApp Business app.
+ECHO_AGENT = "whatsapp-app"
 
 
 class StaffEchoes(Protocol):
     """Where messages sent from the WhatsApp Business app go (the staff inbox)."""
 
     async def record_echo(
-        self, conversation_id: str, message_id: str, text: str, at: datetime
+        self, conversation_id: str, message_id: str, text: str, at: datetime, agent: str
     ) -> bool: ...
+
+
+def build(parts: Parts) -> WhatsApp:
+    """The tenant's adapter (``ChannelSpec.build``)."""
+    return WhatsApp(parts.rt, whatsapp_for(parts.tenant), parts.ack)
 
 
 class WhatsApp:
@@ -146,7 +154,9 @@ class WhatsApp:
             counts["messages" if fresh else "duplicates"] += 1
         for echo in webhook.echoes:
             EVENTS.labels("echo", self.rt.tenant).inc()
-            if await staff.record_echo(echo.conversation_id, echo.message_id, echo.text, echo.at):
+            if await staff.record_echo(
+                echo.conversation_id, echo.message_id, echo.text, echo.at, ECHO_AGENT
+            ):
                 counts["echoes"] += 1
         for status in webhook.statuses:
             await self._status(status, background)
@@ -207,6 +217,10 @@ class WhatsApp:
             if not await self.rt.redis.set(seen, "1", nx=True, ex=self.rt.settings.dedupe_ttl_s):
                 return  # a redelivery of something already journaled
         await self.rt.store.append_journal(conv, entry)
+
+    async def on_handoff(self, conversation_id: str) -> None:
+        """Nothing to tell Meta: the staff inbox is where a person takes the conversation."""
+        return None
 
     # Health and lifecycle -------------------------------------------------------------------
 

@@ -23,6 +23,30 @@ from shared.contracts import utcnow
 from shared.keys import Keys
 from shared.lua import ARG_CHECKS
 
+# The channel's short name in its Redis keys (``Keys.channel_item``, ``Keys.channel_global``).
+TAG = "wa"
+
+
+def delivery_key(keys: Keys, wamid: str) -> str:
+    """Hash: the delivery record of one outbound WhatsApp message (status, turn, errors)."""
+    return keys.channel_item(TAG, "delivery", wamid)
+
+
+def pace_key(keys: Keys, scope: str) -> str:
+    """Earliest send time (epoch ms) after throttling: per business number or recipient."""
+    return keys.channel_item(TAG, "pace", scope)
+
+
+def health_key(keys: Keys) -> str:
+    """Hash: the WhatsApp channel's last errors and successes, read by /healthz."""
+    return keys.channel_global(TAG, "health")
+
+
+def events_key(keys: Keys) -> str:
+    """List: webhook events that belong to no conversation (account, templates, errors)."""
+    return keys.channel_global(TAG, "events")
+
+
 # Later statuses win; "failed" wins over everything (it is final).
 STATUS_RANK = {"accepted": 0, "sent": 1, "delivered": 2, "read": 3, "played": 4, "failed": 5}
 
@@ -89,7 +113,7 @@ class ChannelRecords:
             if value is not None:
                 fields += [name, str(value)]
         result = await self.update_record(
-            keys=[self.keys.wa_delivery(wamid)],
+            keys=[delivery_key(self.keys, wamid)],
             args=[
                 status,
                 STATUS_RANK.get(status, -1),
@@ -102,11 +126,11 @@ class ChannelRecords:
         return str(result)
 
     async def delivery(self, wamid: str) -> dict[str, str]:
-        return await self.redis.hgetall(self.keys.wa_delivery(wamid))
+        return await self.redis.hgetall(delivery_key(self.keys, wamid))
 
     async def error_codes(self, wamid: str) -> list[int]:
         """The Meta error codes a status reported for ``wamid`` (none when it never failed)."""
-        raw = await self.redis.hget(self.keys.wa_delivery(wamid), "errors")
+        raw = await self.redis.hget(delivery_key(self.keys, wamid), "errors")
         errors = json.loads(raw) if raw else []
         return [e["code"] for e in errors if isinstance(e, dict) and e.get("code") is not None]
 
@@ -114,7 +138,7 @@ class ChannelRecords:
 
     async def wait_ms(self, *scopes: str) -> int:
         """How long to wait before the next send in these scopes (0 when free)."""
-        values = await self.redis.mget([self.keys.wa_pace(s) for s in scopes])
+        values = await self.redis.mget([pace_key(self.keys, s) for s in scopes])
         latest = max((int(v) for v in values if v), default=0)
         return max(0, latest - int(time.time() * 1000))
 
@@ -122,12 +146,12 @@ class ChannelRecords:
         """Nobody sends in ``scope`` for ``delay_s`` (extends, never shortens, a hold)."""
         until = int(time.time() * 1000 + delay_s * 1000)
         ttl_ms = max(1, int(delay_s * 1000)) + 1000
-        await self.hold_script(keys=[self.keys.wa_pace(scope)], args=[until, ttl_ms])
+        await self.hold_script(keys=[pace_key(self.keys, scope)], args=[until, ttl_ms])
 
     # Health ---------------------------------------------------------------------------------
 
     async def note_success(self) -> None:
-        await self.redis.hset(self.keys.wa_health, "last_success_at", utcnow().isoformat())
+        await self.redis.hset(health_key(self.keys), "last_success_at", utcnow().isoformat())
         TOKEN_VALID.labels(self.keys.tenant).set(1)
 
     async def note_error(self, error: GraphError, conversation_id: str | None) -> None:
@@ -148,12 +172,12 @@ class ChannelRecords:
             mapping["last_auth_error_at"] = entry["at"]
             TOKEN_VALID.labels(self.keys.tenant).set(0)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self.keys.wa_health, mapping=mapping)
-            pipe.hincrby(self.keys.wa_health, f"errors:{category}", 1)
+            pipe.hset(health_key(self.keys), mapping=mapping)
+            pipe.hincrby(health_key(self.keys), f"errors:{category}", 1)
             await pipe.execute()
 
     async def health(self) -> dict[str, Any]:
-        raw = await self.redis.hgetall(self.keys.wa_health)
+        raw = await self.redis.hgetall(health_key(self.keys))
         auth_at = raw.get("last_auth_error_at")
         ok_at = raw.get("last_success_at")
         token = "unknown"
@@ -174,7 +198,7 @@ class ChannelRecords:
 
     async def event(self, entry: str, keep: int) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(self.keys.wa_events, entry)
-            pipe.ltrim(self.keys.wa_events, -keep, -1)
-            pipe.expire(self.keys.wa_events, self.ttl_s)
+            pipe.rpush(events_key(self.keys), entry)
+            pipe.ltrim(events_key(self.keys), -keep, -1)
+            pipe.expire(events_key(self.keys), self.ttl_s)
             await pipe.execute()

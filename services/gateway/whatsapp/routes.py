@@ -7,9 +7,11 @@ from typing import Annotated, cast
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from services.gateway.channels.webhooks import BodyTooLarge, read_body
 from services.gateway.deps import GatewayDeps
+from services.gateway.whatsapp.gateway import WhatsApp
 from services.gateway.whatsapp.metrics import WEBHOOKS
-from services.gateway.whatsapp.parse import business_numbers, decode
+from services.gateway.whatsapp.parse import CHANNEL, business_numbers, decode
 from services.gateway.whatsapp.signature import handshake_challenge, signature_valid
 from shared.deps import DeploymentDepends
 from shared.logs import get_logger
@@ -21,8 +23,9 @@ router = APIRouter(tags=["whatsapp"])
 log = get_logger(__name__)
 
 
-class BodyTooLarge(Exception):
-    pass
+def adapter(deps: object) -> WhatsApp:
+    """The tenant's WhatsApp adapter, among its channels."""
+    return cast(WhatsApp, cast(GatewayDeps, deps).channels[CHANNEL])
 
 
 @router.get(PATH, response_class=PlainTextResponse, responses={403: {"description": "refused"}})
@@ -33,8 +36,8 @@ async def verify(
     challenge: Annotated[str | None, Query(alias="hub.challenge")] = None,
 ) -> PlainTextResponse:
     """Subscription handshake: echo ``hub.challenge`` when the verify token matches."""
-    deps = cast(GatewayDeps, deployment.any())
-    echo = handshake_challenge(mode, token, challenge, deps.whatsapp.settings.verify_token)
+    verify_token = adapter(deployment.any()).settings.verify_token
+    echo = handshake_challenge(mode, token, challenge, verify_token)
     if echo is None:
         WEBHOOKS.labels("verify_refused", "").inc()
         return PlainTextResponse("forbidden", status_code=403)
@@ -54,15 +57,15 @@ async def notify(
     secret must have signed it. A number of no tenant, or numbers of two tenants in one
     delivery (Meta sends one per business account: give each tenant its own), is answered
     200 and dropped (Meta retries anything else for days), with an error log line."""
-    limit = cast(GatewayDeps, deployment.any()).whatsapp.settings.max_body_bytes
+    limit = adapter(deployment.any()).settings.max_body_bytes
     try:
-        raw = await _read_body(request, limit)
+        raw = await read_body(request, limit)
     except BodyTooLarge:
         WEBHOOKS.labels("too_large", "").inc()
         return JSONResponse({"detail": "body too large"}, status_code=413)
     payload = decode(raw)
     numbers = business_numbers(payload)
-    owner = deployment.of_numbers(numbers)
+    owner = deployment.of_routes(CHANNEL, numbers)
     if owner is None:
         WEBHOOKS.labels("unknown_number", "").inc()
         log.error(
@@ -70,24 +73,13 @@ async def notify(
         )
         return JSONResponse({"ignored": 1, "reason": "business numbers of no single tenant"})
     deps = cast(GatewayDeps, owner)
-    settings = deps.whatsapp.settings
+    whatsapp = adapter(deps)
+    settings = whatsapp.settings
     if settings.app_secret and not signature_valid(
         raw, settings.app_secret, request.headers.get(SIGNATURE_HEADER)
     ):
         WEBHOOKS.labels("bad_signature", deps.keys.tenant).inc()
         return JSONResponse({"detail": "missing or invalid signature"}, status_code=401)
-    counts = await deps.whatsapp.receive(raw, payload, deps.turns, deps.inbox, background)
+    counts = await whatsapp.receive(raw, payload, deps.turns, deps.inbox, background)
     WEBHOOKS.labels("ok", deps.keys.tenant).inc()
     return JSONResponse(counts)
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise BodyTooLarge
-    return bytes(body)

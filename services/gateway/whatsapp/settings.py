@@ -6,7 +6,9 @@ counts as unset (a blank line in ``.env`` must not become an empty secret that s
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.tenants import Tenant
@@ -82,6 +84,21 @@ class WhatsAppSettings(BaseSettings):
         return value
 
 
+class WhatsAppTenant(BaseModel):
+    """A tenant's ``whatsapp:`` section in ``tenants.yaml``: its business numbers (which route
+    a webhook to it), app secret and access token."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    phone_number_ids: list[Annotated[str, StringConstraints(min_length=1)]] = Field(min_length=1)
+    app_secret: str | None = None
+    access_token: str | None = None
+
+
+def numbers_of(section: WhatsAppTenant) -> list[str]:
+    return section.phone_number_ids
+
+
 def whatsapp_for(tenant: Tenant) -> WhatsAppSettings:
     """A tenant's channel settings: the ``WHATSAPP_*`` environment for a deployment of one;
     with several, each tenant's own secret, token and first number from the tenants file
@@ -89,7 +106,7 @@ def whatsapp_for(tenant: Tenant) -> WhatsAppSettings:
     settings = WhatsAppSettings()
     if not tenant.id:
         return settings
-    own = tenant.whatsapp
+    own = tenant.channels.get("whatsapp")
     return settings.model_copy(
         update={
             "app_secret": own.app_secret if own else None,

@@ -1,0 +1,284 @@
+"""The Chatwoot Agent Bot adapter: inbound webhooks, replies through the messages API, handoff
+through ``toggle_status``, health.
+
+Chatwoot turns a bot off (moves its conversations to ``open``) when the bot's webhook answers
+in more than 5 s, so a webhook does only cheap Redis work (``TurnKeeper.ingest``) and is
+answered at once; the turn is taken and answered later, through egress.
+
+Who owns a conversation follows Chatwoot's status: ``pending`` is the bot's, ``open`` a
+person's. An agent's message or the conversation becoming ``open`` makes it human-owned here
+(the bot stays silent, and a reply still in flight is dropped by egress); the conversation back
+to ``pending`` (staff, or a ``resolved`` one reopened by the customer, which Chatwoot reopens
+as ``pending`` for a bot's inbox) gives it back to the bot. When the bot itself hands over
+(``handoff.requested``: asked for a person, an upset customer...), its reply says so and the
+adapter moves the conversation to ``open``, where Chatwoot's team sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any, Protocol
+
+import httpx
+
+from services.gateway.channels.base import Delivery, PlainChannel
+from services.gateway.channels.notices import notice_kinds, notice_reply
+from services.gateway.channels.once import Retry, send_once
+from services.gateway.channels.spec import Parts
+from services.gateway.chatwoot.parse import Customer, Event, Ignored, Ownership, parse_event
+from services.gateway.chatwoot.parse import split_conversation_id as split
+from services.gateway.chatwoot.settings import NAME, ChatwootSettings, chatwoot_for
+from services.gateway.chatwoot.spec import LIMITS, PREFIX
+from services.gateway.handoff import Handoff
+from services.gateway.turns import MessageRefused, TurnKeeper
+from shared.contracts import Reply, Turn, utcnow
+from shared.metrics import INBOUND
+from shared.service import Runtime
+from shared.state import journal_entry
+
+TAG = "cw"
+# Who the handoff journal says changed the owner when Chatwoot's status did.
+STATUS_AGENT = f"{NAME}:status"
+
+
+class StaffEchoes(Protocol):
+    async def record_echo(
+        self, conversation_id: str, message_id: str, text: str, at: datetime, agent: str
+    ) -> bool: ...
+
+
+def build(parts: Parts) -> Chatwoot:
+    """The tenant's adapter (``ChannelSpec.build``)."""
+    return Chatwoot(parts.rt, chatwoot_for(parts.tenant))
+
+
+def message_id_of(body: Any) -> str | None:
+    found = body.get("id") if isinstance(body, dict) else None
+    return str(found) if isinstance(found, int | str) else None
+
+
+class Chatwoot(PlainChannel):
+    name = NAME
+    limits = LIMITS
+    conversation_prefix = PREFIX
+    writes_history = False
+
+    def __init__(self, rt: Runtime, settings: ChatwootSettings) -> None:
+        self.rt = rt
+        self.settings = settings
+        self.keys = rt.keys
+        self.redis = rt.redis
+        # Without a URL the channel is off (``settings.on``); the client still needs a base.
+        base = settings.url or "http://chatwoot.invalid"
+        self.http = httpx.AsyncClient(base_url=base, timeout=settings.timeout_s)
+        self.retry = Retry(
+            settings.send_attempts, settings.retry_base_ms / 1000, settings.retry_max_ms / 1000
+        )
+        self.pending_ttl_s = int(settings.timeout_s + settings.retry_max_ms / 1000) + 10
+
+    @property
+    def health_key(self) -> str:
+        return self.keys.channel_global(TAG, "health")
+
+    def delivery_key(self, delivery: str) -> str:
+        return self.keys.channel_item(TAG, "delivery", delivery)
+
+    # Turn start -----------------------------------------------------------------------------
+
+    def own_answer(self, turn: Turn) -> tuple[Reply, str] | None:
+        """A turn made only of photos, audios... gets the pack's notices."""
+        reply = notice_reply(turn, self.rt.pack, created_at=utcnow())
+        if reply is None:
+            return None
+        entry = journal_entry("gateway", turn.turn_id, "chatwoot.notice", kinds=notice_kinds(turn))
+        return reply, entry
+
+    # Outbound -------------------------------------------------------------------------------
+
+    async def deliver(self, reply: Reply) -> Delivery:
+        target = split(reply.conversation_id)
+        if target is None:
+            return Delivery("failed", "not a Chatwoot conversation id")
+        account, conversation = target
+        ids: list[str] = []
+        for index, bubble in enumerate(reply.bubbles):
+
+            async def post(text: str = bubble) -> httpx.Response:
+                return await self.http.post(
+                    f"/api/v1/accounts/{account}/conversations/{conversation}/messages",
+                    json={"content": text, "message_type": "outgoing"},
+                    headers=self._auth,
+                )
+
+            sent = await send_once(
+                self.redis,
+                self.keys.sent(reply.conversation_id, reply.turn_id, index),
+                post,
+                message_id_of,
+                self.retry,
+                ttl_s=self.settings.delivery_ttl_s,
+                pending_ttl_s=self.pending_ttl_s,
+            )
+            if sent.status in ("failed", "unknown"):
+                await self._note_error(sent.detail, reply.conversation_id)
+                return Delivery(sent.status, f"bubble {index}: {sent.detail}")
+            if sent.status == "sent":
+                ids.append(message_id_of(sent.body) or "?")
+                await self._note("last_success_at", utcnow().isoformat())
+        if reply.bubbles and not ids:
+            return Delivery("duplicate")
+        return Delivery("sent", " ".join(ids))
+
+    async def on_handoff(self, conversation_id: str) -> None:
+        """The bot hands over: the conversation becomes ``open`` in Chatwoot (its team's)."""
+        target = split(conversation_id)
+        if target is None or not self.settings.on:
+            return
+        account, conversation = target
+
+        async def post() -> httpx.Response:
+            return await self.http.post(
+                f"/api/v1/accounts/{account}/conversations/{conversation}/toggle_status",
+                json={"status": "open"},
+                headers=self._auth,
+            )
+
+        # Toggling to open twice is harmless: each handoff gets its own slot, retried alone.
+        slot = self.keys.sent(conversation_id, f"handoff-{uuid.uuid4().hex}", 0)
+        sent = await send_once(
+            self.redis,
+            slot,
+            post,
+            lambda _: "open",
+            self.retry,
+            ttl_s=self.settings.delivery_ttl_s,
+            pending_ttl_s=self.pending_ttl_s,
+        )
+        await self.rt.store.append_journal(
+            conversation_id,
+            journal_entry("gateway", None, "chatwoot.toggled", status="open", outcome=sent.status),
+        )
+        if sent.status != "sent":
+            await self._note_error(f"toggle_status: {sent.detail}", conversation_id)
+
+    @property
+    def _auth(self) -> dict[str, str]:
+        return {"api_access_token": self.settings.bot_token or ""}
+
+    # Webhook --------------------------------------------------------------------------------
+
+    async def seen(self, delivery: str | None) -> bool:
+        """Whether this delivery (``X-Chatwoot-Delivery``) was handled already."""
+        return bool(delivery) and bool(await self.redis.exists(self.delivery_key(str(delivery))))
+
+    async def receive(
+        self,
+        payload: Any,
+        delivery: str | None,
+        turns: TurnKeeper,
+        staff: StaffEchoes,
+        handoff: Handoff,
+    ) -> dict[str, int]:
+        """Store what one webhook delivery carried; a summary of counts. The delivery id is
+        remembered once everything is stored, so a redelivery after a failure is handled."""
+        event: Event = parse_event(payload, received_at=utcnow(), tz=self.rt.tz)
+        counts = {"messages": 0, "duplicates": 0, "agents": 0, "ownership": 0, "ignored": 0}
+        if event.customer is not None:
+            fresh = await self._customer(event.customer, turns, handoff)
+            counts["messages" if fresh else "duplicates"] += 1
+        if event.agent is not None:
+            agent = event.agent
+            if await staff.record_echo(
+                agent.conversation_id, agent.message_id, agent.text, agent.at, agent.agent
+            ):
+                counts["agents"] += 1
+        if event.ownership is not None and await self._ownership(event.ownership, handoff):
+            counts["ownership"] += 1
+        for item in event.ignored:
+            await self._ignored(item)
+            counts["ignored"] += 1
+        if delivery:
+            await self.redis.set(self.delivery_key(delivery), "1", ex=self.rt.settings.dedupe_ttl_s)
+        return counts
+
+    async def _customer(self, customer: Customer, turns: TurnKeeper, handoff: Handoff) -> bool:
+        """A customer's message: a turn while the conversation is the bot's (``pending``),
+        recorded only while a person owns it (``open``)."""
+        message = customer.message
+        conv = message.conversation_id
+        owner = await handoff.owner(conv)
+        if customer.owned_by_bot and owner == "human":
+            await handoff.assign(conv, "bot", by=STATUS_AGENT, reason="pending")
+        elif not customer.owned_by_bot and owner != "human":
+            await handoff.assign(conv, "human", by=customer.agent or STATUS_AGENT, reason="open")
+        try:
+            fresh = await turns.ingest(message)
+        except MessageRefused as refused:
+            self.rt.log.warning("chatwoot message refused", reason=str(refused))
+            await self._ignored(
+                Ignored(reason="refused", conversation_id=conv, message_id=message.message_id)
+            )
+            return False
+        INBOUND.labels(NAME, "accepted" if fresh else "duplicate", self.rt.tenant).inc()
+        return fresh
+
+    async def _ownership(self, change: Ownership, handoff: Handoff) -> bool:
+        """``open``: a person's; ``pending``: the bot's again; other statuses change nothing
+        (a resolved conversation reopened by the customer comes back ``pending``)."""
+        conv = change.conversation_id
+        owner = await handoff.owner(conv)
+        if change.status == "open" and owner != "human":
+            await handoff.assign(conv, "human", by=change.agent or STATUS_AGENT, reason="open")
+            return True
+        if change.status == "pending" and owner == "human":
+            await handoff.assign(conv, "bot", by=STATUS_AGENT, reason="pending")
+            return True
+        return False
+
+    async def _ignored(self, item: Ignored) -> None:
+        conv = item.conversation_id
+        if conv is None:
+            return
+        if item.message_id:
+            seen = self.keys.dedupe(conv, f"ignored-{item.message_id}")
+            if not await self.redis.set(seen, "1", nx=True, ex=self.rt.settings.dedupe_ttl_s):
+                return
+        entry = journal_entry(
+            "gateway", None, "chatwoot.ignored", reason=item.reason, message_id=item.message_id
+        )
+        await self.rt.store.append_journal(conv, entry)
+
+    # Health and lifecycle -------------------------------------------------------------------
+
+    async def _note(self, field: str, value: str) -> None:
+        await self.redis.hset(self.health_key, field, value)
+
+    async def _note_error(self, detail: str, conversation_id: str) -> None:
+        error = {"message": detail, "conversation_id": conversation_id, "at": utcnow().isoformat()}
+        await self._note("last_error", json.dumps(error, ensure_ascii=False))
+        self.rt.log.warning("chatwoot request failed", conversation_id=conversation_id)
+
+    async def health(self) -> dict[str, Any] | None:
+        s = self.settings
+        if not any((s.url, s.bot_token, s.webhook_secret)):
+            return None
+        raw = await self.redis.hgetall(self.health_key)
+        problems = []
+        if not s.on:
+            problems.append("CHATWOOT_URL and CHATWOOT_BOT_TOKEN are both needed")
+        return {
+            "status": "error" if problems else "ok",
+            "problems": problems,
+            "configured": {
+                "url": bool(s.url),
+                "bot_token": bool(s.bot_token),
+                "webhook_secret": bool(s.webhook_secret),
+            },
+            "last_success_at": raw.get("last_success_at"),
+            "last_error": json.loads(raw["last_error"]) if "last_error" in raw else None,
+        }
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
