@@ -163,11 +163,19 @@ def _model_rows(model: type[BaseModel]) -> list[tuple[str, str, str, str]]:
 
 
 def tenants_file_table() -> str:
+    """The tenants file's models, then each channel's section of a tenant's entry (its key in
+    the entry is the channel's name)."""
+    from services.gateway.channels.registry import SECTIONS
     from shared import tenants
 
+    models: list[tuple[str, type[BaseModel]]] = [
+        (f"`{tenants.TenantsFile.__name__}`", tenants.TenantsFile),
+        (f"`{tenants.TenantConfig.__name__}`", tenants.TenantConfig),
+    ]
+    models += [(f"`{name}:` (`{s.model.__name__}`)", s.model) for name, s in SECTIONS.items()]
     parts = []
-    for model in (tenants.TenantsFile, tenants.TenantConfig, tenants.TenantWhatsApp):
-        parts.append(f"**`{model.__name__}`**\n")
+    for title, model in models:
+        parts.append(f"**{title}**\n")
         parts.append(_table(("field", "type", "default", "meaning"), _model_rows(model)) + "\n")
     return "\n".join(parts).rstrip("\n")
 
