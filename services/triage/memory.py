@@ -152,8 +152,12 @@ def remember_message(
             said=said,
             previous=held.value if held is not None else None,
         )
-    given = [name for name in STUDENT_FIELDS if name in read]
-    last = given[-1] if given else state.last_field if not read else None
+    if "idade" in read:
+        last: str | None = "idade"
+    elif read:
+        last = next((name for name in STUDENT_FIELDS if name in read), None)
+    else:
+        last = state.last_field
     return MemoryState(facts=facts, last_field=last)
 
 

@@ -83,6 +83,7 @@ _MORE_NOT_NAMES = """
     seg ter qua qui sex sab dom eae oie opa salve tmj flw bjs kkk kkkk tanto faz sei la
     pode ser nenhuma nenhum nada zero sobre gratis gratuito valor plano planos
     my name is im am the hi hello hey want book class please thanks
+    quase mais menos uns umas cerca
 """
 _NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
 # The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos").
@@ -163,7 +164,7 @@ _BEFORE_LOOSE_CUE = _GREETINGS | {"eu"}
 _BEFORE_OPENING_E = _GREETINGS | {"ah", "ops", "opa", "nao", "sim", "na", "verdade", "desculpa"}
 _ARTICLES = frozenset({"o", "a"})
 # Prepositions before a place ("de São Paulo", "em Santos"): what follows is not a name.
-_PLACE_BEFORE = frozenset({"de", "da", "do", "em", "no", "na", "pra", "para", "pro", "perto"})
+_PLACE_BEFORE = frozenset({"de", "da", "do", "em", "no", "na", "perto"})
 _GREETING_PARTS = frozenset({"bom", "boa", "dia", "tarde", "noite", "tudo", "bem"})
 # What may open a reply to "qual é o seu nome?" before the name ("não, é Maria", "é o João").
 _REPLY_OPENERS = frozenset({"nao", "sim", "e", "eh", "o", "a", "sou", "eu", "isso", "pode", "ser"})
@@ -239,7 +240,8 @@ class _Reader:
         known = self._name_like.get(key)
         if known is None:
             letters = key.replace("-", "").replace(" ", "")
-            parts = key.split("-")
+            # A slang word expands to several ("pro" → "para o"): each must be name-like.
+            parts = key.replace(" ", "-").split("-")
             known = self._name_like[key] = (
                 letters.isalpha()
                 and 2 <= len(letters) <= 20
@@ -378,9 +380,15 @@ class _Reader:
                     found.append((start, name))
         return found
 
+    @property
+    def lowercase(self) -> bool:
+        """Whether the writer types without capitals (then a name is not capitalised either)."""
+        return self.text == self.text.casefold()
+
     def name_before_number(self) -> str | None:
         """Name-like words right before an age-like number ("joao pedro 19 anos", "Carol
-        28"): the run of them that the number ends, from the first word that is not one."""
+        28"): the run of them that the number ends, from the first word that is not one; it
+        must be capitalised unless the whole message is in lower case."""
         words = self.words
         for at, word in enumerate(words):
             if not _NUMBER_AFTER.match(self.text, word.end) or not self.name_like(word):
@@ -399,7 +407,7 @@ class _Reader:
                 # "sou de São Paulo, 30 anos", "moro em Santos 20 anos": a place.
                 continue
             name, end = self.name_from(start)
-            if name and end == at + 1:
+            if name and end == at + 1 and (self.lowercase or words[start].raw[:1].isupper()):
                 return name
         return None
 

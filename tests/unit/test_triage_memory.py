@@ -46,6 +46,9 @@ def test_a_bare_number_after_an_age_corrects_it() -> None:
     assert state.facts["idade"].value == 44
     assert state.facts["idade"].previous == 440
     assert state.facts["idade"].turn_id == "t1"
+    # Whatever else the message with the age said.
+    state = _turns(["Ivo, 4 anos, iniciante", "rs 40"])
+    assert state.facts["idade"].value == 40
     # A bare number after something else is no age.
     assert "idade" not in _turns(["sou o Ivo"], ["2"]).facts
 
