@@ -12,7 +12,9 @@ turn is read on its own, in order, by the shared rules (``shared.nlu.extract``),
 - a later statement replaces an earlier one (a correction: "é Thamires com TH"); the value it
   replaced is kept on the fact (``previous``) so ``orquestra explain`` can show the correction;
 - a message that is only a number ("27*", "kkk 33! desculpa", "27 não, 28") right after a
-  message that gave an age corrects the age (the usual fat-finger fix);
+  message that gave an age corrects the age (the usual fat-finger fix); while the student's
+  data are being given and the age is unknown, it is the age ("Lua" / "41" / "iniciante");
+- a name with an asterisk right after a name ("Gabriela*") corrects it;
 - who the student is: a message about someone else ("pro meu filho, o Theo, 11") after facts
   about another person starts a new student — the old person's nome, idade and nivel are
   dropped, not mixed with the new one; "pra mim" after someone else comes back to the writer;
@@ -34,6 +36,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting, Slots
 from shared.nlu.normalize import normalize
+from shared.nlu.slots import extract_name
 
 # The student's facts: dropped together when the student changes.
 STUDENT_FIELDS = ("nome", "idade", "nivel")
@@ -50,6 +53,8 @@ _FILLER_WORDS = """
 """
 _FILLER = frozenset(_FILLER_WORDS.split())
 _BARE_NUMBER = re.compile(r"^\d{1,3}$")
+# A bare number above this is no age ("150" is a typo the trial asks about, not a fact).
+MAX_BARE_AGE = 110
 _FOR_SELF = re.compile(r"\b(?:pra|para) mim\b|\beu mesm[oa]\b|\bsou eu\b")
 
 
@@ -88,6 +93,15 @@ def _bare_number(text: str) -> int | None:
     if len(numbers) == 2 and "nao" not in rest:
         return None
     return int(numbers[-1])
+
+
+def _age_due(state: MemoryState, expecting: Expecting | None) -> bool:
+    """Whether a bare number is the age: right after an age (a correction), or while the
+    student's data are being given and the age is still unknown ("Lua" / "41" / "iniciante")."""
+    if state.last_field == "idade":
+        return True
+    collecting = state.last_field in STUDENT_FIELDS or expecting in STUDENT_FIELDS
+    return collecting and "idade" not in state.facts
 
 
 def _readings(slots: Slots) -> dict[str, Any]:
@@ -129,10 +143,15 @@ def remember_message(
     """The memory after one message (rules in the module doc)."""
     slots = extract_slots(text, now, tz, expecting, valid_times=valid_times)
     read = _readings(slots)
-    if "idade" not in read and state.last_field == "idade":
-        corrected = _bare_number(text)
+    if "idade" not in read and _age_due(state, expecting):
+        number = _bare_number(text)
+        if number is not None and number <= MAX_BARE_AGE:
+            read["idade"] = number
+    if "nome" not in read and state.last_field == "nome" and text.strip().endswith("*"):
+        # "Gabriela*" right after "é pro Gabriel": the asterisk corrects the name just given.
+        corrected = extract_name(text.strip().rstrip("*"), expecting_name=True)
         if corrected is not None:
-            read["idade"] = corrected
+            read["nome"] = corrected
     facts = dict(state.facts)
     if _student_changes(state, read, text):
         for name in STUDENT_FIELDS:

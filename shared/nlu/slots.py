@@ -121,6 +121,11 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("aqui e o", _SELF),
     ("aqui e a", _SELF),
     ("me chamo", _SELF),
+    ("me llamo", _SELF),
+    ("mi nombre es", _SELF),
+    ("my name is", _SELF),
+    ("atenciosamente", _SELF),
+    ("cordialmente", _SELF),
     ("chamo-me", _SELF),
     ("meu nome", _SELF),
     ("sou o", _SELF),
@@ -151,6 +156,9 @@ _LEADING_CUES = (((("nome",), _EITHER)),)
 # "é Lukas com K", "é o Pedro": a clause opening with "é" names someone when the name is
 # capitalised (a correction of the name just given, or an answer to "qual o nome?").
 _LOOSE_CUES = (
+    (("e", "para o"), _OTHER),
+    (("e", "para a"), _OTHER),
+    (("e", "para"), _OTHER),
     (("aqui", "e"), _SELF),
     (("sou",), _SELF),
     (("e", "o"), _EITHER),
@@ -163,6 +171,7 @@ _BEFORE_LOOSE_CUE = _GREETINGS | {"eu"}
 # What may come before an opening "é" that names someone ("ah, é Lukas", "não, é a Bia").
 _BEFORE_OPENING_E = _GREETINGS | {"ah", "ops", "opa", "nao", "sim", "na", "verdade", "desculpa"}
 _ARTICLES = frozenset({"o", "a"})
+_LAUGHTER = frozenset({"k", "kk", "rs", "rsrs", "ha", "haha", "hahaha", "hehe", "kkk"})
 # Prepositions before a place ("de São Paulo", "em Santos"): what follows is not a name.
 _PLACE_BEFORE = frozenset({"de", "da", "do", "em", "no", "na", "perto"})
 _GREETING_PARTS = frozenset({"bom", "boa", "dia", "tarde", "noite", "tudo", "bem"})
@@ -249,6 +258,7 @@ class _Reader:
                 and key not in self.not_names
                 and key not in _TITLES
                 and _LEVEL_VOCABULARY.correct_token(key) == key
+                and not _swapped_common(key)
             )
         return known
 
@@ -332,10 +342,21 @@ class _Reader:
                 end += 1
             while end < len(self.words) and self.words[end].key in _TITLES:
                 end += 1
-            name, _ = self.name_from(end)
+            name, after = self.name_from(end)
             if name:
-                names.append((name, whose))
+                names.append((self.registered_after(after) or name, whose))
         return names
+
+    def registered_after(self, at: int) -> str | None:
+        """A fuller name right after a nickname ("sou o Tuca, Arthur Lins", "a Bia kkk Beatriz
+        Souza"): two or more name words, alone in their clause, after laughter at most."""
+        words = self.words
+        while at < len(words) and words[at].key in _LAUGHTER:
+            at += 1
+        name = self.clause_name(at) if at < len(words) and self.opens_clause(at) else None
+        if name is None and at < len(words) and words[at - 1].key in _LAUGHTER:
+            name = self.clause_name(at)
+        return name if name is not None and len(name.split()) >= 2 else None
 
     def clause_name(self, at: int) -> str | None:
         """A name that is the whole clause starting at ``at`` ("Paulo", "Renata aqui")."""
@@ -484,6 +505,19 @@ class _Reader:
             name, _ = self.name_from(at, positional=True)
             return name
         return self.clause_name(at)
+
+
+def _swapped_common(key: str) -> bool:
+    """Whether ``key`` is a function word or verb with two letters swapped ("tneho", "vuo"):
+    a typing slip, not a name. Other one-letter edits of a word are left alone: "Marta" is
+    one letter from "marca" and is a name."""
+    if len(key) < 4:
+        return False
+    return any(
+        key[:i] + key[i + 1] + key[i] + key[i + 2 :] in GRAMMAR_WORDS
+        for i in range(len(key) - 1)
+        if key[i] != key[i + 1]
+    )
 
 
 def _title(word: str) -> str:
@@ -689,7 +723,7 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|beach(?: tennis)?,? (?:eu |ele |ela )?nunca"
-            r"|nunca\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
+            r"|(?:nunca|jamais)\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
             r"|experimentei))\b"
             r"|^nunca$"
         ),

@@ -49,8 +49,21 @@ def test_a_bare_number_after_an_age_corrects_it() -> None:
     # Whatever else the message with the age said.
     state = _turns(["Ivo, 4 anos, iniciante", "rs 40"])
     assert state.facts["idade"].value == 40
-    # A bare number after something else is no age.
-    assert "idade" not in _turns(["sou o Ivo"], ["2"]).facts
+    # A bare number after something else than the student's data is no age.
+    assert "idade" not in _turns(["tem aula terça às 19h?"], ["2"]).facts
+
+
+def test_a_bare_number_among_the_students_data_is_the_age() -> None:
+    state = _turns(["Rosana", "Rosana Prado", "52", "intermediária"], expecting="nome")
+    assert _values(state) == {"nome": "Rosana Prado", "idade": 52, "nivel": "intermediario"}
+    # Not while a day is asked, and not a number too big for an age.
+    assert "idade" not in _turns(["16"], expecting="date").facts
+    assert "idade" not in _turns(["Rosana", "300"], expecting="nome").facts
+
+
+def test_an_asterisk_corrects_the_name_just_given() -> None:
+    state = _turns(["quero marcar", "é pro Marcelo", "Marcela*", "minha filha, 14 anos"])
+    assert _values(state) == {"nome": "Marcela", "idade": 14, "for_someone_else": True}
 
 
 def test_a_later_name_replaces_the_earlier_one() -> None:
