@@ -45,6 +45,9 @@ FactField = Literal[
 ]
 # How much of a message a fact keeps as its source (enough to recognise it in a transcript).
 SAID_CHARS = 80
+# The customer messages kept whole (the latest), and how much of each.
+HEARD_MESSAGES = 12
+HEARD_CHARS = 300
 
 # A message that is only a number, laughter, an apology or an asterisk ("27*", "33! desculpa").
 _FILLER_WORDS = """
@@ -72,12 +75,26 @@ class Fact(BaseModel):
     previous: str | int | bool | None = None
 
 
+class Heard(BaseModel):
+    """A customer message as the memory keeps it, for a flow that reads its own slots in what
+    was said before it started (the enrollment's plan and payment)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn_id: str
+    message_id: str
+    at: AwareDatetime
+    text: str
+
+
 class MemoryState(BaseModel):
-    """The ``memory`` slice: the latest fact per field, and the field the last message gave."""
+    """The ``memory`` slice: the latest fact per field, the last customer messages, and the
+    field the last message gave."""
 
     model_config = ConfigDict(extra="ignore")
 
     facts: dict[str, Fact] = Field(default_factory=dict)
+    heard: list[Heard] = Field(default_factory=list)
     # The last student field a message gave ("idade" makes a bare "27*" next a correction).
     last_field: str | None = None
 
@@ -177,7 +194,9 @@ def remember_message(
         last = next((name for name in STUDENT_FIELDS if name in read), None)
     else:
         last = state.last_field
-    return MemoryState(facts=facts, last_field=last)
+    heard = Heard(turn_id=turn_id, message_id=message_id, at=now, text=text[:HEARD_CHARS])
+    kept = [*state.heard, heard][-HEARD_MESSAGES:]
+    return MemoryState(facts=facts, heard=kept, last_field=last)
 
 
 _EXPECTABLE: dict[str, Expecting] = {

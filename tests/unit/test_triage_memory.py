@@ -111,3 +111,11 @@ def test_other_services_read_it_through_its_view() -> None:
     assert (view.value("nome"), view.value("idade"), view.value("nivel")) == ("Léo", 28, None)
     assert set(MemoryView.model_fields) <= set(MemoryState.model_fields)
     assert Snapshot({}).memory() is None
+
+
+def test_the_last_messages_are_kept_for_flows_that_read_their_own_slots() -> None:
+    state = _turns(*[[f"mensagem {n}"] for n in range(15)], ["esta é a do turno"])
+    view = MemoryView.model_validate(state.model_dump(mode="json"))
+    assert len(view.heard) == 12
+    assert view.heard_before("t15")[-1] == "mensagem 14"
+    assert "esta é a do turno" not in view.heard_before("t15")
