@@ -19,14 +19,18 @@ Name rules (``extract_people``; ``extract_name`` is its student's name):
 - with ``expecting_name``, a first clause made only of name-like words, after "não, é", "é o"
   and the like ("paulo", "maria eduarda", "não, é Maria");
 - a message that opens with "é X" and a capitalised X ("ah, é Thamires com TH"): a correction;
-  "ele é o X" / "ela é a X" talk about someone else; "chamo-me X" is "me chamo X";
+  "é pro/pra X", "ele é o X" / "ela é a X" talk about someone else; "chamo-me X", "me llamo
+  X", "mi nombre es X", "my name is X" and a sign-off ("Atenciosamente, X") are the writer's;
+- a nickname followed by a fuller name alone in its clause ("sou o Dudu kkk Eduardo Mota",
+  "ela é a Bia, Beatriz Souza"): the fuller one;
 - an apposition after a relation or opening a clause ("pra minha avó, a Rosa", "pro meu
   sobrinho, o Enzo, 10 anos", "minha esposa a carla"); in that place a capitalised word is a
   name even when it is also a word ("a Graça", not "de graça");
 - name-like words right before an age-like number, in a message with booking data ("ana clara
   23 anos"), unless a preposition puts a place there ("moro em Niterói, 30 anos").
 A word stuck to a number or right after one ("19hs", "41 anso") is a unit, never a name; English
-function words ("My Name Is") are not names.
+function words ("My Name Is") are not names, nor is a function word or verb with two letters
+swapped ("tneho").
 A name is 1–5 words of letters (connectors "da/de/do/dos/das" allowed between them), at most 60
 characters, and stops at the first word that is not name-like: ``lexicon.COMMON_WORDS``
 (function words, verbs, greetings, weekdays, levels, the vocabulary of instructions — so an
