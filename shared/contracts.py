@@ -139,6 +139,46 @@ class TrialView(FlowView):
     contact_name: str | None = None
 
 
+class FactView(SliceView):
+    """One fact of the conversation's memory and where it came from."""
+
+    value: str | int | bool
+    turn_id: str
+    message_id: str
+    at: AwareDatetime
+    # The words of the message it came from (shortened).
+    said: str
+    # The value it replaced, when the person corrected it.
+    previous: str | int | bool | None = None
+
+
+class HeardView(SliceView):
+    """A customer message the memory kept (the latest few), with its turn and time."""
+
+    turn_id: str
+    message_id: str
+    at: AwareDatetime
+    text: str
+
+
+class MemoryView(SliceView):
+    """The ``memory`` slice (triage's) as other services read it: the latest fact per field
+    (nome, idade, nivel, contact_name, for_someone_else, desired_date, desired_time), read from
+    every customer message of the conversation, whichever service answered it."""
+
+    facts: dict[str, FactView] = Field(default_factory=dict)
+    # The last customer messages, oldest first (a flow reads its own slots in them).
+    heard: list[HeardView] = Field(default_factory=list)
+
+    def heard_before(self, turn_id: str) -> list[str]:
+        """The kept customer messages of the turns before ``turn_id``, oldest first."""
+        return [said.text for said in self.heard if said.turn_id != turn_id]
+
+    def value(self, name: str) -> str | int | bool | None:
+        fact = self.facts.get(name)
+        return fact.value if fact is not None else None
+
+
 class MetaView(SliceView):
     """The ``meta`` slice (the gateway's) as other services read it."""
 

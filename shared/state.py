@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from shared import tracing
-from shared.contracts import MetaView, ModeView, TrialView, now_ms, utcnow
+from shared.contracts import MemoryView, MetaView, ModeView, TrialView, now_ms, utcnow
 from shared.funnel import DAY_TTL_S, SEEN_TTL_S, Tally
 from shared.keys import Keys
 from shared.lua import Scripts
@@ -61,6 +61,10 @@ class Snapshot:
     def trial(self) -> TrialView | None:
         """The trial booking flow (the trial specialist's slice), if it has started."""
         return self.model("trial", TrialView)
+
+    def memory(self) -> MemoryView | None:
+        """What the conversation said so far (triage's memory slice), once a turn came in."""
+        return self.model("memory", MemoryView)
 
     def meta(self) -> MetaView | None:
         """Where the conversation happens (the gateway's slice), once a message came in."""

@@ -22,6 +22,7 @@ def build(rt: Runtime) -> None:
     async def decide_task(task: SpecialistTask, snapshot: Snapshot, decision: TurnDecision) -> None:
         turn = task.turn
         mode = snapshot.mode()
+        memory = snapshot.memory()
         allowed = not (capabilities and mode) or tool_allowed(mode, config.tool, capabilities)
         outcome = decide(
             task.text,
@@ -33,6 +34,7 @@ def build(rt: Runtime) -> None:
             conversation_id=turn.conversation_id,
             turn_id=turn.turn_id,
             allowed=allowed,
+            earlier=memory.heard_before(turn.turn_id) if memory else None,
         )
         journal = dict(outcome.journal)
         if outcome.journal.get("refused") == "not_allowed":

@@ -273,6 +273,19 @@ def _ask(
     return texts.text(key, seed=seed, **values)
 
 
+def with_earlier(reading: Reading, earlier: list[Reading]) -> Reading:
+    """A flow's first reading completed by the plan and the payment the person named before the
+    flow started (``earlier``, oldest first: later ones win, this message over all): "quanto é
+    o plano de 3x? pago no pix" then "quero me matricular" starts with both known (they are
+    read back before the request). Days and times said before are not carried: "vocês abrem
+    sábado?" is a question, not a choice."""
+    carried: dict[str, Any] = {}
+    for said in earlier:
+        carried.update(said.model_dump(include={"plan", "payment"}, exclude_defaults=True))
+    own = reading.model_dump(include={"plan", "payment"}, exclude_defaults=True)
+    return reading.model_copy(update={**carried, **own}) if carried else reading
+
+
 def summary(state: EnrollmentState, config: EnrollmentConfig, texts: TextSource, seed: str) -> str:
     """The request in one sentence, for the staff who take the conversation."""
     return texts.text("enrollment_summary", seed=seed, **_values(state, config))
@@ -303,11 +316,14 @@ def decide(
     conversation_id: str,
     turn_id: str,
     allowed: bool,
+    earlier: list[str] | None = None,
 ) -> Outcome:
     """One turn of the flow (see the module doc).
 
     ``text`` empty: triage sent the turn so the flow re-asks its pending step after another
     specialist's answer. ``allowed``: whether the conversation's mode allows a request.
+    ``earlier``: the customer's messages before this turn (the conversation's memory); read
+    only when the flow starts, for what the person already chose.
     """
     if state is not None and state.stage == "requested":
         values = _values(state, config)
@@ -337,6 +353,8 @@ def decide(
             journal={"stage": current.stage, "reask": True},
         )
     reading = read(text, config, stage=state.stage if state else None)
+    if state is None and earlier:
+        reading = with_earlier(reading, [read(said, config, stage=None) for said in earlier])
     journal: dict[str, Any] = {"reading": reading.model_dump(exclude_defaults=True)}
     confirming = current.stage == "awaiting_confirmation"
     if confirming and not reading.fills and reading.answer is True:

@@ -10,6 +10,7 @@ from services.triage.config import TriageConfig, load_config
 from services.triage.core import asks_llm, triage_turn
 from services.triage.faq_evidence import faq_knows
 from services.triage.llm_prompt import from_llm, llm_messages
+from services.triage.memory import MemoryState, expecting_from, remember
 from services.triage.models import TriageResult, TriageState, llm_triage_model
 from services.triage.rules import active_flow, classify, mode_awaits_answer
 from shared.attribution import source_of
@@ -19,6 +20,7 @@ from shared.notices import notice_keys
 from shared.pack import Pack, PackError
 from shared.service import Runtime, TurnDecision, ask_llm, on_turns
 from shared.state import Snapshot
+from shared.trial.config import load_trial_config
 
 
 def load_routed_config(pack: Pack) -> TriageConfig:
@@ -50,6 +52,24 @@ def build(rt: Runtime) -> None:
     knows = faq_knows(rt.pack, pack_config)
     llm_schema = llm_triage_model(pack_config.intents)
     funnel_patterns = plan_patterns(rt.pack)
+    # Class times make "às 8" 20:00 in the memory as in the trial.
+    class_times = load_trial_config(rt.pack).times if rt.pack.has("trial") else None
+
+    def remember_turn(turn: Turn, snapshot: Snapshot, decision: TurnDecision) -> None:
+        """The memory slice after this turn's messages (``memory.remember``), journaled."""
+        trial = snapshot.trial()
+        memory, noted = remember(
+            snapshot.model("memory", MemoryState),
+            [(message.message_id, message.text) for message in turn.messages],
+            turn_id=turn.turn_id,
+            now=turn.now,
+            tz=rt.tz,
+            expecting=expecting_from(trial.awaiting_field if trial else None),
+            valid_times=class_times,
+        )
+        decision.writes["memory"] = memory
+        if noted:
+            decision.record("memory.noted", **noted)
 
     async def understand(
         turn: Turn,
@@ -75,6 +95,7 @@ def build(rt: Runtime) -> None:
         return from_llm(answer, trial_stage=trial_stage, config=config) if answer else rules
 
     async def decide(turn: Turn, snapshot: Snapshot, decision: TurnDecision) -> None:
+        remember_turn(turn, snapshot, decision)
         state = snapshot.model("triage", TriageState)
         slices = {
             c.state_slice: snapshot.model(c.state_slice, FlowView) for c in pack_config.contexts

@@ -30,8 +30,20 @@ def _decided(f: Fields, t: Mapping[str, str]) -> list[str]:
     return lines + f.labelled(t, "active_context", "reason")
 
 
+def _memory(f: Fields, t: Mapping[str, str]) -> list[str]:
+    noted = f.get("noted")
+    lines = []
+    if isinstance(noted, dict) and noted:
+        shown = ", ".join(f"{name}={short(value)}" for name, value in noted.items())
+        lines.append(f"{t['noted']}: {shown}")
+    for key in ("corrected", "dropped"):
+        if f.has(key):
+            lines.append(f"{t[key]}: {listing(f.get(key), t)}")
+    return lines
+
+
 JOURNAL = JournalExplainer(
-    events={"triage.decided": _decided},
+    events={"triage.decided": _decided, "memory.noted": _memory},
     labels={
         "intents": ("intenções", "intents"),
         "routes": ("especialistas", "specialists"),
@@ -45,5 +57,8 @@ JOURNAL = JournalExplainer(
         ),
         "active_context": ("contexto ativo", "active context"),
         "confidences": ("confiança", "confidence"),
+        "noted": ("memória anotou", "memory noted"),
+        "corrected": ("corrigido", "corrected"),
+        "dropped": ("esquecido (outra pessoa)", "dropped (another person)"),
     },
 )

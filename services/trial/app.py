@@ -4,12 +4,11 @@ publish the part and the domain events. Every decision is in ``flow.py`` (call s
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from typing import Any
 
 from services.trial.commands import CommandHandler
-from services.trial.extraction import customer_texts_before, extract_trial_fields, with_earlier
+from services.trial.extraction import extract_trial_fields, with_memory
 from services.trial.flow import finish_turn, plan_turn
 from services.trial.llm import (
     PhrasedReply,
@@ -30,9 +29,6 @@ from shared.service import Runtime, TurnDecision, ask_llm, on_tasks
 from shared.state import Snapshot
 from shared.trial.bookings import BookingStore
 from shared.trial.config import load_trial_config
-
-# History entries looked at for what the customer said before a booking started.
-EARLIER_SCAN = 30
 
 
 def build(rt: Runtime) -> None:
@@ -76,14 +72,6 @@ def build(rt: Runtime) -> None:
         )
         return merge_extractions(rules, llm) if llm else rules
 
-    async def earlier_customer_texts(turn: Turn) -> list[str]:
-        """What the customer wrote before this turn, oldest first, within the pack's window
-        (``earlier_messages_minutes``): read once, when a booking starts."""
-        rows = await rt.redis.xrevrange(rt.keys.history(turn.conversation_id), count=EARLIER_SCAN)
-        entries = [json.loads(fields["m"]) for _, fields in reversed(rows)]
-        window = timedelta(minutes=config.earlier_messages_minutes)
-        return customer_texts_before(entries, turn, window)
-
     async def decide(task: SpecialistTask, snapshot: Snapshot, decision: TurnDecision) -> None:
         turn = task.turn
         state = snapshot.model("trial", TrialState)
@@ -96,9 +84,14 @@ def build(rt: Runtime) -> None:
             return
         mode = snapshot.mode()
         extraction = await extract(turn, task.text, state, decision.journal)
-        if state is None:
-            earlier = await earlier_customer_texts(turn)
-            extraction = with_earlier(extraction, earlier, now=turn.now, tz=rt.tz)
+        extraction = with_memory(
+            extraction,
+            snapshot.memory(),
+            turn_id=turn.turn_id,
+            now=turn.now,
+            window=timedelta(minutes=config.earlier_messages_minutes),
+            starting=state is None,
+        )
         dates = seat_lookup_dates(
             now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction
         )

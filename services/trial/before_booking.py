@@ -167,8 +167,16 @@ def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         values=slot_values(t, state.desired_date, state.desired_time, t.seats, code=code),
         asks=asks,
         error=code,
-        noted=_noted(t, state) if t.before.asked in CLIENT_FIELDS and pending else [],
+        noted=_noted(t, state)
+        if t.before.asked in CLIENT_FIELDS and pending
+        else _corrected(t, state),
     )
+
+
+def _corrected(t: TrialTurn, state: TrialState) -> list[Asked]:
+    """The client fields this message changed from a value already kept: a correction ("é
+    Lukas com K", another student) is said back, so the person sees it was taken."""
+    return [f for f in _noted(t, state) if f in CLIENT_FIELDS and getattr(t.before, f) is not None]
 
 
 def error_key(code: str) -> str:

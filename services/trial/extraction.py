@@ -8,22 +8,17 @@ LLM instead and hand it to ``plan_turn``; either way only the validators decide 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from datetime import datetime, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo
 
-import structlog
-
 from services.trial.models import Asked, TrialExtraction, TrialState
-from shared.contracts import Turn
+from shared.contracts import MemoryView
 from shared.nlu.dates import parse_iso_date
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
 from shared.trial.config import Action, TrialConfig
-
-log = structlog.get_logger()
 
 # The trial slice fields an extraction may fill (``confirmed`` is an answer, not state).
 MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time")
@@ -88,49 +83,46 @@ def extract_trial_fields(
     )
 
 
-def customer_texts_before(
-    entries: Sequence[dict[str, Any]], turn: Turn, window: timedelta
-) -> list[str]:
-    """The customer's messages among history ``entries`` (oldest first) sent before ``turn``
-    and no longer than ``window`` before its business time; the turn's own are left out."""
-    own = {message.message_id for message in turn.messages}
-    since = turn.now - window
-    texts: list[str] = []
-    for entry in entries:
-        if entry.get("author") != "customer" or entry.get("message_id") in own:
-            continue
-        try:
-            at = datetime.fromisoformat(str(entry.get("at")))
-        except ValueError:
-            log.warning("trial.history_entry_unreadable", entry=entry)
-            continue
-        if since <= at < turn.now and entry.get("text"):
-            texts.append(str(entry["text"]))
-    return texts
+# What the conversation's memory gives a booking: the student's facts and who writes. Days and
+# times said earlier are not carried: "tem aula sexta?" is a question, not a request.
+CARRIED = ("nome", "idade", "nivel", *WRITER_FIELDS)
 
 
-def with_earlier(
-    current: TrialExtraction, earlier: Sequence[str], *, now: datetime, tz: ZoneInfo
+def with_memory(
+    current: TrialExtraction,
+    memory: MemoryView | None,
+    *,
+    turn_id: str,
+    now: datetime,
+    window: timedelta,
+    starting: bool,
 ) -> TrialExtraction:
-    """The first booking message's extraction, completed by what the person said before it.
+    """This turn's extraction completed and corrected by the conversation's memory.
 
-    People often tell their age or level while asking questions ("tenho 45 anos, nunca joguei,
-    tem que pagar?"), before the booking starts; asking for it again is a lost answer. Only the
-    client fields (nome, idade, nivel) and who writes are carried, later messages over earlier
-    ones and the current message over all; a message about someone else ("meu neto de 6 anos")
-    counts only when the booking is for someone else too. Dates and times said in a question
-    ("tem aula sexta?") are not a request and are not carried.
+    The memory reads every message on its own and in order (triage keeps it, whatever the
+    turn's route), so what it noted in this turn wins: a correction in a burst ("tenho 277
+    anos" / "27*"), the last of several statements. When a booking starts (``starting``), the
+    facts told in earlier turns — at most ``window`` before ``now`` — fill what this turn does
+    not say: people tell their age or level while asking questions ("tenho 45 anos, nunca
+    joguei, tem que pagar?"), before the booking starts, and asking again is a lost answer.
+    The memory already forgot the facts of another person when the student changed.
     """
-    carried: dict[str, object] = {}
-    for text in earlier:
-        said = extract_trial_fields(text, now=now, tz=tz, asked=None)
-        if said.for_someone_else != current.for_someone_else:
+    if memory is None:
+        return current
+    this_turn: dict[str, object] = {}
+    earlier: dict[str, object] = {}
+    for name in CARRIED:
+        fact = memory.facts.get(name)
+        if fact is None:
             continue
-        for name in ("nome", "idade", "nivel", *WRITER_FIELDS):
-            if (value := getattr(said, name)) is not None:
-                carried[name] = value
+        if fact.turn_id == turn_id:
+            this_turn[name] = fact.value
+        elif starting and now - fact.at <= window:
+            earlier[name] = fact.value
+    if not this_turn and not earlier:
+        return current
     own = current.model_dump(exclude_none=True)
-    return current.model_copy(update={**carried, **own}) if carried else current
+    return TrialExtraction.model_validate({**earlier, **own, **this_turn})
 
 
 def merge_trial(state: TrialState, extraction: TrialExtraction) -> TrialState:

@@ -10,6 +10,7 @@ from collections.abc import Collection
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
+from shared.nlu.age import without_birth_date
 from shared.nlu.dates import resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
 from shared.nlu.slots import extract_age, extract_level, extract_people
@@ -34,11 +35,14 @@ def extract_slots(
     ``reference_date`` the date already agreed ("terça seguinte" is the Tuesday after it).
     """
     people = extract_people(text, expecting_name=expecting == "nome", not_names=not_names)
+    today = now.astimezone(tz).date()
+    # A birth date gives the age; it is never the day of the class.
+    when = without_birth_date(text)
     return Slots(
         nome=people.nome,
-        idade=extract_age(text, expecting_age=expecting == "idade"),
+        idade=extract_age(text, expecting_age=expecting == "idade", today=today),
         nivel=extract_level(text, expecting_level=expecting == "nivel"),
-        date=resolve_date(text, now, tz, expecting=expecting == "date", reference=reference_date),
+        date=resolve_date(when, now, tz, expecting=expecting == "date", reference=reference_date),
         time=resolve_time(text, expecting=expecting == "time", valid_times=valid_times),
         yes_no=yes_no(text),
         contact_name=people.contact_name,

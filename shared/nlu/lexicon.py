@@ -113,3 +113,5 @@ _EVERYDAY = """
 """
 
 COMMON_WORDS: frozenset[str] = frozenset((_FUNCTION_WORDS + _VERBS + _EVERYDAY).split())
+# Function words and verbs only: never a name, even capitalised where a name is due.
+GRAMMAR_WORDS: frozenset[str] = frozenset((_FUNCTION_WORDS + _VERBS).split())

@@ -17,7 +17,20 @@ Name rules (``extract_people``; ``extract_name`` is its student's name):
   level, a date or a time, anywhere in it ("quero agendar. Paulo, 50 anos", "terça 19h, Lia");
   "X aqui" opening a message counts alone;
 - with ``expecting_name``, a first clause made only of name-like words, after "não, é", "é o"
-  and the like ("paulo", "maria eduarda", "não, é Maria").
+  and the like ("paulo", "maria eduarda", "não, é Maria");
+- a message that opens with "é X" and a capitalised X ("ah, é Thamires com TH"): a correction;
+  "é pro/pra X", "ele é o X" / "ela é a X" talk about someone else; "chamo-me X", "me llamo
+  X", "mi nombre es X", "my name is X" and a sign-off ("Atenciosamente, X") are the writer's;
+- a nickname followed by a fuller name alone in its clause ("sou o Dudu kkk Eduardo Mota",
+  "ela é a Bia, Beatriz Souza"): the fuller one;
+- an apposition after a relation or opening a clause ("pra minha avó, a Rosa", "pro meu
+  sobrinho, o Enzo, 10 anos", "minha esposa a carla"); in that place a capitalised word is a
+  name even when it is also a word ("a Graça", not "de graça");
+- name-like words right before an age-like number, in a message with booking data ("ana clara
+  23 anos"), unless a preposition puts a place there ("moro em Niterói, 30 anos").
+A word stuck to a number or right after one ("19hs", "41 anso") is a unit, never a name; English
+function words ("My Name Is") are not names, nor is a function word or verb with two letters
+swapped ("tneho").
 A name is 1–5 words of letters (connectors "da/de/do/dos/das" allowed between them), at most 60
 characters, and stops at the first word that is not name-like: ``lexicon.COMMON_WORDS``
 (function words, verbs, greetings, weekdays, levels, the vocabulary of instructions — so an
@@ -26,9 +39,11 @@ caller passes. A stopword approach, not a list of names: any name a parent gives
 Names are title-cased with accents kept ("joão da silva" → "João da Silva").
 
 Age rules: numbers in words are read with text2num ("trinta e cinco anos"). "tenho 27 anos",
-"27 anos", "27a", "idade: 27", "tenho 27" at the end of a clause, "meu filho de 9 anos", a bare
-number clause in a comma list with a name, a relation or a level ("João, 27, iniciante"), and
-with ``expecting_age`` a first clause that is only a number ("27", "28, quanto é o plano?").
+"27 anos" (or a typo of "anos": "27 anso"), "27a", "idade: 27", "tenho/tem 27" at the end of a
+clause ("tenho 24, jogo há 6 anos"), "meu filho de 9 anos", a birth date or year and "faço 30
+mês que vem" (29; ``shared.nlu.age``), a bare number clause in a comma list with a name, a
+relation or a level ("João, 27, iniciante"), and with ``expecting_age`` any clause that is only
+a number ("27", "28, quanto é o plano?", "kkk, 33!").
 Durations are not ages ("jogo há 2 anos", "2 anos de experiência", "mais de 2 anos"), and a date
 or an hour never is ("dia 23", "18h"). The raw number is returned (range checks belong to the
 trial service).
@@ -36,8 +51,8 @@ trial service).
 Level rules (the earliest mention wins; a mention right after "não"/"não sou" is skipped):
 - iniciante: "iniciante", "principiante", "básico", "novato", "começando", "comecei", "nunca
   joguei/fiz/pratiquei...", "primeira vez", "sem/zero experiência", "já joguei (algumas vezes)",
-  "nunca" alone; with ``expecting_level`` also "nada", "nenhuma", "pouca";
-- intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo" (and, when
+  "beach tennis nunca", "nunca" alone; with ``expecting_level`` also "nada", "nenhuma", "pouca";
+- intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo/joga" (and, when
   the level was asked, "médio"/"regular" alone);
 - avancado: "avançado", "experiente", "profissional", "jogo torneios", "competidor", "federado";
 - play time ("jogo há 2 anos", "faz 6 meses que jogo"): under a year → iniciante, 1–4 years →
@@ -49,12 +64,14 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Collection, Sequence
+from datetime import date
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
+from shared.nlu.age import age_from_birth, turning_spans, with_years_typos_fixed
 from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import Vocabulary
-from shared.nlu.lexicon import COMMON_WORDS
+from shared.nlu.lexicon import COMMON_WORDS, GRAMMAR_WORDS
 from shared.nlu.normalize import normalize
 from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
 
@@ -69,13 +86,17 @@ _CONNECTORS = frozenset({"da", "de", "do", "dos", "das", "di", "du"})
 _MORE_NOT_NAMES = """
     seg ter qua qui sex sab dom eae oie opa salve tmj flw bjs kkk kkkk tanto faz sei la
     pode ser nenhuma nenhum nada zero sobre gratis gratuito valor plano planos
+    my name is im am the hi hello hey want book class please thanks
+    quase mais menos uns umas cerca
 """
 _NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
 # The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos").
 _RELATION_WORDS = """
     filho filha filhos filhas esposa esposo marido mulher namorado namorada noivo noiva irmao
     irma sobrinho sobrinha neto neta enteado enteada pai mae primo prima tio tia afilhado
-    afilhada sogro sogra cunhado cunhada crianca menino menina garoto garota
+    afilhada sogro sogra cunhado cunhada crianca menino menina garoto garota avo bisavo
+    padrinho madrinha amigo amiga chefe patrao patroa assistente secretaria secretario colega
+    vizinho vizinha
 """
 _RELATIONS = frozenset(_RELATION_WORDS.split())
 _POSSESSIVES = frozenset({"meu", "minha", "nosso", "nossa"})
@@ -104,6 +125,12 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("aqui e o", _SELF),
     ("aqui e a", _SELF),
     ("me chamo", _SELF),
+    ("me llamo", _SELF),
+    ("mi nombre es", _SELF),
+    ("my name is", _SELF),
+    ("atenciosamente", _SELF),
+    ("cordialmente", _SELF),
+    ("chamo-me", _SELF),
     ("meu nome", _SELF),
     ("sou o", _SELF),
     ("sou a", _SELF),
@@ -115,6 +142,8 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("nome dela", _OTHER),
     ("nome do aluno", _OTHER),
     ("nome da aluna", _OTHER),
+    ("ele e o", _OTHER),
+    ("ela e a", _OTHER),
     ("ele se chama", _OTHER),
     ("ela se chama", _OTHER),
     ("se chama", _OTHER),
@@ -128,16 +157,39 @@ _CUES = tuple(
     sorted(((tuple(cue.split()), whose) for cue, whose in _CUE_TABLE), key=lambda c: -len(c[0]))
 )
 _LEADING_CUES = (((("nome",), _EITHER)),)
-_LOOSE_CUES = ((("aqui", "e"), _SELF), (("sou",), _SELF))
+# "é Lukas com K", "é o Pedro": a clause opening with "é" names someone when the name is
+# capitalised (a correction of the name just given, or an answer to "qual o nome?").
+_LOOSE_CUES = (
+    (("e", "para o"), _OTHER),
+    (("e", "para a"), _OTHER),
+    (("e", "para"), _OTHER),
+    (("aqui", "e"), _SELF),
+    (("sou",), _SELF),
+    (("e", "o"), _EITHER),
+    (("e", "a"), _EITHER),
+    (("e",), _EITHER),
+)
 _CUE_FIRST_WORDS = frozenset(cue[0] for cue, _ in _CUES + _LEADING_CUES + _LOOSE_CUES)
 _GREETINGS = frozenset({"oi", "oie", "ola", "opa", "ei", "eai", "hey", "alo", "salve"})
 _BEFORE_LOOSE_CUE = _GREETINGS | {"eu"}
+# What may come before an opening "é" that names someone ("ah, é Lukas", "não, é a Bia").
+_BEFORE_OPENING_E = _GREETINGS | {"ah", "ops", "opa", "nao", "sim", "na", "verdade", "desculpa"}
+_ARTICLES = frozenset({"o", "a"})
+_LAUGHTER = frozenset({"k", "kk", "rs", "rsrs", "ha", "haha", "hahaha", "hehe", "kkk"})
+# Prepositions before a place ("de São Paulo", "em Santos"): what follows is not a name.
+_PLACE_BEFORE = frozenset({"de", "da", "do", "em", "no", "na", "perto"})
 _GREETING_PARTS = frozenset({"bom", "boa", "dia", "tarde", "noite", "tudo", "bem"})
 # What may open a reply to "qual é o seu nome?" before the name ("não, é Maria", "é o João").
 _REPLY_OPENERS = frozenset({"nao", "sim", "e", "eh", "o", "a", "sou", "eu", "isso", "pode", "ser"})
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _BREAK = re.compile(r"\S")
+_GLUED_TO_DIGIT = re.compile(r"\d")
+_AFTER_DIGIT = re.compile(r"\d[ \t]?$")
+# A number right after a word that reads as an age, not an hour, a date or an amount.
+_NUMBER_AFTER = re.compile(
+    r"[ \t]*,?[ \t]*\d{1,3}(?![\d:/.hH]|[ \t]*(?:h\b|hs\b|hrs?\b|horas?\b|reais\b|de\s+\w+o\b))"
+)
 _CLAUSE_SPLIT = re.compile(r"[,;\n!?]+|\.(?!\d)|\s[-–—]\s")
 
 
@@ -169,6 +221,13 @@ def _words(text: str) -> tuple[_Word, ...]:
     for match in _WORD.finditer(text):
         if _BREAK.search(text, last_end, match.start()):
             clause += 1
+        if _GLUED_TO_DIGIT.match(text, match.end()) or _AFTER_DIGIT.search(
+            text, max(0, match.start() - 2), match.start()
+        ):
+            # "19hs", "2a", "41 anso": a unit (or its typo) after a number, never a name.
+            last_end = match.end()
+            clause += 1
+            continue
         raw = match[0]
         key = keys.get(raw)
         if key is None:
@@ -194,7 +253,8 @@ class _Reader:
         known = self._name_like.get(key)
         if known is None:
             letters = key.replace("-", "").replace(" ", "")
-            parts = key.split("-")
+            # A slang word expands to several ("pro" → "para o"): each must be name-like.
+            parts = key.replace(" ", "-").split("-")
             known = self._name_like[key] = (
                 letters.isalpha()
                 and 2 <= len(letters) <= 20
@@ -202,13 +262,19 @@ class _Reader:
                 and key not in self.not_names
                 and key not in _TITLES
                 and _LEVEL_VOCABULARY.correct_token(key) == key
+                and not _swapped_common(key)
             )
         return known
 
-    def name_from(self, at: int) -> tuple[str | None, int]:
-        """The name starting at ``at`` and the index after it; (None, at) when none does."""
+    def name_from(self, at: int, *, positional: bool = False) -> tuple[str | None, int]:
+        """The name starting at ``at`` and the index after it; (None, at) when none does.
+
+        ``positional``: the place makes it a name ("minha mãe, a Graça"), so a capitalised
+        first word counts even when it is an ordinary word ("de graça")."""
         words = self.words
-        if at >= len(words) or not self.name_like(words[at]) or words[at].key in _CONNECTORS:
+        if at >= len(words) or words[at].key in _CONNECTORS:
+            return None, at
+        if not self.name_like(words[at]) and not (positional and self.named_by_place(words[at])):
             return None, at
         taken: list[_Word] = []
         count, end = 0, at
@@ -234,6 +300,20 @@ class _Reader:
             end -= 1
         return " ".join(_title(word.raw) for word in taken), end
 
+    def named_by_place(self, word: _Word) -> bool:
+        """A capitalised word that could be a name where a name is due: not a function word,
+        a verb, a relation or a level ("Graça", "Vitória", "Rosa")."""
+        key = word.key
+        return (
+            word.raw[:1].isupper()
+            and key.isalpha()
+            and 3 <= len(key) <= 20
+            and key not in GRAMMAR_WORDS
+            and key not in _RELATIONS
+            and key not in self.not_names
+            and _LEVEL_VOCABULARY.correct_token(key) == key
+        )
+
     def opens_clause(self, at: int) -> bool:
         words = self.words
         return at == 0 or words[at - 1].clause != words[at].clause
@@ -245,6 +325,9 @@ class _Reader:
         if found is not None:
             return found
         loose = self.opens_clause(at) or self.words[at - 1].key in _BEFORE_LOOSE_CUE
+        if self.words[at].key == "e":
+            # "é Lukas": only as what the message opens with, not "..., e Laura tem 9".
+            loose = all(word.key in _BEFORE_OPENING_E for word in self.words[:at])
         found = _after_cue(self.words, _LOOSE_CUES, at) if loose else None
         if found is None or found[0] >= len(self.words):
             return None
@@ -263,10 +346,21 @@ class _Reader:
                 end += 1
             while end < len(self.words) and self.words[end].key in _TITLES:
                 end += 1
-            name, _ = self.name_from(end)
+            name, after = self.name_from(end)
             if name:
-                names.append((name, whose))
+                names.append((self.registered_after(after) or name, whose))
         return names
+
+    def registered_after(self, at: int) -> str | None:
+        """A fuller name right after a nickname ("sou o Tuca, Arthur Lins", "a Bia kkk Beatriz
+        Souza"): two or more name words, alone in their clause, after laughter at most."""
+        words = self.words
+        while at < len(words) and words[at].key in _LAUGHTER:
+            at += 1
+        name = self.clause_name(at) if at < len(words) and self.opens_clause(at) else None
+        if name is None and at < len(words) and words[at - 1].key in _LAUGHTER:
+            name = self.clause_name(at)
+        return name if name is not None and len(name.split()) >= 2 else None
 
     def clause_name(self, at: int) -> str | None:
         """A name that is the whole clause starting at ``at`` ("Paulo", "Renata aqui")."""
@@ -298,11 +392,49 @@ class _Reader:
                 )
             ):
                 start += 1
+            if (
+                start + 1 < len(self.words)
+                and self.words[start].key in _ARTICLES
+                and self.words[start + 1].clause == clause
+            ):
+                # An apposition: "pro meu filho, o Theo, 11 anos".
+                start += 1
             if start < len(self.words) and self.words[start].clause == clause:
                 name = self.clause_name(start)
                 if name:
                     found.append((start, name))
         return found
+
+    @property
+    def lowercase(self) -> bool:
+        """Whether the writer types without capitals (then a name is not capitalised either)."""
+        return self.text == self.text.casefold()
+
+    def name_before_number(self) -> str | None:
+        """Name-like words right before an age-like number ("joao pedro 19 anos", "Carol
+        28"): the run of them that the number ends, from the first word that is not one; it
+        must be capitalised unless the whole message is in lower case."""
+        words = self.words
+        for at, word in enumerate(words):
+            if not _NUMBER_AFTER.match(self.text, word.end) or not self.name_like(word):
+                continue
+            start = at
+            while (
+                start > 0
+                and words[start - 1].clause == word.clause
+                and at - start + 1 < MAX_NAME_WORDS
+                and (self.name_like(words[start - 1]) or words[start - 1].key in _CONNECTORS)
+            ):
+                start -= 1
+            while words[start].key in _CONNECTORS:
+                start += 1
+            if any(w.key in _PLACE_BEFORE for w in words[max(0, start - 2) : start]):
+                # "sou de São Paulo, 30 anos", "moro em Santos 20 anos": a place.
+                continue
+            name, end = self.name_from(start)
+            if name and end == at + 1 and (self.lowercase or words[start].raw[:1].isupper()):
+                return name
+        return None
 
     def introduces(self, at: int) -> bool:
         """Whether the name clause at ``at`` ends in "aqui" ("Pedro aqui, tudo bem?")."""
@@ -339,13 +471,13 @@ class _Reader:
                 before = words[at - 1].key if at else ""
                 if before not in ("com", "e") and not self.did_something(at + 2):
                     return at + 1, at + 2
-            if (
-                words[at].key in _RELATIONS
-                and words[at + 1].key in _CONNECTORS
-                and words[at + 1].clause == words[at].clause
-                and self.name_from(at + 2)[0]
-            ):
-                return at, at + 2
+            if words[at].key in _RELATIONS and words[at + 1].key in _CONNECTORS:
+                # "mãe da Helena", "assistente do Sr. Albuquerque" (a title is skipped).
+                named = at + 2
+                while named < len(words) and words[named].key in _TITLES:
+                    named += 1
+                if words[at + 1].clause == words[at].clause and self.name_from(named)[0]:
+                    return at, named
         return None
 
     def did_something(self, at: int) -> bool:
@@ -359,14 +491,37 @@ class _Reader:
         return key in _IRREGULAR_PAST or (len(key) > 3 and key.endswith("ou"))
 
     def relation_name(self, after: int) -> str | None:
-        """The name right after the relation ("minha filha Sofia") or as the next clause."""
+        """The name right after the relation ("minha filha Sofia", "minha filha a julia") or
+        as the next clause ("minha mãe, a Graça"). In that position a capitalised word is a
+        name even when it is also a word ("Graça", "Vitória")."""
         words = self.words
         if after >= len(words):
             return None
-        if words[after].clause == words[after - 1].clause:
-            name, _ = self.name_from(after)
+        same_clause = words[after].clause == words[after - 1].clause
+        if not same_clause and not self.opens_clause(after):
+            return None
+        at = after
+        if at + 1 < len(words) and words[at].key in _ARTICLES:
+            if words[at + 1].clause != words[at].clause:
+                return None
+            at += 1
+        if same_clause or at > after:
+            name, _ = self.name_from(at, positional=True)
             return name
-        return self.clause_name(after) if self.opens_clause(after) else None
+        return self.clause_name(at)
+
+
+def _swapped_common(key: str) -> bool:
+    """Whether ``key`` is a function word or verb with two letters swapped ("tneho", "vuo"):
+    a typing slip, not a name. Other one-letter edits of a word are left alone: "Marta" is
+    one letter from "marca" and is a name."""
+    if len(key) < 4:
+        return False
+    return any(
+        key[:i] + key[i + 1] + key[i] + key[i + 2 :] in GRAMMAR_WORDS
+        for i in range(len(key) - 1)
+        if key[i] != key[i + 1]
+    )
 
 
 def _title(word: str) -> str:
@@ -430,7 +585,8 @@ def extract_people(
         if clause is None:
             clause = next((name for at, name in clauses if reader.introduces(at)), None)
         reply = reader.reply_name() if expecting_name else None
-        return People(own or other or clause or reply, None, None)
+        before_age = reader.name_before_number() if context else None
+        return People(own or other or clause or before_age or reply, None, None)
     _, after = relation
     student = other or reader.relation_name(after)
     if student is None:
@@ -454,7 +610,7 @@ _AGE_CUED = re.compile(
     rf"|\bidade:?\s*(?:e\s+)?{_NUMBER}\b"
     rf"|(?<![\d/:-]){_NUMBER}\s?{_YEARS} de idade\b"
 )
-_AGE_TENHO = re.compile(rf"\btenho\s+{_NUMBER}(?:\s+(?:e|sou|mas|ja|nunca)\b|$)")
+_AGE_TENHO = re.compile(rf"\b(?:tenho|tem)\s+{_NUMBER}(?:\s+(?:e|sou|mas|ja|nunca)\b|$)")
 _AGE_YEARS = re.compile(
     rf"(?<![\w/:-])(?:(\d{{1,3}})(?:\s?{_YEARS}|a)|({NUMBER_WORDS})\s{_YEARS})\b"
 )
@@ -510,17 +666,40 @@ def _comma_list_age(text: str) -> int | None:
     return None
 
 
-def extract_age(text: str, expecting_age: bool = False) -> int | None:
-    """The person's age in years, unvalidated, or None (rules in the module doc)."""
-    normalized = with_digits(normalize(text))
+def _clause_end_age(text: str) -> int | None:
+    """ "tenho 24, jogo há 6 anos", "ela tem 16, joga com a gente": "tenho/tem N" ending a
+    clause (the comma is gone once the text is normalized, so clauses are cut first)."""
+    for clause in _CLAUSE_SPLIT.split(text):
+        match = _AGE_TENHO.search(with_digits(normalize(clause)))
+        if match:
+            return _number_in(match)
+    return None
+
+
+def extract_age(text: str, expecting_age: bool = False, *, today: date | None = None) -> int | None:
+    """The person's age in years, unvalidated, or None (rules in the module doc).
+
+    ``today`` (the turn's business date) lets a birth date or year give the age
+    (``shared.nlu.age``); "faço 30 mês que vem" is 29 with or without it."""
+    normalized = with_years_typos_fixed(with_digits(normalize(text)))
+    turning = turning_spans(normalized)
     for pattern, check_before in ((_AGE_CUED, False), (_AGE_TENHO, False), (_AGE_YEARS, True)):
         for match in pattern.finditer(normalized):
+            if any(start <= match.start() < end for start, end, _ in turning):
+                continue
             if not _is_duration(normalized, match, check_before=check_before):
                 return _number_in(match)
+    if (clause_age := _clause_end_age(text)) is not None:
+        return clause_age
+    if today is not None and (born := age_from_birth(text, normalized, today)) is not None:
+        return born
+    if turning:
+        return turning[0][2]
     if expecting_age:
-        expected = _AGE_EXPECTED.match(with_digits(normalize(_first_clause(text))))
-        if expected:
-            return _number_in(expected)
+        for clause in _FIRST_CLAUSE.split(text):
+            expected = _AGE_EXPECTED.match(with_digits(normalize(clause)))
+            if expected:
+                return _number_in(expected)
     return _comma_list_age(text)
 
 
@@ -547,7 +726,8 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|(?:sou|to|estou|e|ta)\s+(?:bem\s+|muito\s+|meio\s+)?(?:ruim|frac[oa]|crua|cru)"
             r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
-            r"|nunca\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
+            r"|beach(?: tennis)?,? (?:eu |ele |ela )?nunca"
+            r"|(?:nunca|jamais)\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
             r"|experimentei))\b"
             r"|^nunca$"
         ),
@@ -556,7 +736,8 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
         "intermediario",
         re.compile(
             r"\b(?:intermediari[oa]|intermedio|nivel medio|sou medi[oa]|mais ou menos|razoavel"
-            r"|ja jogo(?!\s+(?:beach\s+(?:tennis\s+)?)?(?:ha|a|faz|tem)\s))\b|^medi[oa]$"
+            r"|ja jog(?:o|a|amos)(?!\s+(?:beach\s+(?:tennis\s+)?)?(?:ha|a|faz|tem)\s))\b"
+            r"|^medi[oa]$"
         ),
     ),
     (

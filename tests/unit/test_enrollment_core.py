@@ -259,3 +259,25 @@ def test_after_staff_hand_it_back_the_flow_resumes_with_what_it_knew() -> None:
     outcome = turn("segunda e quarta às 19h", state, n=1)
     assert outcome.state is not None and outcome.state.stage == "ask_payment"
     assert outcome.state.plan == "tres_vezes" and outcome.state.asks == 1
+
+
+def test_the_plan_and_payment_named_before_the_flow_starts_are_kept() -> None:
+    earlier = ["acho que o de 2 vezes por semana é o meu", "pagaria no pix. vocês abrem sábado?"]
+    outcome = decide(
+        "show, quero me matricular",
+        state=None,
+        config=CONFIG,
+        texts=PACK,
+        seed="t3",
+        now=NOW,
+        conversation_id="c1",
+        turn_id="t3",
+        allowed=True,
+        earlier=earlier,
+    )
+    assert outcome.state is not None
+    assert (outcome.state.plan, outcome.state.payment) == ("duas_vezes", "pix")
+    assert (outcome.state.days, outcome.state.stage) == ([], "ask_schedule")
+    # Once the flow runs, only the message itself counts.
+    going = turn("pago no cartão", outcome.state, n=4)
+    assert going.state is not None and going.state.payment != "pix"

@@ -8,18 +8,18 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from services.triage.memory import MemoryState, remember
 from services.trial.extraction import (
-    customer_texts_before,
     detect_action,
     ensure_trial_defaults,
     extract_trial_fields,
     find_booking_code,
     merge_trial,
-    with_earlier,
+    with_memory,
 )
 from services.trial.models import NlgRequest, Stage, TrialExtraction, TrialState
 from services.trial.nlg import build_nlg_request, fallback_or_nlg
-from shared.contracts import InboundMessage, Turn
+from shared.contracts import MemoryView
 from shared.pack import load_pack
 from shared.trial.config import load_trial_config
 
@@ -227,60 +227,78 @@ def test_the_following_tuesday_is_after_the_slice_date() -> None:
 # What the person said about themselves before the booking started
 
 
+def _memory(*turns: tuple[str, str, datetime]) -> MemoryView:
+    """The memory triage keeps after ``turns`` of (turn id, message, when), as the trial reads
+    it."""
+    state: MemoryState | None = None
+    for turn_id, text, at in turns:
+        state, _ = remember(
+            state, [(f"m-{turn_id}", text)], turn_id=turn_id, now=at, tz=TZ, expecting=None
+        )
+    assert state is not None
+    return MemoryView.model_validate(state.model_dump(mode="json"))
+
+
+def _starting(text: str, memory: MemoryView, turn_id: str = "t9") -> TrialExtraction:
+    current = extract_trial_fields(text, now=NOW, tz=TZ, asked=None)
+    return with_memory(
+        current, memory, turn_id=turn_id, now=NOW, window=timedelta(hours=2), starting=True
+    )
+
+
 def test_age_and_level_said_before_the_booking_are_kept() -> None:
     # Asked the FAQ first ("sou iniciante total, 52 anos, pode?"), then asked to book: the
     # booking starts with what they already told.
-    earlier = ["boa tarde! tenho 52 anos e sou iniciante total, tem turma terça às 19h?"]
-    current = extract_trial_fields("beleza, quero marcar. Sou o Marcos", now=NOW, tz=TZ, asked=None)
-    ext = with_earlier(current, earlier, now=NOW, tz=TZ)
+    earlier = "boa tarde! tenho 52 anos e sou iniciante total, tem turma terça às 19h?"
+    ext = _starting("beleza, quero marcar. Sou o Marcos", _memory(("t1", earlier, NOW)))
     assert (ext.nome, ext.idade, ext.nivel) == ("Marcos", 52, "iniciante")
     assert (ext.desired_date, ext.desired_time) == (None, None)
 
 
 def test_the_booking_message_wins_over_what_was_said_before() -> None:
-    earlier = ["jogo faz 3 anos, tem turma intermediaria?"]
-    current = extract_trial_fields("quero agendar, sou avançado", now=NOW, tz=TZ, asked=None)
-    assert with_earlier(current, earlier, now=NOW, tz=TZ).nivel == "avancado"
+    memory = _memory(("t1", "jogo faz 3 anos, tem turma intermediaria?", NOW))
+    assert _starting("quero agendar, sou avançado", memory).nivel == "avancado"
 
 
 def test_facts_about_someone_else_do_not_become_the_writers() -> None:
     # The age of a grandson asked about first is not the age of the grandfather who books.
-    earlier = ["meu neto de 6 anos pode jogar?"]
-    current = extract_trial_fields(
-        "entendi. entao quero marcar pra mim, me chamo Otto", now=NOW, tz=TZ, asked=None
+    memory = _memory(
+        ("t1", "meu neto de 6 anos pode jogar?", NOW),
+        ("t2", "entendi. entao quero marcar pra mim, me chamo Otto", NOW),
     )
-    ext = with_earlier(current, earlier, now=NOW, tz=TZ)
-    assert (ext.nome, ext.idade, ext.for_someone_else) == ("Otto", None, None)
+    ext = _starting("entendi. entao quero marcar pra mim, me chamo Otto", memory, "t2")
+    assert (ext.nome, ext.idade, ext.for_someone_else) == ("Otto", None, False)
 
 
-def test_only_the_customers_recent_messages_before_the_turn_are_read() -> None:
-    def entry(message_id: str, author: str, text: str, minutes_ago: int) -> dict[str, str]:
-        at = NOW - timedelta(minutes=minutes_ago)
-        return {"message_id": message_id, "author": author, "text": text, "at": at.isoformat()}
-
-    message = InboundMessage(
-        channel="http",
-        conversation_id="c1",
-        message_id="m4",
-        text="quero marcar",
-        sent_at=NOW,
-        received_at=NOW,
+def test_only_recent_facts_fill_a_booking_that_starts() -> None:
+    memory = _memory(("t1", "tenho 70 anos", NOW - timedelta(hours=10)))
+    assert _starting("quero marcar", memory).idade is None
+    memory = _memory(("t1", "tenho 45 anos", NOW - timedelta(minutes=30)))
+    assert _starting("quero marcar", memory).idade == 45
+    current = extract_trial_fields("quero marcar", now=NOW, tz=TZ, asked=None)
+    later = with_memory(
+        current, memory, turn_id="t9", now=NOW, window=timedelta(hours=2), starting=False
     )
-    turn = Turn(
+    assert later.idade is None
+
+
+def test_what_the_memory_noted_this_turn_corrects_the_joined_reading() -> None:
+    # A burst read as one text gives the first age; the memory read the correction after it.
+    state, noted = remember(
+        None,
+        [("m1", "oi! me chamo Iara, tenho 355 anos"), ("m2", "35* kkk"), ("m3", "foi mal")],
         turn_id="t1",
-        conversation_id="c1",
-        channel="http",
-        seq=1,
-        messages=[message],
-        text="quero marcar",
         now=NOW,
+        tz=TZ,
+        expecting=None,
     )
-    entries = [
-        entry("m1", "customer", "tenho 70 anos", 600),
-        entry("m2", "customer", "tenho 45 anos", 30),
-        entry("r2", "bot", "Temos turma pra iniciante!", 29),
-        entry("m3", "customer", "nunca joguei", 5),
-        entry("m4", "customer", "quero marcar", 0),
-    ]
-    texts = customer_texts_before(entries, turn, timedelta(hours=2))
-    assert texts == ["tenho 45 anos", "nunca joguei"]
+    assert noted["corrected"] == ["idade"]
+    memory = MemoryView.model_validate(state.model_dump(mode="json"))
+    current = extract_trial_fields(
+        "oi! me chamo Iara, tenho 355 anos\n35* kkk\nfoi mal", now=NOW, tz=TZ, asked=None
+    )
+    assert current.idade == 355
+    ext = with_memory(
+        current, memory, turn_id="t1", now=NOW, window=timedelta(hours=2), starting=False
+    )
+    assert (ext.nome, ext.idade) == ("Iara", 35)

@@ -653,3 +653,13 @@ def test_every_outcome_carries_a_deterministic_nlg_request() -> None:
     assert out.nlg.facts == ["10/02", "19:00"]
     assert out.nlg.action == "ask_confirmation"
     assert out.nlg.messages[0]["role"] == "system"
+
+
+def test_a_corrected_client_field_is_said_back_while_the_date_is_asked() -> None:
+    chat = Chat(state=TrialState(**CLIENT, stage="ask_date", asked="date"))
+    out = chat.say("ah, é Joan com A, sem o O")
+    assert (out.state.nome, out.state.stage) == ("Joan", "ask_date")
+    assert "Joan" in out.text
+    # A field given for the first time at that step is not a correction: nothing said back.
+    fresh = Chat(state=TrialState(nome="Ana", idade=30, stage="ask_date", asked="date"))
+    assert "Ana" not in fresh.say("sou iniciante").text
