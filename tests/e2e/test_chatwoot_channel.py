@@ -136,7 +136,8 @@ def test_a_booking_dialog_end_to_end_through_chatwoot(env: Env) -> None:
     # The bot's own messages come back as webhooks: ignored, the conversation stays the bot's.
     echo = from_agent(ACCOUNT, chat.id, next(IDS), "x", chat.now, "orquestra")
     echo["sender"] = {"id": 3, "name": "orquestra", "avatar_url": "", "type": "agent_bot"}
-    assert env.post(echo).json()["ignored"] == 1
+    assert env.post(echo).json()["ours"] == 1
+    assert not env.events(chat.conv, "chatwoot.ignored")
     assert env.system.conversation(chat.conv)["meta"]["handoff"] == "bot"
 
 

@@ -307,3 +307,15 @@ def test_staff_answer_through_evolution_a_conversation_the_business_phone_starte
     env.evolution.wait_for(lambda _: bool(env.evolution.sends(phone.canonical)))
     eventually(lambda: env.events(phone.conv, "agent.delivered"), what="the agent message")
     assert [s.body["text"] for s in env.evolution.sends(phone.canonical)] == ["Posso ajudar?"]
+
+
+def test_a_webhook_by_events_url_is_served_the_same(env: Env) -> None:
+    """With ``byEvents`` on, Evolution appends the event to the URL; the proof is still
+    required there."""
+    phone = Phone(env)
+    body = upsert(INSTANCE, phone.number, "3EB0BYEV" + uuid.uuid4().hex[:8], "oi", int(time.time()))
+    url = f"{PATH}/messages-upsert"
+    assert env.system.http.post(url, json=body).status_code == 401
+    token = {"authorization": f"Bearer {evolution_jwt(SECRET)}"}
+    response = env.system.http.post(url, json=body, headers=token)
+    assert response.status_code == 200 and response.json()["messages"] == 1

@@ -27,7 +27,14 @@ from services.gateway.channels.base import Delivery, PlainChannel
 from services.gateway.channels.notices import notice_kinds, notice_reply
 from services.gateway.channels.once import Retry, send_once
 from services.gateway.channels.spec import Parts
-from services.gateway.chatwoot.parse import Customer, Event, Ignored, Ownership, parse_event
+from services.gateway.chatwoot.parse import (
+    OWN_MESSAGE,
+    Customer,
+    Event,
+    Ignored,
+    Ownership,
+    parse_event,
+)
 from services.gateway.chatwoot.parse import split_conversation_id as split
 from services.gateway.chatwoot.settings import NAME, ChatwootSettings, chatwoot_for
 from services.gateway.chatwoot.spec import LIMITS, PREFIX
@@ -184,7 +191,14 @@ class Chatwoot(PlainChannel):
         """Store what one webhook delivery carried; a summary of counts. The delivery id is
         remembered once everything is stored, so a redelivery after a failure is handled."""
         event: Event = parse_event(payload, received_at=utcnow(), tz=self.rt.tz)
-        counts = {"messages": 0, "duplicates": 0, "agents": 0, "ownership": 0, "ignored": 0}
+        counts = {
+            "messages": 0,
+            "duplicates": 0,
+            "agents": 0,
+            "ownership": 0,
+            "ours": 0,
+            "ignored": 0,
+        }
         if event.customer is not None:
             fresh = await self._customer(event.customer, turns, handoff)
             counts["messages" if fresh else "duplicates"] += 1
@@ -197,6 +211,9 @@ class Chatwoot(PlainChannel):
         if event.ownership is not None and await self._ownership(event.ownership, handoff):
             counts["ownership"] += 1
         for item in event.ignored:
+            if item.reason == OWN_MESSAGE:  # every reply comes back: counted, not journaled
+                counts["ours"] += 1
+                continue
             await self._ignored(item)
             counts["ignored"] += 1
         if delivery:

@@ -31,6 +31,8 @@ from services.gateway.chatwoot.spec import PREFIX
 from shared.contracts import InboundMessage, is_conversation_id
 
 BOT_STATUS = "pending"
+# The reason a message the agent bot itself posted (our reply, coming back) is ignored.
+OWN_MESSAGE = "own_message"
 # Chatwoot's attachment file types → our kinds (the WhatsApp names, so the pack's notices apply).
 KINDS = {
     "image": "image",
@@ -171,7 +173,7 @@ def _message(
     if kind == "outgoing":
         who = _str(sender.get("type"))
         if who != "user":
-            reason = "own_message" if who == "agent_bot" else f"outgoing:{who or '?'}"
+            reason = OWN_MESSAGE if who == "agent_bot" else f"outgoing:{who or '?'}"
             ignore(reason)
             return
         name = _str(sender.get("available_name")) or _str(sender.get("name")) or "agent"

@@ -10,9 +10,9 @@ comes as soon as the messages are stored: turns are started and answered later.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Annotated, Any, cast
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
 from services.gateway.channels.webhooks import BodyTooLarge, read_body
@@ -21,7 +21,7 @@ from services.gateway.evolution.adapter import Evolution
 from services.gateway.evolution.auth import authenticated
 from services.gateway.evolution.parse import decode, instance_of
 from services.gateway.evolution.settings import NAME
-from shared.deps import DeploymentDepends
+from shared.deps import Deployment, DeploymentDepends
 from shared.logs import get_logger
 
 PATH = "/webhooks/evolution"
@@ -35,11 +35,29 @@ def adapter(deps: object) -> Evolution:
     return cast(Evolution, cast(GatewayDeps, deps).channels[NAME])
 
 
-@router.post(
-    PATH,
-    responses={401: {"description": "no valid token"}, 413: {"description": "body too large"}},
-)
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "no valid token"},
+    413: {"description": "body too large"},
+}
+
+
+@router.post(PATH, responses=RESPONSES)
 async def notify(request: Request, deployment: DeploymentDepends) -> JSONResponse:
+    return await _notify(request, deployment)
+
+
+@router.post(PATH + "/{event}", responses=RESPONSES)
+async def notify_by_event(
+    event: Annotated[str, Path(pattern=r"^[a-z0-9-]{1,64}$")],
+    request: Request,
+    deployment: DeploymentDepends,
+) -> JSONResponse:
+    """The same webhook with Evolution's ``byEvents`` on (``…/messages-upsert``): the body
+    names its event too, and that is what is read."""
+    return await _notify(request, deployment)
+
+
+async def _notify(request: Request, deployment: Deployment) -> JSONResponse:
     limit = adapter(deployment.any()).settings.max_body_bytes
     try:
         raw = await read_body(request, limit)
