@@ -47,15 +47,18 @@ class ReplicaAck:
     A master with no replica connected at all (its replica died, or was promoted and the old
     master is not back yet) has nobody to wait for: a write there is as safe as it can be, and
     refusing it would stop every conversation in its slots until an operator adds a replica.
-    So a ``WAIT`` that falls short asks the node how many replicas it has; with none, the write
-    is accepted, and the node is written to without ``WAIT`` for ``ALONE_S`` before it is asked
-    again. With a replica connected that did not confirm (lagging, or stopped), the write is
-    refused: that is the window in which a failover would lose it.
+    So, unless ``strict``, a ``WAIT`` that falls short asks the node how many replicas it has;
+    with none, the write is accepted, and the node is written to without ``WAIT`` for
+    ``ALONE_S`` before it is asked again. With a replica connected that did not confirm
+    (lagging, or stopped), the write is refused: that is the window in which a failover would
+    lose it. ``strict`` (the operator set ``ORQ_ACK_REPLICAS``) refuses every write its replicas
+    did not confirm, like Kafka's ``min.insync.replicas``: consistency over availability.
     """
 
-    def __init__(self, replicas: int = 0, timeout_ms: int = 1_000) -> None:
+    def __init__(self, replicas: int = 0, timeout_ms: int = 1_000, strict: bool = False) -> None:
         self.replicas = replicas
         self.timeout_ms = timeout_ms
+        self.strict = strict
         self._alone_until: dict[str, float] = {}
 
     @property
@@ -101,7 +104,7 @@ class ReplicaAck:
         else:
             info = await redis.info("replication")
             name = ""
-        if int(info.get("connected_slaves", 0)) == 0:
+        if not self.strict and int(info.get("connected_slaves", 0)) == 0:
             self._alone_until[name] = time.monotonic() + ALONE_S
             log.warning(
                 "a master has no replica connected: its writes are not waited for",
@@ -148,7 +151,7 @@ async def replica_ack(redis: AnyRedis, settings: Settings, service: str) -> Repl
     master has a replica and 0 when not. Said once at start, either way."""
     found = await replicas_of(redis)
     wanted = settings.ack_replicas if settings.ack_replicas is not None else min(found, 1)
-    ack = ReplicaAck(wanted, settings.ack_timeout_ms)
+    ack = ReplicaAck(wanted, settings.ack_timeout_ms, strict=settings.ack_replicas is not None)
     if ack.on:
         log.info(
             "writes promised outside Redis wait for replicas",

@@ -132,7 +132,9 @@ class Settings(BaseSettings):
         le=5,
         description="Replicas that must hold an inbound message before it is acknowledged (and a "
         "reply's delivery claim before the reply goes out): Redis `WAIT`. Unset: 1 when the "
-        "Redis (every master of a cluster) has a replica, 0 (off) otherwise; said at start.",
+        "Redis (every master of a cluster) has a replica, 0 (off) otherwise, and a master left "
+        "with no replica is written to without waiting; set: strict, a write its replicas did "
+        "not confirm is refused (503) whatever the reason. Said at start.",
     )
     ack_timeout_ms: int = Field(
         default=1_000,

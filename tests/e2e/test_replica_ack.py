@@ -102,7 +102,7 @@ def test_without_a_replica_nothing_waits_and_start_says_so(
         assert up.post("ack-off", "oi").status_code == 202
 
 
-def test_asking_for_a_replica_that_is_not_there_refuses_with_503(
+def test_asking_for_a_replica_that_is_not_there_is_strict_and_refuses_with_503(
     redis_url: str, unique_prefix: str
 ) -> None:
     if connected_replicas(redis_url):

@@ -4,7 +4,8 @@ Providers' send endpoints commonly take a message and answer with its id, with n
 key. So the slot (a bubble of a turn's reply, a status toggle) is claimed under
 ``Keys.sent(conversation, turn, slot)`` before the request:
 
-- ``pending:<token>`` while one sender works on it (a short TTL, refreshed per attempt, so a
+- ``pending:<token>`` while one sender works on it (with replicas asked for, taken only once
+  a replica holds the claim: ``claim``) (a short TTL, refreshed per attempt, so a
   sender that died mid-request frees it); another sender meeting it raises
   :class:`DeliveryInFlight` and the bus delivers the reply again later;
 - ``sent:<id>`` once the provider answered 2xx: the slot is never sent again;
@@ -27,6 +28,9 @@ from typing import Any
 
 import httpx
 from redis.asyncio import Redis
+
+from shared import lua
+from shared.durability import NotReplicated, ReplicaAck
 
 
 class DeliveryInFlight(RuntimeError):
@@ -61,6 +65,28 @@ def retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+async def claim(redis: Redis, key: str, token: str, ttl_s: int, ack: ReplicaAck) -> bool:
+    """Take the slot ``key`` for this sender (``SET NX``); False when it was taken.
+
+    With replicas asked for (``shared/durability.py``) the claim is on one before the send: a
+    claim lost with its master would let the next sender send the slot again. A claim no
+    replica confirmed in time is given back and ``NotReplicated`` raised, so the bus delivers
+    the reply again later."""
+    if not ack.on:
+        return bool(await redis.set(key, token, nx=True, ex=ttl_s))
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.set(key, token, nx=True, ex=ttl_s)
+        waits = ack.queue(pipe, redis, key)
+        done = await pipe.execute()
+    if done[0]:
+        try:
+            await ack.check(redis, waits, done[1:], f"send claim {key}")
+        except NotReplicated:
+            await redis.eval(lua.DEL_IF_EQUAL, 1, key, token)
+            raise
+    return bool(done[0])
+
+
 async def send_once(
     redis: Redis,
     key: str,
@@ -70,13 +96,14 @@ async def send_once(
     *,
     ttl_s: int,
     pending_ttl_s: int,
+    ack: ReplicaAck | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     jitter: Callable[[], float] = random.random,
 ) -> Sent:
     """Send the slot ``key`` with ``post`` unless it was decided before (see the module's
     doc); ``id_of`` reads the provider's message id from a 2xx body."""
     token = f"pending:{uuid.uuid4().hex}"
-    if not await redis.set(key, token, nx=True, ex=pending_ttl_s):
+    if not await claim(redis, key, token, pending_ttl_s, ack or ReplicaAck()):
         decided = await redis.get(key)
         if decided is None:  # the pending holder's claim just expired: take it
             return await send_once(
@@ -87,6 +114,7 @@ async def send_once(
                 retry,
                 ttl_s=ttl_s,
                 pending_ttl_s=pending_ttl_s,
+                ack=ack,
                 sleep=sleep,
                 jitter=jitter,
             )

@@ -41,6 +41,7 @@ from services.gateway.chatwoot.spec import LIMITS, PREFIX
 from services.gateway.handoff import Handoff
 from services.gateway.turns import MessageRefused, TurnKeeper
 from shared.contracts import Reply, Turn, utcnow
+from shared.durability import ReplicaAck
 from shared.metrics import INBOUND
 from shared.service import Runtime
 from shared.state import journal_entry
@@ -58,7 +59,7 @@ class StaffEchoes(Protocol):
 
 def build(parts: Parts) -> Chatwoot:
     """The tenant's adapter (``ChannelSpec.build``)."""
-    return Chatwoot(parts.rt, chatwoot_for(parts.tenant))
+    return Chatwoot(parts.rt, chatwoot_for(parts.tenant), parts.ack)
 
 
 def message_id_of(body: Any) -> str | None:
@@ -72,8 +73,11 @@ class Chatwoot(PlainChannel):
     conversation_prefix = PREFIX
     writes_history = False
 
-    def __init__(self, rt: Runtime, settings: ChatwootSettings) -> None:
+    def __init__(
+        self, rt: Runtime, settings: ChatwootSettings, ack: ReplicaAck | None = None
+    ) -> None:
         self.rt = rt
+        self.ack = ack or ReplicaAck()
         self.settings = settings
         self.keys = rt.keys
         self.redis = rt.redis
@@ -127,6 +131,7 @@ class Chatwoot(PlainChannel):
                 self.retry,
                 ttl_s=self.settings.delivery_ttl_s,
                 pending_ttl_s=self.pending_ttl_s,
+                ack=self.ack,
             )
             if sent.status in ("failed", "unknown"):
                 await self._note_error(sent.detail, reply.conversation_id)
@@ -162,6 +167,7 @@ class Chatwoot(PlainChannel):
             self.retry,
             ttl_s=self.settings.delivery_ttl_s,
             pending_ttl_s=self.pending_ttl_s,
+            ack=self.ack,
         )
         await self.rt.store.append_journal(
             conversation_id,

@@ -37,6 +37,7 @@ from services.gateway.evolution.settings import NAME, EvolutionSettings, evoluti
 from services.gateway.evolution.spec import LIMITS, PREFIX
 from services.gateway.turns import MessageRefused, TurnKeeper
 from shared.contracts import Reply, Turn, utcnow
+from shared.durability import ReplicaAck
 from shared.metrics import INBOUND
 from shared.service import Runtime
 from shared.state import journal_entry
@@ -57,7 +58,7 @@ class StaffEchoes(Protocol):
 
 def build(parts: Parts) -> Evolution:
     """The tenant's adapter (``ChannelSpec.build``)."""
-    return Evolution(parts.rt, evolution_for(parts.tenant))
+    return Evolution(parts.rt, evolution_for(parts.tenant), parts.ack)
 
 
 def _text_scope(conversation_id: str, text: str) -> str:
@@ -78,8 +79,11 @@ class Evolution(PlainChannel):
     conversation_prefix = PREFIX
     writes_history = False
 
-    def __init__(self, rt: Runtime, settings: EvolutionSettings) -> None:
+    def __init__(
+        self, rt: Runtime, settings: EvolutionSettings, ack: ReplicaAck | None = None
+    ) -> None:
         self.rt = rt
+        self.ack = ack or ReplicaAck()
         self.settings = settings
         self.keys = rt.keys
         self.redis = rt.redis
@@ -160,6 +164,7 @@ class Evolution(PlainChannel):
             self.retry,
             ttl_s=self.settings.delivery_ttl_s,
             pending_ttl_s=self.pending_ttl_s,
+            ack=self.ack,
         )
         if sent.status == "sent":
             ours = message_id_of(sent.body)

@@ -37,6 +37,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from services.gateway.channels.base import Delivery
+from services.gateway.channels.once import claim
 from services.gateway.whatsapp.errors import (
     PAIR_THROTTLING_CODES,
     REENGAGEMENT_CODE,
@@ -56,9 +57,8 @@ from services.gateway.whatsapp.payloads import (
 )
 from services.gateway.whatsapp.records import ChannelRecords
 from services.gateway.whatsapp.settings import WhatsAppSettings
-from shared import lua
 from shared.contracts import InboundMessage, Reply, Turn, utcnow
-from shared.durability import NotReplicated, ReplicaAck
+from shared.durability import ReplicaAck
 from shared.keys import Keys
 
 RETRYABLE = frozenset({Category.THROTTLED, Category.TRANSIENT})
@@ -167,25 +167,6 @@ class WhatsAppChannel:
             return Delivery("duplicate")
         return Delivery("sent", " ".join(wamids))
 
-    async def _claim(self, key: str, token: str) -> bool:
-        """Claim a slot's send. With replicas asked for, the claim is on one before the send:
-        a claim lost with its master would let the replica's side send the slot again. One
-        not confirmed in time is given back and the delivery retried (``NotReplicated``)."""
-        if not self.ack.on:
-            return bool(await self.redis.set(key, token, nx=True, ex=self.pending_ttl_s))
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.set(key, token, nx=True, ex=self.pending_ttl_s)
-            waits = self.ack.queue(pipe, self.redis, key)
-            done = await pipe.execute()
-        claimed = done[0]
-        if claimed:
-            try:
-                await self.ack.check(self.redis, waits, done[1:], f"send claim {key}")
-            except NotReplicated:
-                await self.redis.eval(lua.DEL_IF_EQUAL, 1, key, token)
-                raise
-        return bool(claimed)
-
     async def reengage(self, conversation_id: str, turn_id: str, recipient: str | None) -> None:
         """After a ``failed`` status with 131047: send the template once for that turn."""
         target = target_of(conversation_id, recipient, self.settings.phone_number_id)
@@ -290,7 +271,7 @@ class WhatsAppChannel:
         one that finds it gives up as ``unknown`` rather than risk sending it twice."""
         key = self.keys.sent(target.conversation_id, turn_id, slot)
         token = f"pending:{uuid.uuid4().hex}"
-        if not await self._claim(key, token):
+        if not await claim(self.redis, key, token, self.pending_ttl_s, self.ack):
             decided = await self.redis.get(key)
             if decided is None:  # the pending holder's claim just expired: take it
                 return await self._send_once(
