@@ -11,10 +11,25 @@ import socket
 import subprocess
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+from orquestra.client import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "compose-smoke-admin-token"
+# Business time of the smoke tests' turns (a Monday; the trial classes are on Tuesdays).
+START = datetime.fromisoformat("2026-06-01T10:00:00-03:00")
+
+
+def say(client: Client, conversation: str, text: str, at: datetime) -> dict[str, Any]:
+    """Post one message and return the turn's reply (long-polling for it)."""
+    _, cursor = client.replies(conversation)
+    client.post(conversation, text, sent_at=at)
+    replies, _ = client.replies(conversation, after=cursor, wait_s=60)
+    assert replies, f"{conversation}: no reply to {text!r}"
+    return replies[0]
 
 
 def engine_problem() -> str | None:

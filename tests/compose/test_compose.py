@@ -1,5 +1,5 @@
-"""`docker compose up`, run for real (issue 30): both compose files on a Docker engine, through
-the gateway's HTTP API as a client sees it.
+"""`docker compose up`, run for real (issue 30): docker-compose.yml on a Docker engine, through
+the gateway's HTTP API as a client sees it (docker-compose.cluster.yml: test_compose_cluster.py).
 
 Not part of the default run: it builds the image and starts a dozen containers. Run it with
 ``ORQ_COMPOSE=1 uv run --frozen pytest tests/compose -v`` (docs/operations/compose.md); it is
@@ -12,27 +12,18 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
 
 from orquestra.client import Client
-from tests.compose.deployment import TOKEN, Deployment, engine_problem, free_net
+from tests.compose.deployment import START, TOKEN, Deployment, engine_problem, say
 
 problem = engine_problem()
-pytestmark = pytest.mark.skipif(problem is not None, reason=problem or "")
-
-START = datetime.fromisoformat("2026-06-01T10:00:00-03:00")
-
-
-def say(client: Client, conversation: str, text: str, at: datetime) -> dict[str, Any]:
-    """Post one message and return the turn's reply (long-polling for it)."""
-    _, cursor = client.replies(conversation)
-    client.post(conversation, text, sent_at=at)
-    replies, _ = client.replies(conversation, after=cursor, wait_s=60)
-    assert replies, f"{conversation}: no reply to {text!r}"
-    return replies[0]
+# Builds, starts and restarts whole deployments: minutes on a 2-core host.
+pytestmark = [
+    pytest.mark.skipif(problem is not None, reason=problem or ""),
+    pytest.mark.timeout(1500),
+]
 
 
 def answered_once(url: str, conversation: str) -> list[str]:
@@ -88,38 +79,3 @@ def test_a_trial_replica_killed_mid_load_leaves_every_turn_answered_once(
     with ThreadPoolExecutor(len(conversations)) as pool:
         turns = list(pool.map(lambda c: answered_once(single.url, c), conversations))
     assert all(len(replies) == 1 for replies in turns), turns
-
-
-@pytest.fixture
-def cluster() -> Iterator[Deployment]:
-    deployment = Deployment("docker-compose.cluster.yml", extra_env={"CLUSTER_NET": free_net()})
-    deployment.compose("build", timeout=1800)
-    try:
-        deployment.up()
-        yield deployment
-    finally:
-        deployment.down("-v")
-
-
-def test_the_cluster_keeps_its_bookings_across_down_and_up(cluster: Deployment) -> None:
-    week = ("2026-06-08", "2026-06-14")
-    with Client(cluster.url, TOKEN) as client:
-        say(
-            client,
-            "smoke-booking",
-            "quero agendar uma aula experimental: sou o Caio, 35 anos, intermediário, 09/06 às 18h",
-            START,
-        )
-        say(client, "smoke-booking", "sim", START + timedelta(minutes=1))
-        before = [b for c in client.bookings(*week) for b in c["bookings"]]
-    assert len(before) == 1
-
-    cluster.down()  # the volumes stay
-    cluster.up()
-
-    with Client(cluster.url, TOKEN) as client:
-        after = [b for c in client.bookings(*week) for b in c["bookings"]]
-        reply = say(client, "smoke-after", "onde fica a CT?", START)
-    assert [b["booking_id"] for b in after] == [b["booking_id"] for b in before]
-    assert reply["text"]
-    assert cluster.zombies() == {}
