@@ -8,6 +8,7 @@ skipped when no Docker engine answers.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from orquestra.client import Client
-from tests.compose.deployment import START, TOKEN, Deployment, engine_problem, say
+from tests.compose.deployment import ROOT, START, TOKEN, Deployment, engine_problem, say
 
 problem = engine_problem()
 # Builds, starts and restarts whole deployments: minutes on a 2-core host.
@@ -38,8 +39,17 @@ def answered_once(url: str, conversation: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def single() -> Iterator[Deployment]:
-    deployment = Deployment("docker-compose.yml")
+def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    """The deployment, its pack read from the mounted config folder (a copy of ctsmash under
+    another path): a service that could not read it would not start."""
+    config = tmp_path_factory.mktemp("config")
+    shutil.copytree(ROOT / "packs" / "ctsmash", config / "packs" / "smoke")
+    for folder in (config, *config.rglob("*")):
+        folder.chmod(0o755 if folder.is_dir() else 0o644)  # the services' user reads it
+    deployment = Deployment(
+        "docker-compose.yml",
+        extra_env={"ORQ_CONFIG_DIR": str(config), "ORQ_PACK": "/config/packs/smoke"},
+    )
     deployment.compose("build", timeout=1800)
     try:
         deployment.up()
