@@ -85,6 +85,22 @@ class FaqIndex:
     def entry(self, entry_id: str) -> FaqEntry:
         return self._entries[entry_id]
 
+    def entry_terms(self, entry_id: str) -> frozenset[str]:
+        """Every term an entry's questions, answer and tags use."""
+        position = next(i for i, e in enumerate(self.config.entries) if e.id == entry_id)
+        return self._entry_terms[position]
+
+    def content_terms(self, text: str) -> frozenset[str]:
+        """The terms of ``text`` that say what it is about: no question word ("pode",
+        "tem"), no number."""
+        words = self.analyzer.words(text)
+        asking = self.analyzer.question_words
+        return frozenset(self._term(w) for w in words if w not in asking and not w.isdigit())
+
+    def known(self, term: str) -> bool:
+        """Whether some entry uses the term."""
+        return term in self._known_terms
+
     def terms(self, text: str) -> list[str]:
         """Stemmed query terms of ``text``, typos mapped to the closest known word."""
         return [self._term(w) for w in self.analyzer.words(text)]

@@ -1,0 +1,48 @@
+"""The ages a question is about: "minha filha tem 9", "alguém de 99?", "quando ele fizer 8",
+"nasci em 1961".
+
+Whether someone may take a class is a question about an age, and the age is rarely in the
+clause that asks ("vcs tem aula pra criança? minha filha tem 9"). Only numbers something marks
+as an age count: a unit ("9 anos"), a verb of having or turning ("tem 9", "fizer 8", "faço
+30"), a person before "de" ("filha de 7", "alguém de 99"), or a birth year, turned into an age
+at the turn's business time. A time ("às 18"), a price ("R$ 60") or a count ("3x") is none.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from shared.nlu.normalize import normalize
+from shared.nlu.numbers import with_digits
+
+# Words naming a person (whoever the class is for) before "de N" ("a filha de 7").
+_PEOPLE = (
+    r"(?:alguem|pessoa|pessoas|gente|crianca|criancas|filh[oa]s?|net[oa]s?|sobrinh[oa]s?|"
+    r"irma(?:o|os|s)?|prim[oa]s?|menin[oa]s?|garot[oa]s?|adolescentes?|senhor[a]?|idos[oa]s?|"
+    r"mae|pai|avo|avos|tia|tio|esposa|marido|amig[oa]s?|ele|ela|dele|dela|deles|delas|eu|a|o|os|as)"
+)
+_NUMBER = r"(\d{1,3})(?![\d:.,/hx%])"
+_AGE = re.compile(
+    rf"\b{_NUMBER}\s*(?:anos?|anso|aninhos)\b"
+    rf"|\b(?:tem|tenho|temos|tinha|fizer|fazer|faz|faco|fez|completa|completar|completou|"
+    rf"com|idade de|idade)\s+(?:so\s+|quase\s+|uns\s+)?{_NUMBER}(?!\s*(?:h\b|horas?|reais|x\b))"
+    rf"|\b{_PEOPLE}\s+(?:de|com)\s+{_NUMBER}(?!\s*(?:h\b|horas?|reais|x\b|vezes))"
+)
+_BIRTH_YEAR = re.compile(r"\b(?:nasci|nasceu|nascid[oa]|nascemos)\s+(?:em|no ano de)?\s*(\d{4})\b")
+
+
+def ages_in(text: str, now: datetime | None) -> list[int]:
+    """The ages ``text`` gives, in order, each once; a birth year becomes the age it gives at
+    ``now`` (the birthday may not have come yet: the younger of the two possible ages), and
+    is read only when ``now`` is known."""
+    normalized = with_digits(normalize(text))
+    found: list[tuple[int, int]] = []
+    for match in _AGE.finditer(normalized):
+        value = next(int(group) for group in match.groups() if group is not None)
+        found.append((match.start(), value))
+    for match in _BIRTH_YEAR.finditer(normalized) if now is not None else ():
+        year = int(match[1])
+        if 1900 <= year <= now.year:
+            found.append((match.start(), now.year - year - 1))
+    return list(dict.fromkeys(value for _, value in sorted(found)))
