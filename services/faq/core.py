@@ -192,18 +192,20 @@ def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseM
     """A short clause the base cannot place alone, read as a follow-up of the conversation's
     topic: "e o de 3x?" after a plan's price, "e domingo?" after the opening hours.
 
-    The clause must bring nothing the topic's entry does not know: its content words the
-    base uses at all must all be that entry's ("e futevôlei?" names nothing known, "e tem
-    estacionamento?" names another entry's word; neither continues the topic). A clause with
-    no content word left ("e o de 12?") continues it whole.
+    A clause with no content word left ("e o de 12?") continues it whole. Otherwise it must
+    open as a follow-up ("e ...", "mas ...": "vcs não têm quadra coberta?" is a question of its
+    own) and bring nothing the topic's entry does not know: its content words the base uses
+    at all must all be that entry's ("e futevôlei?" names nothing known, "e tem
+    estacionamento?" names another entry's word; neither continues the topic).
     """
-    if topic_entry is None:
-        return None
-    if len(normalize(clause).split()) > index.config.follow_up.max_words:
+    rule = index.config.follow_up
+    words = normalize(clause).split()
+    if topic_entry is None or not words or len(words) > rule.max_words:
         return None
     content = index.content_terms(clause)
+    opened = words[0] in {normalize(w) for w in rule.openers}
     known = {t for t in content if index.known(t)}
-    if (not content or known) and known <= index.entry_terms(topic_entry):
+    if not content or (opened and known and known <= index.entry_terms(topic_entry)):
         return _follow_up_match(clause, topic_entry)
     return None
 

@@ -233,6 +233,11 @@ def _classified(turn: _Turn) -> TriageDecision:
     return turn.decide(intents=list(result.intents), pending=None)
 
 
+def follows_faq(state: TriageState | None) -> bool:
+    """Whether the previous turn went to the FAQ: a short question now continues it."""
+    return state is not None and "faq" in state.last_intents
+
+
 def answers_pending(
     text: str, state: TriageState | None, now: datetime, config: TriageConfig
 ) -> bool:
@@ -296,7 +301,13 @@ def triage_turn(
     """
     state = state or TriageState()
     result = llm_result or classify(
-        text, trial_stage=trial_stage, config=config, pack=pack, seed=seed, knows=knows
+        text,
+        trial_stage=trial_stage,
+        config=config,
+        pack=pack,
+        seed=seed,
+        knows=knows,
+        follow_up=follows_faq(state),
     )
     journal: dict[str, Any] = {
         "source": result.source,

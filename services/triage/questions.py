@@ -93,6 +93,18 @@ def clauses(text: str, config: TriageConfig) -> list[Clause]:
     return out
 
 
+def continues_questions(text: str, config: TriageConfig) -> bool:
+    """Whether a message read right after an FAQ answer is the next question of the same
+    conversation: short, and asking something or opening with a joiner ("e no sábado?", "e
+    domingo nem pensar né", "quando ele fizer 8 pode?"). The FAQ reads it against the topic
+    it keeps; triage only has to send it there instead of the menu."""
+    words = normalize(text).split()
+    if not words or len(words) > config.questions.follow_up_words:
+        return False
+    joiners = {normalize(w) for w in config.questions.joiner_words}
+    return words[0] in joiners or any(is_question(c, config) for c in parts(text))
+
+
 def is_flow_question(clause: Clause, config: TriageConfig) -> bool:
     """A question about the booking itself (a slot, why a field is asked): mid-booking it is
     the booking flow's to answer, not the FAQ's."""

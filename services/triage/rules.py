@@ -10,7 +10,13 @@ from collections.abc import Mapping
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
-from services.triage.questions import FaqKnows, is_flow_question, is_question, parts
+from services.triage.questions import (
+    FaqKnows,
+    continues_questions,
+    is_flow_question,
+    is_question,
+    parts,
+)
 from shared.contracts import FlowView, ModeView
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
@@ -145,13 +151,16 @@ def classify(
     pack: Pack,
     seed: str = "",
     knows: FaqKnows | None = None,
+    follow_up: bool = False,
 ) -> TriageResult:
     """Classify one message with the pack's rules.
 
     Specialist intents whose confidence reaches the threshold are detected together
     (multi-intent). ``knows`` lets the knowledge base vouch for a question the keywords miss
-    ("a partir de que idade pode?"): mid-booking always, otherwise when nothing else placed
-    the message. Mid-booking, the booking flow also gets the message when part of it answers
+    ("a partir de que idade pode?"), also next to another intent ("tem limite de idade pra
+    aula experimental?" asks the FAQ even though it names the booking). ``follow_up``: the
+    previous turn went to the FAQ, so a short question nothing else claims ("e no sábado?")
+    is its next question. Mid-booking, the booking flow also gets the message when part of it answers
     the flow, or when nothing else claims it. Otherwise a long message with no action word and
     no question is left unplaced (N1 asks), small talk is ``general`` alone with its reply,
     and anything else is unplaced. Typos are corrected to the pack's vocabulary before scoring.
@@ -165,7 +174,16 @@ def classify(
     context_intent = config.active_context.intent
 
     unplaced = active or not intents
-    if "faq" not in intents and unplaced and _faq_question(text, config, knows, active=active):
+    if "faq" not in intents and _faq_question(text, config, knows, active=active):
+        intents.append("faq")
+        confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
+    if (
+        "faq" not in intents
+        and unplaced
+        and follow_up
+        and not _is_small_talk(normalized, config)
+        and continues_questions(text, config)
+    ):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
 

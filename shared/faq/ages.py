@@ -41,8 +41,9 @@ def ages_in(text: str, now: datetime | None) -> list[int]:
     for match in _AGE.finditer(normalized):
         value = next(int(group) for group in match.groups() if group is not None)
         found.append((match.start(), value))
-    for match in _BIRTH_YEAR.finditer(normalized) if now is not None else ():
-        year = int(match[1])
-        if 1900 <= year <= now.year:
-            found.append((match.start(), now.year - year - 1))
+    if now is not None:
+        for match in _BIRTH_YEAR.finditer(normalized):
+            year = int(match[1])
+            if 1900 <= year <= now.year:
+                found.append((match.start(), now.year - year - 1))
     return list(dict.fromkeys(value for _, value in sorted(found)))

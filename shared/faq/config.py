@@ -81,6 +81,9 @@ class FollowUp(BaseModel):
     minutes: int = Field(default=30, gt=0)
     # Longer clauses say what they ask about; only shorter ones inherit a topic.
     max_words: int = Field(default=8, gt=0)
+    # Words that open a follow-up ("e no sábado?", "mas e a de 12?"); a clause without one
+    # continues the topic only when it names nothing at all ("com 12 pode?").
+    openers: list[str] = Field(default_factory=lambda: ["e", "mas", "ou"])
 
 
 class FaqConfig(BaseModel):
