@@ -32,7 +32,23 @@ from shared.pack import Pack, load_pack
 _AFTER = re.compile(r"^(\d+)\s*(s|m|h|d)$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _INTERROGATIVES = frozenset(
-    "onde qual quais quanto quantos quantas quando como oq qto qnto qnt qd qdo qnd".split()
+    [
+        "onde",
+        "qual",
+        "quais",
+        "quanto",
+        "quantos",
+        "quantas",
+        "quando",
+        "como",
+        "oq",
+        "qto",
+        "qnto",
+        "qnt",
+        "qd",
+        "qdo",
+        "qnd",
+    ]
 )
 
 

@@ -160,10 +160,11 @@ def classify(
     ("a partir de que idade pode?"), also next to another intent ("tem limite de idade pra
     aula experimental?" asks the FAQ even though it names the booking). ``follow_up``: the
     previous turn went to the FAQ, so a short question nothing else claims ("e no sábado?")
-    is its next question. Mid-booking, the booking flow also gets the message when part of it answers
-    the flow, or when nothing else claims it. Otherwise a long message with no action word and
-    no question is left unplaced (N1 asks), small talk is ``general`` alone with its reply,
-    and anything else is unplaced. Typos are corrected to the pack's vocabulary before scoring.
+    is its next question. Mid-booking, the booking flow also gets the message when part of it
+    answers the flow, or when nothing else claims it. Otherwise a long message with no action
+    word and no question is left unplaced (N1 asks), small talk is ``general`` alone with its
+    reply, and anything else is unplaced. Typos are corrected to the pack's vocabulary before
+    scoring.
     """
     normalized = pack_vocabulary(pack).correct(normalize(text))
     active = active_stage(trial_stage, config) is not None
