@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
 from services.faq.topic import FaqTopic
-from shared.faq.ages import ages_in
+from shared.faq.ages import ages_in, asks_about_age
 from shared.faq.config import AgeRule, FaqConfig, FaqEntry
 from shared.faq.index import FaqIndex, Match
 from shared.nlu.normalize import normalize
@@ -175,15 +175,21 @@ def _follow_up_match(clause: str, entry_id: str) -> ClauseMatch:
 
 
 def _about_an_age(
-    clause: str, index: FaqIndex, topic_entry: str | None, ages: Sequence[int]
+    clause: str, index: FaqIndex, topic_entry: str | None, ages: list[int], said: list[int]
 ) -> ClauseMatch | None:
-    """A clause that gives an age and says nothing the age entry does not know ("aceitam
-    alguém de 99?", "quando ele fizer 8 pode?" after an age question) asks whether that age
-    may take classes, whatever other entry its question words ("aceitam") would match."""
+    """A clause asking whether someone of an age may take classes ("aceitam alguém de 99?",
+    "quando ele fizer 8 pode?" after an age question, "tem idade máxima? nasci em 1950"), read
+    as the age entry's whatever other entry its question words ("aceitam") would match
+    (:func:`shared.faq.ages.asks_about_age`). ``ages``: those the clause gives; ``said``:
+    those the whole message gives, which count when the clause names the age entry's words."""
     rule = index.config.age_rule
-    if rule is None or not ages:
+    if rule is None:
         return None
-    if topic_entry == rule.entry or index.content_terms(clause) <= index.entry_terms(rule.entry):
+    continuing = bool(ages) and topic_entry == rule.entry
+    if asks_about_age(clause, index, ages, continuing=continuing):
+        return _follow_up_match(clause, rule.entry)
+    content = index.content_terms(clause)
+    if said and content and asks_about_age(clause, index, said):
         return _follow_up_match(clause, rule.entry)
     return None
 
@@ -253,6 +259,7 @@ def retrieve(
     """
     clauses = index.analyzer.clauses(text)
     topic_entry = topic.entry_id if topic else None
+    said = ages_in(message or text, now)
     asking = any(c.question_shaped for c in clauses)
     matches: list[ClauseMatch] = []
     entries: dict[str, FaqEntry] = {}
@@ -261,7 +268,7 @@ def retrieve(
         if asking and len(clauses) > 1 and not clause.question_shaped:
             continue
         match = _judge(clause.text, index, context)
-        age = _about_an_age(clause.text, index, topic_entry, ages_in(clause.text, now))
+        age = _about_an_age(clause.text, index, topic_entry, ages_in(clause.text, now), said)
         if age is not None:
             match = age
         elif match is None or not match.answered:
@@ -298,7 +305,7 @@ def retrieve(
         clauses=matches,
         asked=asking,
         focus=focused,
-        ages=ages_in(message or text, now) if asks_age else [],
+        ages=said if asks_age else [],
     )
 
 

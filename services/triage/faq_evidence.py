@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from services.triage.config import TriageConfig
 from services.triage.questions import FaqKnows
+from shared.faq.ages import ages_in, asks_about_age
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.pack import Pack
@@ -24,6 +25,10 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
     min_coverage = max(config.questions.faq_min_coverage, faq_config.min_coverage)
 
     def knows(clause: str) -> bool:
+        # An age and nothing but the age rule's words ("aceitam alguém de 99?") is answered
+        # by the FAQ's age rule (a birth year needs the turn's time: read by the FAQ only).
+        if asks_about_age(clause, index, ages_in(clause, None)):
+            return True
         match = index.best(clause)
         return (
             match is not None

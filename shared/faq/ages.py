@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from shared.faq.analysis import stem
+from shared.faq.index import FaqIndex
 from shared.nlu.normalize import normalize
 from shared.nlu.numbers import with_digits
 
@@ -47,3 +49,27 @@ def ages_in(text: str, now: datetime | None) -> list[int]:
             if 1900 <= year <= now.year:
                 found.append((match.start(), now.year - year - 1))
     return list(dict.fromkeys(value for _, value in sorted(found)))
+
+
+def asks_about_age(
+    clause: str, index: FaqIndex, ages: list[int], *, continuing: bool = False
+) -> bool:
+    """Whether ``clause`` asks if someone of ``ages`` may take classes: the pack has an age
+    rule, an age was given, and the clause names nothing but what the age entry knows.
+
+    Words the base never uses do not count against it (people name relatives in endless ways:
+    "meu enteado de 7, pode jogar?"), but the clause must then name something the age entry
+    knows ("jogar", "criança"), or nothing at all ("aceitam alguém de 99?"); a word another
+    entry owns makes it that entry's question ("tenho 30, tem desconto?" names nothing the
+    age entry knows). ``continuing``: the conversation's topic is already ages ("e a de 12?").
+    """
+    rule = index.config.age_rule
+    if rule is None or not ages:
+        return False
+    if continuing:
+        return True
+    carriers = {stem(normalize(w)) for w in rule.age_words}
+    content = index.content_terms(clause) - carriers
+    known = {t for t in content if index.known(t)}
+    age_terms = index.entry_terms(rule.entry)
+    return not content or (bool(known) and known <= age_terms)

@@ -69,6 +69,8 @@ class AgeRule(BaseModel):
     allowed_minor_text_key: str
     too_young_text_key: str
     too_old_text_key: str
+    # Words that carry the age or the person only ("anos", "alguém"): not what is asked about.
+    age_words: list[str] = Field(default_factory=list)
 
 
 class FollowUp(BaseModel):
