@@ -22,7 +22,9 @@ from shared.nlu.numbers import with_digits
 _PEOPLE = (
     r"(?:alguem|pessoa|pessoas|gente|crianca|criancas|filh[oa]s?|net[oa]s?|sobrinh[oa]s?|"
     r"irma(?:o|os|s)?|prim[oa]s?|menin[oa]s?|garot[oa]s?|adolescentes?|senhor[a]?|idos[oa]s?|"
-    r"mae|pai|avo|avos|tia|tio|esposa|marido|amig[oa]s?|ele|ela|dele|dela|deles|delas|eu|a|o|os|as)"
+    r"mae|pai|avo|avos|tia|tio|esposa|marido|amig[oa]s?|sogr[oa]s?|cunhad[oa]s?|entead[oa]s?|"
+    r"afilhad[oa]s?|padrinho|madrinha|namorad[oa]|noiv[oa]|vizinh[oa]s?|colegas?|cacula|"
+    r"ele|ela|dele|dela|deles|delas|eu|a|o|os|as)"
 )
 _NUMBER = r"(\d{1,3})(?![\d:.,/hx%])"
 _AGE = re.compile(
@@ -59,9 +61,10 @@ def asks_about_age(
 
     Words the base never uses do not count against it (people name relatives in endless ways:
     "meu enteado de 7, pode jogar?"), but the clause must then name something the age entry
-    knows ("jogar", "criança"), or nothing at all ("aceitam alguém de 99?"); a word another
-    entry owns makes it that entry's question ("tenho 30, tem desconto?" names nothing the
-    age entry knows). ``continuing``: the conversation's topic is already ages ("e a de 12?").
+    knows ("jogar", "criança"), ask for permission ("minha sogra de 70 pode?"), or name nothing
+    at all ("aceitam alguém de 99?"); a word another entry owns makes it that entry's question,
+    and so does an unknown word with no permission asked ("tenho 30, tem desconto?").
+    ``continuing``: the conversation's topic is already ages ("e a de 12?").
     """
     rule = index.config.age_rule
     if rule is None or not ages:
@@ -72,4 +75,6 @@ def asks_about_age(
     content = index.content_terms(clause) - carriers
     known = {t for t in content if index.known(t)}
     age_terms = index.entry_terms(rule.entry)
-    return not content or (bool(known) and known <= age_terms)
+    permission = {normalize(w) for w in rule.permission_words}
+    asks_permission = bool(permission & set(normalize(clause).split()))
+    return not content or ((bool(known) or asks_permission) and known <= age_terms)

@@ -71,6 +71,9 @@ class AgeRule(BaseModel):
     too_old_text_key: str
     # Words that carry the age or the person only ("anos", "alguém"): not what is asked about.
     age_words: list[str] = Field(default_factory=list)
+    # Words asking whether someone may take part ("pode", "aceitam"): with an age, the
+    # question is about that age whatever words name the person ("minha sogra de 70 pode?").
+    permission_words: list[str] = Field(default_factory=list)
 
 
 class FollowUp(BaseModel):
