@@ -124,11 +124,17 @@ def _as_topic_list(
     whole: ClauseMatch, index: FaqIndex, context: Collection[str] = ()
 ) -> list[ClauseMatch] | None:
     """The clause read as a list of topics ("endereço e preço?"), when every topic is known
-    and the list explains the clause better than one entry does: the whole clause matched
+    (pieces that name nothing the base knows, a salutation or a name, left aside) and the
+    list explains the clause better than one entry does: the whole clause matched
     nothing, or matched one entry that misses part of it while the topics name several."""
     if whole.answered and whole.coverage >= 1:
         return None
-    pieces = index.analyzer.pieces(whole.clause)
+    # A piece naming nothing the base knows ("Prezados", a name) is an address, not a topic.
+    pieces = [
+        p
+        for p in index.analyzer.pieces(whole.clause)
+        if any(index.known(t) for t in index.content_terms(p))
+    ]
     parts = [m for m in (_judge(p, index, context) for p in pieces) if m]
     if len(parts) < 2 or not all(m.answered for m in parts):
         return None

@@ -118,3 +118,11 @@ def test_remembering_keeps_the_topic_through_an_unknown_question() -> None:
     assert moved.topic is not None and moved.topic.entry_id == "vestiario"
     expired = T0 + timedelta(minutes=CONFIG.follow_up.minutes + 4)
     assert current_topic(moved, expired, CONFIG.follow_up) is None
+
+
+def test_a_salutation_and_a_signature_do_not_hide_a_list_of_topics() -> None:
+    (reply,) = conversation(
+        "Prezados, gostaria de receber informações sobre os valores das mensalidades e os "
+        "meios de pagamento aceitos.\nAtenciosamente,\nMarta Ribeiro"
+    )
+    assert "280" in reply and "boleto" in reply
