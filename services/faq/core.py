@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
 from services.faq.topic import FaqTopic
-from shared.faq.ages import ages_in, asks_about_age
+from shared.faq.ages import age_question, ages_in
 from shared.faq.config import AgeRule, FaqConfig, FaqEntry
 from shared.faq.index import FaqIndex, Match
 from shared.nlu.normalize import normalize
@@ -186,16 +186,13 @@ def _about_an_age(
     """A clause asking whether someone of an age may take classes ("aceitam alguém de 99?",
     "quando ele fizer 8 pode?" after an age question, "tem idade máxima? nasci em 1950"), read
     as the age entry's whatever other entry its question words ("aceitam") would match
-    (:func:`shared.faq.ages.asks_about_age`). ``ages``: those the clause gives; ``said``:
-    those the whole message gives, which count when the clause names the age entry's words."""
+    (:func:`shared.faq.ages.age_question`). ``ages``: those the clause gives; ``said``: those
+    the whole message gives."""
     rule = index.config.age_rule
     if rule is None:
         return None
     continuing = bool(ages) and topic_entry == rule.entry
-    if asks_about_age(clause, index, ages, continuing=continuing):
-        return _follow_up_match(clause, rule.entry)
-    content = index.content_terms(clause)
-    if said and content and asks_about_age(clause, index, said):
+    if age_question(clause, index, ages, said, continuing=continuing):
         return _follow_up_match(clause, rule.entry)
     return None
 

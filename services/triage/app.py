@@ -66,6 +66,7 @@ def build(rt: Runtime) -> None:
             seed=turn.turn_id,
             knows=knows,
             follow_up=follows_faq(state),
+            now=turn.now,
         )
         if not asks_llm(mode, turn.text, rules, state, turn.now, config):
             return rules

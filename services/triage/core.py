@@ -71,7 +71,9 @@ class _Turn:
         forced = forced_text is not None
         faq_route = self.config.routes.get("faq")
         if not forced and faq_route in routes and "faq" in intents:
-            asked = faq_text(self.text, self.config, active=self.active, knows=self.knows)
+            asked = faq_text(
+                self.text, self.config, active=self.active, knows=self.knows, now=self.now
+            )
             if asked != self.text:
                 route_texts[faq_route] = asked
         state = TriageState(
@@ -308,6 +310,7 @@ def triage_turn(
         seed=seed,
         knows=knows,
         follow_up=follows_faq(state),
+        now=now,
     )
     journal: dict[str, Any] = {
         "source": result.source,

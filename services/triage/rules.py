@@ -7,6 +7,7 @@ The rules decide alone in ``rules`` mode and go first in ``hybrid`` mode, where
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
@@ -110,7 +111,14 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
     return False
 
 
-def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, active: bool) -> bool:
+def _faq_question(
+    text: str,
+    config: TriageConfig,
+    knows: FaqKnows | None,
+    *,
+    active: bool,
+    now: datetime | None = None,
+) -> bool:
     """Whether a question clause of the message is the FAQ's: one the knowledge base answers,
     or, mid-booking, any question of several words marked with "?" that is not about the
     booking itself nor small talk (the FAQ then says honestly what it does not know instead
@@ -123,7 +131,9 @@ def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, ac
             continue
         if active and (is_flow_question(clause, config) or _is_small_talk(normalized, config)):
             continue
-        if knows(clause.text) or (active and clause.asked and len(normalized.split()) > 1):
+        if knows(clause.text, text, now) or (
+            active and clause.asked and len(normalized.split()) > 1
+        ):
             return True
     return False
 
@@ -152,6 +162,7 @@ def classify(
     seed: str = "",
     knows: FaqKnows | None = None,
     follow_up: bool = False,
+    now: datetime | None = None,
 ) -> TriageResult:
     """Classify one message with the pack's rules.
 
@@ -160,7 +171,8 @@ def classify(
     ("a partir de que idade pode?"), also next to another intent ("tem limite de idade pra
     aula experimental?" asks the FAQ even though it names the booking). ``follow_up``: the
     previous turn went to the FAQ, so a short question nothing else claims ("e no sábado?")
-    is its next question. Mid-booking, the booking flow also gets the message when part of it
+    is its next question. ``now``: the turn's business time (a birth year is an age then).
+    Mid-booking, the booking flow also gets the message when part of it
     answers the flow, or when nothing else claims it. Otherwise a long message with no action
     word and no question is left unplaced (N1 asks), small talk is ``general`` alone with its
     reply, and anything else is unplaced. Typos are corrected to the pack's vocabulary before
@@ -175,7 +187,7 @@ def classify(
     context_intent = config.active_context.intent
 
     unplaced = active or not intents
-    if "faq" not in intents and _faq_question(text, config, knows, active=active):
+    if "faq" not in intents and _faq_question(text, config, knows, active=active, now=now):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
     if (

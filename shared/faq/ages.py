@@ -78,3 +78,19 @@ def asks_about_age(
     permission = {normalize(w) for w in rule.permission_words}
     asks_permission = bool(permission & set(normalize(clause).split()))
     return not content or ((bool(known) or asks_permission) and known <= age_terms)
+
+
+def age_question(
+    clause: str,
+    index: FaqIndex,
+    ages: list[int],
+    said: list[int],
+    *,
+    continuing: bool = False,
+) -> bool:
+    """Whether ``clause`` is answered by the age rule: it gives an age itself (``ages``) and
+    asks about it (:func:`asks_about_age`), or names the age entry's words while another part
+    of the message gives the age (``said``: "tem limite de idade? nasci em 1950")."""
+    if asks_about_age(clause, index, ages, continuing=continuing):
+        return True
+    return bool(said) and bool(index.content_terms(clause)) and asks_about_age(clause, index, said)
