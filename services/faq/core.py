@@ -8,6 +8,7 @@ for the rules mode.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Collection, Sequence
 from datetime import datetime
@@ -197,6 +198,27 @@ def _about_an_age(
     return None
 
 
+def _embedded(clause: str, index: FaqIndex, context: Collection[str]) -> ClauseMatch | None:
+    """A long clause the base cannot place as a whole, read at the question it carries: the
+    words after a phrase that asks ("... queria saber se vocês abrem no sábado porque ..."),
+    up to a word that starts the next thought, answered if the base knows them."""
+    rule = index.config.embedded
+    words = normalize(clause).split()
+    if len(words) <= rule.max_words:
+        return None
+    cues = sorted({normalize(c) for c in rule.cues if normalize(c)}, key=len, reverse=True)
+    stops = {normalize(w) for w in rule.stops}
+    joined = " ".join(words)
+    for cue in cues:
+        for found in re.finditer(rf"(?<!\S){re.escape(cue)}(?!\S)", joined):
+            after = joined[found.end() :].split()[: rule.max_words]
+            window = list(itertools.takewhile(lambda w: w not in stops, after))
+            match = _judge(" ".join(window), index, context) if window else None
+            if match is not None and match.answered:
+                return match
+    return None
+
+
 def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseMatch | None:
     """A short clause the base cannot place alone, read as a follow-up of the conversation's
     topic: "e o de 3x?" after a plan's price, "e domingo?" after the opening hours.
@@ -275,7 +297,11 @@ def retrieve(
         if age is not None:
             match = age
         elif match is None or not match.answered:
-            match = _inherited(clause.text, index, topic_entry) or match
+            match = (
+                _inherited(clause.text, index, topic_entry)
+                or _embedded(clause.text, index, context)
+                or match
+            )
         if match is None:
             continue
         found = (

@@ -91,6 +91,19 @@ class FollowUp(BaseModel):
     openers: list[str] = Field(default_factory=lambda: ["e", "mas", "ou"])
 
 
+class EmbeddedQuestion(BaseModel):
+    """Where a question sits inside a long message without punctuation (a transcribed voice
+    note): right after a phrase that asks ("queria saber se ..."), up to a word that starts
+    the reason or the next thought ("porque", "enfim")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cues: list[str] = Field(default_factory=list)
+    stops: list[str] = Field(default_factory=list)
+    # How many words after a cue are read as the question.
+    max_words: int = Field(default=10, gt=0)
+
+
 class FaqConfig(BaseModel):
     """The ``faq`` section of a pack."""
 
@@ -124,6 +137,7 @@ class FaqConfig(BaseModel):
     booking_context: BookingContext | None = None
     age_rule: AgeRule | None = None
     follow_up: FollowUp = Field(default_factory=FollowUp)
+    embedded: EmbeddedQuestion = Field(default_factory=EmbeddedQuestion)
     llm_instructions: str = Field(min_length=1)
     entries: list[FaqEntry] = Field(min_length=1)
 

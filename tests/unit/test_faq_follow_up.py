@@ -126,3 +126,12 @@ def test_a_salutation_and_a_signature_do_not_hide_a_list_of_topics() -> None:
         "meios de pagamento aceitos.\nAtenciosamente,\nMarta Ribeiro"
     )
     assert "280" in reply and "boleto" in reply
+
+
+def test_a_question_inside_a_long_voice_note_is_found_after_the_phrase_that_asks() -> None:
+    (reply,) = conversation(
+        "boa noite td bem entao minha esposa me mandou o link de voces e ela ja treina em "
+        "outro lugar mas eu queria saber se voces emprestam raquete porque a minha quebrou "
+        "semana passada e ainda nao comprei outra valeu"
+    )
+    assert "empresta" in reply

@@ -245,3 +245,9 @@ def test_a_short_question_right_after_an_faq_answer_is_its_follow_up() -> None:
 def test_small_talk_after_an_faq_answer_is_not_a_follow_up() -> None:
     after_faq = TriageState(last_intents=["faq"])
     assert "faq" not in turn("valeu, obrigado!", after_faq).intents
+
+
+def test_an_age_said_beside_an_age_question_makes_it_the_faqs() -> None:
+    text = "ola, tem idade maxima pra aula experimental? eu nasci em 1948"
+    found = classify(text, trial_stage=None, config=CONFIG, pack=PACK, knows=KNOWS, now=T0).intents
+    assert "faq" in found
