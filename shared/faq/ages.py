@@ -61,8 +61,8 @@ def asks_about_age(
 
     Words the base never uses do not count against it (people name relatives in endless ways:
     "meu enteado de 7, pode jogar?"), but the clause must then name something the age entry
-    knows ("jogar", "criança"), ask for permission ("minha sogra de 70 pode?"), or name nothing
-    at all ("aceitam alguém de 99?"); a word another entry owns makes it that entry's question,
+    knows ("jogar", "criança") or ask for permission ("minha sogra de 70 pode?", "aceitam
+    alguém de 99?": an age alone, "tem 10", is given, not asked about); a word another entry owns makes it that entry's question,
     and so does an unknown word with no permission asked ("tenho 30, tem desconto?").
     ``continuing``: the conversation's topic is already ages ("e a de 12?").
     """
@@ -77,7 +77,11 @@ def asks_about_age(
     age_terms = index.entry_terms(rule.entry)
     permission = {normalize(w) for w in rule.permission_words}
     asks_permission = bool(permission & set(normalize(clause).split()))
-    return not content or ((bool(known) or asks_permission) and known <= age_terms)
+    if not content:
+        # Nothing but the age: a question only when it asks for permission ("com 12 pode?");
+        # "tem 10" alone is someone's age given, not asked about.
+        return asks_permission
+    return (bool(known) or asks_permission) and known <= age_terms
 
 
 def age_question(
