@@ -62,8 +62,9 @@ def asks_about_age(
     Words the base never uses do not count against it (people name relatives in endless ways:
     "meu enteado de 7, pode jogar?"), but the clause must then name something the age entry
     knows ("jogar", "criança") or ask for permission ("minha sogra de 70 pode?", "aceitam
-    alguém de 99?": an age alone, "tem 10", is given, not asked about); a word another entry owns makes it that entry's question,
-    and so does an unknown word with no permission asked ("tenho 30, tem desconto?").
+    alguém de 99?": an age alone, "tem 10", is given, not asked about); a word another entry
+    owns makes it that entry's question, and so does an unknown word with no permission asked
+    ("tenho 30, tem desconto?").
     ``continuing``: the conversation's topic is already ages ("e a de 12?").
     """
     rule = index.config.age_rule
