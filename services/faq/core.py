@@ -225,9 +225,10 @@ def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseM
 
     A clause with no content word left ("e o de 12?") continues it whole. Otherwise it must
     open as a follow-up ("e ...", "mas ...": "vcs não têm quadra coberta?" is a question of its
-    own) and bring nothing the topic's entry does not know: its content words the base uses
-    at all must all be that entry's ("e futevôlei?" names nothing known, "e tem
-    estacionamento?" names another entry's word; neither continues the topic).
+    own) and be mostly about the topic's entry: of its content words the base uses at all,
+    the entry must know at least the FAQ's ``min_coverage`` (idf-weighted) ("e futevôlei?"
+    names nothing known, "e tem estacionamento?" names another entry's word; neither
+    continues the topic, while "e durante a semana fecha que horas?" does).
     """
     rule = index.config.follow_up
     words = normalize(clause).split()
@@ -236,7 +237,8 @@ def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseM
     content = index.content_terms(clause)
     opened = words[0] in {normalize(w) for w in rule.openers}
     known = {t for t in content if index.known(t)}
-    if not content or (opened and known and known <= index.entry_terms(topic_entry)):
+    share = index.share_in(known, topic_entry)
+    if not content or (opened and known and share >= index.config.min_coverage):
         return _follow_up_match(clause, topic_entry)
     return None
 

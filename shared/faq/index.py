@@ -97,6 +97,15 @@ class FaqIndex:
         asking = self.analyzer.question_words
         return frozenset(self._term(w) for w in words if w not in asking and not w.isdigit())
 
+    def share_in(self, terms: Collection[str], entry_id: str) -> float:
+        """The idf-weighted share of ``terms`` an entry uses (1 when there are none)."""
+        weights = {t: self._idf.get(t, self._unknown_idf) for t in terms}
+        total = sum(weights.values())
+        if not total:
+            return 1.0
+        own = self.entry_terms(entry_id)
+        return sum(w for t, w in weights.items() if t in own) / total
+
     def known(self, term: str) -> bool:
         """Whether some entry uses the term."""
         return term in self._known_terms

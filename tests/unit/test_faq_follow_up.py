@@ -135,3 +135,13 @@ def test_a_question_inside_a_long_voice_note_is_found_after_the_phrase_that_asks
         "semana passada e ainda nao comprei outra valeu"
     )
     assert "empresta" in reply
+
+
+def test_a_follow_up_mostly_about_the_topic_continues_it() -> None:
+    _, follow = conversation("vcs abrem cedo?", "e no meio da semana fecha tarde?")
+    assert "22:00" in follow
+
+
+def test_an_interjection_typed_long_is_no_unknown_word() -> None:
+    (reply,) = conversation("ahhh e tem vestiario?")
+    assert "chuveiro" in reply

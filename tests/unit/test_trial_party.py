@@ -30,7 +30,7 @@ def test_a_group_is_told_one_booking_at_a_time_naming_the_others() -> None:
     chat = Chat()
     out = chat.say("oi, quero aula experimental pros meus dois netos, Otávio e Heitor")
     said = normalize(out.text)
-    assert "uma pessoa de cada vez" in said
+    assert "uma pessoa por vez" in said
     assert "otavio" in said and "heitor" in said
     assert out.state.party_size == 2
 
