@@ -128,6 +128,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_party_more",
         "trial_party_next_named",
         "trial_party_next",
+        "trial_times_answer",
     }
     fixed |= set(ASK_CLIENT.values())
     fixed |= {f"trial_{code}" for code in ERROR_FIELD}

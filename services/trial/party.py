@@ -1,4 +1,6 @@
-"""Several people in one booking: the trial books one person at a time, says so when it hears
+"""What a booking reply adds for what the message asked besides its data.
+
+Several people in one booking: the trial books one person at a time, says so when it hears
 a group ("pra mim e pro meu marido", "somos 3 amigas"), naming the others it was told, and
 offers the next booking right after one is made.
 
@@ -7,6 +9,8 @@ reading (``extraction``); the names of the others are those the message gave bes
 """
 
 from __future__ import annotations
+
+import re
 
 from services.trial.models import TrialState
 from services.trial.replies import join_list
@@ -53,3 +57,17 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
     else:
         note = _said(t, "trial_party_one_more")
     return noted, f"{note} {text}".strip()
+
+
+def with_times(t: TrialTurn, state: TrialState, text: str) -> str:
+    """A booking message that asks for the class times ("me passa os horários disponíveis")
+    gets them before the next question, when the reply does not already say them."""
+    if state.stage not in ("collect_client_info", "ask_date") or not t.config.times:
+        return text
+    if t.config.times[0] in text:
+        return text
+    normalized = normalize(t.text)
+    if not any(re.search(p, normalized) for p in t.config.times_asked):
+        return text
+    times = join_list(list(t.config.times), t.config)
+    return f"{t.pack.text('trial_times_answer', seed=t.seed, horarios=times)} {text}".strip()

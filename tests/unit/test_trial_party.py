@@ -50,3 +50,15 @@ def test_the_next_booking_is_offered_after_the_first_is_made() -> None:
     assert "ivo" in said and "quer que eu marque" in said
     # Offered once: the group is done with.
     assert (out.state.party_size, out.state.party_names) == (None, [])
+
+
+def test_a_booking_message_asking_for_the_times_gets_them() -> None:
+    out = Chat().say(
+        "Bom dia, sou a Tereza Lins, 40 anos. Poderiam me informar os horários disponíveis?"
+    )
+    assert "07:00" in out.text and out.asks_question
+
+
+def test_a_booking_message_without_a_times_request_gets_no_times_added() -> None:
+    out = Chat().say("Bom dia, sou a Tereza Lins, 40 anos")
+    assert "07:00" not in out.text
