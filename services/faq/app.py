@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from services.faq.core import compose, retrieve
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer, build_llm_messages
+from services.faq.topic import FaqState, current_topic, remember
 from shared.contracts import SpecialistTask, Unanswered
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
@@ -22,7 +23,16 @@ def build(rt: Runtime) -> None:
         mode = snapshot.mode()
         booking = config.booking_context
         context = booking.tags_for(snapshot.trial()) if booking else []
-        retrieval = retrieve(task.text, index=index, context=context)
+        state = snapshot.model("faq", FaqState)
+        topic = current_topic(state, turn.now, config.follow_up)
+        retrieval = retrieve(
+            task.text,
+            index=index,
+            context=context,
+            topic=topic,
+            message=turn.text,
+            now=turn.now,
+        )
         llm_answer = None
         if use_llm and retrieval.entries:
             messages = build_llm_messages(
@@ -55,6 +65,7 @@ def build(rt: Runtime) -> None:
                 "unknown_only": result.unknown_only,
             },
         )
+        decision.writes["faq"] = remember(state, retrieval.answered, turn.now)
         for question in result.unanswered:
             record = Unanswered(
                 question=question,
@@ -70,6 +81,9 @@ def build(rt: Runtime) -> None:
             source=result.source,
             unanswered=result.unanswered,
             oferta_pointer=result.oferta_pointer,
+            topic=topic.entry_id if topic else None,
+            inherited=[c.clause for c in retrieval.clauses if c.inherited],
+            ages=retrieval.ages,
         )
 
     on_tasks(rt, decide)

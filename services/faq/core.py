@@ -8,14 +8,18 @@ for the rules mode.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
-from shared.faq.config import FaqConfig, FaqEntry
+from services.faq.topic import FaqTopic
+from shared.faq.ages import age_question, ages_in
+from shared.faq.config import AgeRule, FaqConfig, FaqEntry
 from shared.faq.index import FaqIndex, Match
 from shared.nlu.normalize import normalize
 
@@ -36,6 +40,8 @@ class ClauseMatch(BaseModel):
     score: float
     coverage: float
     answered: bool
+    # Answered as a follow-up of the conversation's topic, not on its own words.
+    inherited: bool = False
 
 
 class Retrieval(BaseModel):
@@ -50,10 +56,17 @@ class Retrieval(BaseModel):
     asked: bool = True
     # Entry id → the one part of its answer that a follow-up ("e sábado?") asks about.
     focus: dict[str, str] = Field(default_factory=dict)
+    # The ages the message gives, when the pack's age entry answers it (a yes or no per age).
+    ages: list[int] = Field(default_factory=list)
 
     @property
     def entry_ids(self) -> list[str]:
         return [e.id for e in self.entries]
+
+    @property
+    def answered(self) -> list[tuple[str, str]]:
+        """(clause, entry id) of every answered clause, in the order asked."""
+        return [(c.clause, c.entry_id) for c in self.clauses if c.answered]
 
 
 class FaqResult(BaseModel):
@@ -112,11 +125,17 @@ def _as_topic_list(
     whole: ClauseMatch, index: FaqIndex, context: Collection[str] = ()
 ) -> list[ClauseMatch] | None:
     """The clause read as a list of topics ("endereço e preço?"), when every topic is known
-    and the list explains the clause better than one entry does: the whole clause matched
+    (pieces that name nothing the base knows, a salutation or a name, left aside) and the
+    list explains the clause better than one entry does: the whole clause matched
     nothing, or matched one entry that misses part of it while the topics name several."""
     if whole.answered and whole.coverage >= 1:
         return None
-    pieces = index.analyzer.pieces(whole.clause)
+    # A piece naming nothing the base knows ("Prezados", a name) is an address, not a topic.
+    pieces = [
+        p
+        for p in index.analyzer.pieces(whole.clause)
+        if any(index.known(t) for t in index.content_terms(p))
+    ]
     parts = [m for m in (_judge(p, index, context) for p in pieces) if m]
     if len(parts) < 2 or not all(m.answered for m in parts):
         return None
@@ -144,8 +163,8 @@ def _as_request_and_questions(
     return [m for m in matches if m is not None]
 
 
-# An answer's parts: its sentences, and the members of a ", e" coordination inside one.
-_ANSWER_PARTS = re.compile(r"(?<=[.!])\s+|,\s+e\s+")
+# An answer's parts: its lines, its sentences, and the members of a ", e" coordination.
+_ANSWER_PARTS = re.compile(r"\s*\n\s*|(?<=[.!])\s+|,\s+e\s+")
 _FOLLOW_UP_WORDS = 5
 
 
@@ -156,14 +175,83 @@ def _is_follow_up(clause: str) -> bool:
     return 2 <= len(words) <= _FOLLOW_UP_WORDS and words[0] == "e"
 
 
-def focus(answer: str, clause: str, index: FaqIndex) -> str | None:
+def _follow_up_match(clause: str, entry_id: str) -> ClauseMatch:
+    return ClauseMatch(
+        clause=clause, entry_id=entry_id, score=0.0, coverage=1.0, answered=True, inherited=True
+    )
+
+
+def _about_an_age(
+    clause: str, index: FaqIndex, topic_entry: str | None, ages: list[int], said: list[int]
+) -> ClauseMatch | None:
+    """A clause asking whether someone of an age may take classes ("aceitam alguém de 99?",
+    "quando ele fizer 8 pode?" after an age question, "tem idade máxima? nasci em 1950"), read
+    as the age entry's whatever other entry its question words ("aceitam") would match
+    (:func:`shared.faq.ages.age_question`). ``ages``: those the clause gives; ``said``: those
+    the whole message gives."""
+    rule = index.config.age_rule
+    if rule is None:
+        return None
+    continuing = bool(ages) and topic_entry == rule.entry
+    if age_question(clause, index, ages, said, continuing=continuing):
+        return _follow_up_match(clause, rule.entry)
+    return None
+
+
+def _embedded(clause: str, index: FaqIndex, context: Collection[str]) -> ClauseMatch | None:
+    """A long clause the base cannot place as a whole, read at the question it carries: the
+    words after a phrase that asks ("... queria saber se vocês abrem no sábado porque ..."),
+    up to a word that starts the next thought, answered if the base knows them."""
+    rule = index.config.embedded
+    words = normalize(clause).split()
+    if len(words) <= rule.max_words:
+        return None
+    cues = sorted({normalize(c) for c in rule.cues if normalize(c)}, key=len, reverse=True)
+    stops = {normalize(w) for w in rule.stops}
+    joined = " ".join(words)
+    for cue in cues:
+        for found in re.finditer(rf"(?<!\S){re.escape(cue)}(?!\S)", joined):
+            after = joined[found.end() :].split()[: rule.max_words]
+            window = list(itertools.takewhile(lambda w: w not in stops, after))
+            match = _judge(" ".join(window), index, context) if window else None
+            if match is not None and match.answered:
+                return match
+    return None
+
+
+def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseMatch | None:
+    """A short clause the base cannot place alone, read as a follow-up of the conversation's
+    topic: "e o de 3x?" after a plan's price, "e domingo?" after the opening hours.
+
+    A clause with no content word left ("e o de 12?") continues it whole. Otherwise it must
+    open as a follow-up ("e ...", "mas ...": "vcs não têm quadra coberta?" is a question of its
+    own) and be mostly about the topic's entry: of its content words the base uses at all,
+    the entry must know at least the FAQ's ``min_coverage`` (idf-weighted) ("e futevôlei?"
+    names nothing known, "e tem estacionamento?" names another entry's word; neither
+    continues the topic, while "e durante a semana fecha que horas?" does).
+    """
+    rule = index.config.follow_up
+    words = normalize(clause).split()
+    if topic_entry is None or not words or len(words) > rule.max_words:
+        return None
+    content = index.content_terms(clause)
+    opened = words[0] in {normalize(w) for w in rule.openers}
+    known = {t for t in content if index.known(t)}
+    share = index.share_in(known, topic_entry)
+    if not content or (opened and known and share >= index.config.min_coverage):
+        return _follow_up_match(clause, topic_entry)
+    return None
+
+
+def focus(answer: str, clause: str, index: FaqIndex, *, follow_up: bool = False) -> str | None:
     """The one part of ``answer`` that a follow-up ``clause`` asks about, as a sentence.
 
     "vcs abrem q horas?" gets the whole opening-hours answer; "e sábado?" then gets only the
     part about Saturdays, not the same paragraph again. None when the clause is not a
-    follow-up or its words point at no single part (the whole answer is said).
+    follow-up ("e ...", or ``follow_up``: answered through the conversation's topic) or its
+    words point at no single part (the whole answer is said).
     """
-    if not _is_follow_up(clause):
+    if not (follow_up or _is_follow_up(clause)):
         return None
     asked = set(index.terms(clause))
     parts = [p.strip() for p in _ANSWER_PARTS.split(answer.strip()) if p.strip()]
@@ -171,20 +259,34 @@ def focus(answer: str, clause: str, index: FaqIndex) -> str | None:
     if len(parts) < 2 or len(hits) != 1:
         return None
     part = hits[0].rstrip(".!,;")
-    first = next((i for i, ch in enumerate(part) if ch.isalpha()), 0)
+    first = next((i for i, ch in enumerate(part) if ch.isalnum()), 0)
     return f"{part[:first]}{part[first].upper()}{part[first + 1 :]}."
 
 
-def retrieve(text: str, *, index: FaqIndex, context: Collection[str] = ()) -> Retrieval:
+def retrieve(
+    text: str,
+    *,
+    index: FaqIndex,
+    context: Collection[str] = (),
+    topic: FaqTopic | None = None,
+    message: str | None = None,
+    now: datetime | None = None,
+) -> Retrieval:
     """Match every question clause of ``text``; entries deduplicated, first ask first.
 
     In a message of several clauses, a clause that is not shaped like a question ("meu nome é
     Ana", "ele é iniciante") is context, not a question, when another clause asks something:
     neither answered nor unanswered. A single clause is always a question: triage sent the
     message here because it asks something. ``context``: tags of the entries the conversation
-    is about (see :func:`_judge`).
+    is about (see :func:`_judge`). ``topic``: what the conversation last asked about, which a
+    short clause the base cannot place alone continues (see :func:`_inherited`); each answered
+    clause becomes the topic of the next. ``message``: the whole message ``text`` was taken
+    from, whose ages ("minha filha tem 9") the age entry answers with a yes or no; ``now``
+    (business time) turns a birth year into an age.
     """
     clauses = index.analyzer.clauses(text)
+    topic_entry = topic.entry_id if topic else None
+    said = ages_in(message or text, now)
     asking = any(c.question_shaped for c in clauses)
     matches: list[ClauseMatch] = []
     entries: dict[str, FaqEntry] = {}
@@ -193,6 +295,15 @@ def retrieve(text: str, *, index: FaqIndex, context: Collection[str] = ()) -> Re
         if asking and len(clauses) > 1 and not clause.question_shaped:
             continue
         match = _judge(clause.text, index, context)
+        age = _about_an_age(clause.text, index, topic_entry, ages_in(clause.text, now), said)
+        if age is not None:
+            match = age
+        elif match is None or not match.answered:
+            match = (
+                _inherited(clause.text, index, topic_entry)
+                or _embedded(clause.text, index, context)
+                or match
+            )
         if match is None:
             continue
         found = (
@@ -201,6 +312,9 @@ def retrieve(text: str, *, index: FaqIndex, context: Collection[str] = ()) -> Re
             or [match]
         )
         matches.extend(found)
+        answered_here = [m for m in found if m.answered]
+        if answered_here:
+            topic_entry = answered_here[-1].entry_id
         for m in found:
             if m.answered:
                 entries.setdefault(m.entry_id, index.entry(m.entry_id))
@@ -210,17 +324,37 @@ def retrieve(text: str, *, index: FaqIndex, context: Collection[str] = ()) -> Re
         unanswered.append(text.strip())
     focused: dict[str, str] = {}
     for entry in entries.values():
-        asked_by = [m.clause for m in matches if m.answered and m.entry_id == entry.id]
-        parts = {focus(entry.answer, clause, index) for clause in asked_by}
+        asked_by = [m for m in matches if m.answered and m.entry_id == entry.id]
+        parts = {focus(entry.answer, m.clause, index, follow_up=m.inherited) for m in asked_by}
         if len(parts) == 1 and (part := parts.pop()) is not None:
             focused[entry.id] = part
+    rule = index.config.age_rule
+    asks_age = rule is not None and rule.entry in entries
     return Retrieval(
         entries=list(entries.values()),
         unanswered=unanswered,
         clauses=matches,
         asked=asking,
         focus=focused,
+        ages=said if asks_age else [],
     )
+
+
+def age_verdicts(ages: Sequence[int], rule: AgeRule, texts: TextSource, seed: str) -> str:
+    """A yes or a no with the rule for each age asked about: too young, too old, a minor
+    (the guardian's authorization), or simply welcome."""
+    lines: list[str] = []
+    for age in ages:
+        if age < rule.min_age:
+            key = rule.too_young_text_key
+        elif age > rule.max_age:
+            key = rule.too_old_text_key
+        elif age < rule.adult_age:
+            key = rule.allowed_minor_text_key
+        else:
+            key = rule.allowed_text_key
+        lines.append(texts.text(key, seed=seed, idade=age))
+    return "\n".join(lines)
 
 
 def _wants_oferta_pointer(entries: list[FaqEntry], mode: str | None, config: FaqConfig) -> bool:
@@ -247,7 +381,13 @@ def compose(
     right whichever variant of a text was picked.
     """
     used_llm = False
-    lines = [retrieval.focus.get(e.id, e.answer.strip()) for e in retrieval.entries]
+    rule = config.age_rule
+    lines = [
+        age_verdicts(retrieval.ages, rule, texts, seed)
+        if rule is not None and retrieval.ages and e.id == rule.entry
+        else retrieval.focus.get(e.id, e.answer.strip())
+        for e in retrieval.entries
+    ]
     entry_ids = retrieval.entry_ids
     if llm_answer is not None and accept_llm_answer(llm_answer, retrieval.entry_ids):
         used_llm = True

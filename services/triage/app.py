@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from services.registry import BY_NAME, SPECIALISTS
 from services.triage.config import TriageConfig, load_config
-from services.triage.core import asks_llm, triage_turn
+from services.triage.core import asks_llm, follows_faq, triage_turn
 from services.triage.faq_evidence import faq_knows
 from services.triage.llm_prompt import from_llm, llm_messages
 from services.triage.memory import MemoryState, expecting_from, remember
@@ -85,6 +85,8 @@ def build(rt: Runtime) -> None:
             pack=rt.pack,
             seed=turn.turn_id,
             knows=knows,
+            follow_up=follows_faq(state),
+            now=turn.now,
         )
         if not asks_llm(mode, turn.text, rules, state, turn.now, config):
             return rules

@@ -221,6 +221,9 @@ class QuestionRules(BaseModel):
     flow_patterns: list[str] = Field(default_factory=list)
     joiner_words: list[str] = Field(default_factory=lambda: ["e", "ou", "tambem"])
     faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
+    # Right after the FAQ answered, a message this short that asks something or opens with
+    # a joiner ("e no sábado?") is the next question of the same conversation.
+    follow_up_words: int = Field(default=8, gt=0)
     _starts: re.Pattern[str] = PrivateAttr()
     _asking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)

@@ -71,7 +71,9 @@ class _Turn:
         forced = forced_text is not None
         faq_route = self.config.routes.get("faq")
         if not forced and faq_route in routes and "faq" in intents:
-            asked = faq_text(self.text, self.config, active=self.active, knows=self.knows)
+            asked = faq_text(
+                self.text, self.config, active=self.active, knows=self.knows, now=self.now
+            )
             if asked != self.text:
                 route_texts[faq_route] = asked
         state = TriageState(
@@ -233,6 +235,11 @@ def _classified(turn: _Turn) -> TriageDecision:
     return turn.decide(intents=list(result.intents), pending=None)
 
 
+def follows_faq(state: TriageState | None) -> bool:
+    """Whether the previous turn went to the FAQ: a short question now continues it."""
+    return state is not None and "faq" in state.last_intents
+
+
 def answers_pending(
     text: str, state: TriageState | None, now: datetime, config: TriageConfig
 ) -> bool:
@@ -296,7 +303,14 @@ def triage_turn(
     """
     state = state or TriageState()
     result = llm_result or classify(
-        text, trial_stage=trial_stage, config=config, pack=pack, seed=seed, knows=knows
+        text,
+        trial_stage=trial_stage,
+        config=config,
+        pack=pack,
+        seed=seed,
+        knows=knows,
+        follow_up=follows_faq(state),
+        now=now,
     )
     journal: dict[str, Any] = {
         "source": result.source,

@@ -8,8 +8,11 @@ question it vouches for is one the FAQ will answer.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from services.triage.config import TriageConfig
 from services.triage.questions import FaqKnows
+from shared.faq.ages import age_question, ages_in
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.pack import Pack
@@ -23,7 +26,11 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
     index = FaqIndex(faq_config)
     min_coverage = max(config.questions.faq_min_coverage, faq_config.min_coverage)
 
-    def knows(clause: str) -> bool:
+    def knows(clause: str, message: str = "", now: datetime | None = None) -> bool:
+        # A question about an age ("aceitam alguém de 99?", "tem limite de idade? nasci em
+        # 1950") is answered by the FAQ's age rule.
+        if age_question(clause, index, ages_in(clause, now), ages_in(message, now)):
+            return True
         match = index.best(clause)
         return (
             match is not None

@@ -10,15 +10,21 @@ unanswerable question ("não sei") and every question gets its own retrieval.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
 
 from services.triage.config import TriageConfig
 from shared.nlu.normalize import normalize
 
-# Whether the knowledge base knows the answer to a question clause (built by the shell from the
-# FAQ index; None where no index is at hand, e.g. a config-only check).
-FaqKnows = Callable[[str], bool]
+
+class FaqKnows(Protocol):
+    """Whether the knowledge base knows the answer to a question clause, read with the whole
+    message it came from and the turn's business time (an age said elsewhere in it). Built by
+    the shell from the FAQ index; None where no index is at hand, e.g. a config-only check."""
+
+    def __call__(self, clause: str, message: str = "", now: datetime | None = None) -> bool: ...
+
 
 # Sentence ends: "?" marks the clause before it as a question. A "." splits only before a
 # space or the end, so "18.30" or "R$ 2.50" stay whole.
@@ -93,6 +99,18 @@ def clauses(text: str, config: TriageConfig) -> list[Clause]:
     return out
 
 
+def continues_questions(text: str, config: TriageConfig) -> bool:
+    """Whether a message read right after an FAQ answer is the next question of the same
+    conversation: short, and asking something or opening with a joiner ("e no sábado?", "e
+    domingo nem pensar né", "quando ele fizer 8 pode?"). The FAQ reads it against the topic
+    it keeps; triage only has to send it there instead of the menu."""
+    words = normalize(text).split()
+    if not words or len(words) > config.questions.follow_up_words:
+        return False
+    joiners = {normalize(w) for w in config.questions.joiner_words}
+    return words[0] in joiners or any(is_question(c, config) for c in parts(text))
+
+
 def is_flow_question(clause: Clause, config: TriageConfig) -> bool:
     """A question about the booking itself (a slot, why a field is asked): mid-booking it is
     the booking flow's to answer, not the FAQ's."""
@@ -100,7 +118,12 @@ def is_flow_question(clause: Clause, config: TriageConfig) -> bool:
 
 
 def faq_clauses(
-    text: str, config: TriageConfig, *, active: bool, knows: FaqKnows | None = None
+    text: str,
+    config: TriageConfig,
+    *,
+    active: bool,
+    knows: FaqKnows | None = None,
+    now: datetime | None = None,
 ) -> list[Clause]:
     """The clauses of ``text`` the FAQ should answer: those that ask something (mid-booking,
     not about the booking itself) and those naming an FAQ topic outright ("valores"). A
@@ -116,7 +139,7 @@ def faq_clauses(
         if active and is_flow_question(clause, config):
             continue
         topic = faq_rules is not None and faq_rules.score(normalized) >= config.threshold
-        known = knows is not None and is_question(clause, config) and knows(clause.text)
+        known = knows is not None and is_question(clause, config) and knows(clause.text, text, now)
         booking = booking_rules is not None and booking_rules.score(normalized) >= config.threshold
         if topic or known or (is_question(clause, config) and not booking):
             picked.append(clause)
@@ -124,11 +147,16 @@ def faq_clauses(
 
 
 def faq_text(
-    text: str, config: TriageConfig, *, active: bool, knows: FaqKnows | None = None
+    text: str,
+    config: TriageConfig,
+    *,
+    active: bool,
+    knows: FaqKnows | None = None,
+    now: datetime | None = None,
 ) -> str:
     """What the FAQ is asked: the question clauses, one per line, or the whole message when
     no clause stands out as a question (triage sent it there because it asks something)."""
-    picked = faq_clauses(text, config, active=active, knows=knows)
+    picked = faq_clauses(text, config, active=active, knows=knows, now=now)
     if not picked:
         return text
     return "\n".join(c.text + ("?" if c.asked else "") for c in picked)

@@ -7,10 +7,17 @@ The rules decide alone in ``rules`` mode and go first in ``hybrid`` mode, where
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
-from services.triage.questions import FaqKnows, is_flow_question, is_question, parts
+from services.triage.questions import (
+    FaqKnows,
+    continues_questions,
+    is_flow_question,
+    is_question,
+    parts,
+)
 from shared.contracts import FlowView, ModeView
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
@@ -104,7 +111,14 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
     return False
 
 
-def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, active: bool) -> bool:
+def _faq_question(
+    text: str,
+    config: TriageConfig,
+    knows: FaqKnows | None,
+    *,
+    active: bool,
+    now: datetime | None = None,
+) -> bool:
     """Whether a question clause of the message is the FAQ's: one the knowledge base answers,
     or, mid-booking, any question of several words marked with "?" that is not about the
     booking itself nor small talk (the FAQ then says honestly what it does not know instead
@@ -117,7 +131,9 @@ def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, ac
             continue
         if active and (is_flow_question(clause, config) or _is_small_talk(normalized, config)):
             continue
-        if knows(clause.text) or (active and clause.asked and len(normalized.split()) > 1):
+        if knows(clause.text, text, now) or (
+            active and clause.asked and len(normalized.split()) > 1
+        ):
             return True
     return False
 
@@ -145,16 +161,22 @@ def classify(
     pack: Pack,
     seed: str = "",
     knows: FaqKnows | None = None,
+    follow_up: bool = False,
+    now: datetime | None = None,
 ) -> TriageResult:
     """Classify one message with the pack's rules.
 
     Specialist intents whose confidence reaches the threshold are detected together
     (multi-intent). ``knows`` lets the knowledge base vouch for a question the keywords miss
-    ("a partir de que idade pode?"): mid-booking always, otherwise when nothing else placed
-    the message. Mid-booking, the booking flow also gets the message when part of it answers
-    the flow, or when nothing else claims it. Otherwise a long message with no action word and
-    no question is left unplaced (N1 asks), small talk is ``general`` alone with its reply,
-    and anything else is unplaced. Typos are corrected to the pack's vocabulary before scoring.
+    ("a partir de que idade pode?"), also next to another intent ("tem limite de idade pra
+    aula experimental?" asks the FAQ even though it names the booking). ``follow_up``: the
+    previous turn went to the FAQ, so a short question nothing else claims ("e no sábado?")
+    is its next question. ``now``: the turn's business time (a birth year is an age then).
+    Mid-booking, the booking flow also gets the message when part of it
+    answers the flow, or when nothing else claims it. Otherwise a long message with no action
+    word and no question is left unplaced (N1 asks), small talk is ``general`` alone with its
+    reply, and anything else is unplaced. Typos are corrected to the pack's vocabulary before
+    scoring.
     """
     normalized = pack_vocabulary(pack).correct(normalize(text))
     active = active_stage(trial_stage, config) is not None
@@ -165,7 +187,16 @@ def classify(
     context_intent = config.active_context.intent
 
     unplaced = active or not intents
-    if "faq" not in intents and unplaced and _faq_question(text, config, knows, active=active):
+    if "faq" not in intents and _faq_question(text, config, knows, active=active, now=now):
+        intents.append("faq")
+        confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
+    if (
+        "faq" not in intents
+        and unplaced
+        and follow_up
+        and not _is_small_talk(normalized, config)
+        and continues_questions(text, config)
+    ):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
 

@@ -7,6 +7,7 @@ from services.trial.before_booking import handoff
 from services.trial.extraction import MERGEABLE
 from services.trial.models import CLIENT_FIELDS, ToolResult, TrialOutcome
 from services.trial.nlg import build_nlg_request
+from services.trial.party import with_party, with_times
 from services.trial.replies import base_values, join_list
 from services.trial.summary import facts, summary
 from services.trial.turn import Reply, TrialTurn
@@ -86,7 +87,9 @@ def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> Tri
     # After a handoff for failed answers the next message is still read as the answer to the
     # question that failed (a name given then resumes the booking instead of waiting).
     asked = r.state.asked if r.handoff == "attempts" else reading
-    state = r.state.model_copy(
+    grouped, text = with_party(t, r.state, text)
+    text = with_times(t, grouped, text)
+    state = grouped.model_copy(
         update={"asked": asked, "last_error": r.error, "output": text, "reasked": reask}
     )
     snapshot = state.model_dump(

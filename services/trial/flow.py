@@ -123,6 +123,12 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_handoff_attempts",
         "trial_handoff_waiting",
         "trial_fact_time",
+        "trial_party_named",
+        "trial_party_one_more",
+        "trial_party_more",
+        "trial_party_next_named",
+        "trial_party_next",
+        "trial_times_answer",
     }
     fixed |= set(ASK_CLIENT.values())
     fixed |= {f"trial_{code}" for code in ERROR_FIELD}

@@ -68,6 +68,10 @@ class TrialState(_Slice):
     pending_tool: PendingTool | None = None
     last_error: str | None = None
     output: str | None = None
+    # Several people in one booking (booked one at a time): how many, and the names given;
+    # noted once when heard, the next booking offered after this one is made.
+    party_size: int | None = None
+    party_names: list[str] = Field(default_factory=list)
 
     def missing_client_field(self) -> Asked | None:
         return next((f for f in CLIENT_FIELDS if getattr(self, f) is None), None)

@@ -111,4 +111,7 @@ def base_values(state: TrialState, *, now_local: datetime, config: TrialConfig) 
         "anotado": "",
         "falta": "",
         "resumo": "",
+        # The others of a group booked one at a time (services/trial/party.py).
+        "outros": "",
+        "outras": "",
     }

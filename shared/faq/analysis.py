@@ -36,6 +36,8 @@ _WORD_SPLIT = re.compile(r"[:/@+\-_]+")
 # so "R$ 2.50" or "06.00" stay whole. A ":" before a space ends a lead-in ("duas dúvidas:"),
 # while "06:00" stays whole.
 _SENTENCE_END = re.compile(r"(\?+|[!;\n]+|[.:](?=\s|$))")
+# A letter typed more than once ("ahh", "eee"): squeezed, an interjection meets its stopword.
+_DOUBLED = re.compile(r"(.)\1+")
 _JOINERS = re.compile(r"(,|\s+(?:e|ou|tambem|também)\s+)", re.IGNORECASE)
 
 
@@ -111,8 +113,12 @@ class Analyzer:
         return [
             self._synonyms.get(p, p)
             for p in parts
-            if p and p not in self.stopwords and (len(p) > 1 or p.isdigit())
+            if p and not self._is_stopword(p) and (len(p) > 1 or p.isdigit())
         ]
+
+    def _is_stopword(self, word: str) -> bool:
+        """A stopword, also typed with a letter doubled ("ahh", "entaoo")."""
+        return word in self.stopwords or _DOUBLED.sub(r"\1", word) in self.stopwords
 
     def clauses(self, text: str) -> list[Clause]:
         """Split a message into its questions.

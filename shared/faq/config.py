@@ -52,6 +52,58 @@ class OfertaPointer(BaseModel):
     text_key: str
 
 
+class AgeRule(BaseModel):
+    """Who may take classes, by age: a question about someone's age ("minha filha tem 9,
+    pode?") gets a yes or a no with the rule instead of the rule alone. The ages are the
+    booking rules' own (references to the trial section in the pack)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # The entry about ages, whose answer the verdicts replace when the message gives an age.
+    entry: str = Field(min_length=1)
+    min_age: int = Field(ge=0)
+    max_age: int = Field(ge=0)
+    # Younger than this needs the guardian's authorization.
+    adult_age: int = Field(ge=0)
+    allowed_text_key: str
+    allowed_minor_text_key: str
+    too_young_text_key: str
+    too_old_text_key: str
+    # Words that carry the age or the person only ("anos", "alguém"): not what is asked about.
+    age_words: list[str] = Field(default_factory=list)
+    # Words asking whether someone may take part ("pode", "aceitam"): with an age, the
+    # question is about that age whatever words name the person ("minha sogra de 70 pode?").
+    permission_words: list[str] = Field(default_factory=list)
+
+
+class FollowUp(BaseModel):
+    """How an elliptical question ("e no sábado?", "e o de 3x?") is read against the last
+    question the FAQ answered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # The last answered question is the conversation's topic for this long (business time).
+    minutes: int = Field(default=30, gt=0)
+    # Longer clauses say what they ask about; only shorter ones inherit a topic.
+    max_words: int = Field(default=8, gt=0)
+    # Words that open a follow-up ("e no sábado?", "mas e a de 12?"); a clause without one
+    # continues the topic only when it names nothing at all ("com 12 pode?").
+    openers: list[str] = Field(default_factory=lambda: ["e", "mas", "ou"])
+
+
+class EmbeddedQuestion(BaseModel):
+    """Where a question sits inside a long message without punctuation (a transcribed voice
+    note): right after a phrase that asks ("queria saber se ..."), up to a word that starts
+    the reason or the next thought ("porque", "enfim")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cues: list[str] = Field(default_factory=list)
+    stops: list[str] = Field(default_factory=list)
+    # How many words after a cue are read as the question.
+    max_words: int = Field(default=10, gt=0)
+
+
 class FaqConfig(BaseModel):
     """The ``faq`` section of a pack."""
 
@@ -83,6 +135,9 @@ class FaqConfig(BaseModel):
     partial_unknown_text_key: str
     oferta_pointer: OfertaPointer
     booking_context: BookingContext | None = None
+    age_rule: AgeRule | None = None
+    follow_up: FollowUp = Field(default_factory=FollowUp)
+    embedded: EmbeddedQuestion = Field(default_factory=EmbeddedQuestion)
     llm_instructions: str = Field(min_length=1)
     entries: list[FaqEntry] = Field(min_length=1)
 
@@ -92,6 +147,8 @@ class FaqConfig(BaseModel):
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
             raise ValueError(f"duplicate faq entry ids: {duplicates}")
+        if self.age_rule is not None and self.age_rule.entry not in ids:
+            raise ValueError(f"faq age_rule names entry {self.age_rule.entry!r}, not an entry")
         return self
 
     def entry(self, entry_id: str) -> FaqEntry:

@@ -85,6 +85,31 @@ class FaqIndex:
     def entry(self, entry_id: str) -> FaqEntry:
         return self._entries[entry_id]
 
+    def entry_terms(self, entry_id: str) -> frozenset[str]:
+        """Every term an entry's questions, answer and tags use."""
+        position = next(i for i, e in enumerate(self.config.entries) if e.id == entry_id)
+        return self._entry_terms[position]
+
+    def content_terms(self, text: str) -> frozenset[str]:
+        """The terms of ``text`` that say what it is about: no question word ("pode",
+        "tem"), no number."""
+        words = self.analyzer.words(text)
+        asking = self.analyzer.question_words
+        return frozenset(self._term(w) for w in words if w not in asking and not w.isdigit())
+
+    def share_in(self, terms: Collection[str], entry_id: str) -> float:
+        """The idf-weighted share of ``terms`` an entry uses (1 when there are none)."""
+        weights = {t: self._idf.get(t, self._unknown_idf) for t in terms}
+        total = sum(weights.values())
+        if not total:
+            return 1.0
+        own = self.entry_terms(entry_id)
+        return sum(w for t, w in weights.items() if t in own) / total
+
+    def known(self, term: str) -> bool:
+        """Whether some entry uses the term."""
+        return term in self._known_terms
+
     def terms(self, text: str) -> list[str]:
         """Stemmed query terms of ``text``, typos mapped to the closest known word."""
         return [self._term(w) for w in self.analyzer.words(text)]

@@ -179,6 +179,8 @@ def test_index_works_for_any_pack_section() -> None:
     ]
     # BM25 scores grow with the corpus: each pack tunes its own threshold.
     base["threshold"] = 0.1
+    # This business has no age rule (its entries say nothing about ages).
+    base["age_rule"] = None
     index = FaqIndex(FaqConfig.model_validate(base))
     assert retrieve("vcs fazem delivery?", index=index).entry_ids == ["delivery"]
     assert retrieve("qual o cardapio", index=index).entry_ids == ["cardapio"]

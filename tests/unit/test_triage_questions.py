@@ -226,3 +226,28 @@ def test_a_question_about_a_grandchild_is_one_the_faq_knows() -> None:
     assert intents("Boa tarde. Gostaria de saber se minha neta de 5 anos pode fazer aulas") == [
         "faq"
     ]
+
+
+def test_a_question_the_faq_knows_is_heard_next_to_a_booking_word() -> None:
+    assert {"faq", "trial"} <= set(intents("qual a idade minima pra fazer a aula experimental?"))
+
+
+def test_an_age_question_with_nothing_else_goes_to_the_faq() -> None:
+    assert "faq" in intents("aceitam quem ja tem 80?")
+
+
+def test_a_short_question_right_after_an_faq_answer_is_its_follow_up() -> None:
+    after_faq = TriageState(last_intents=["faq"])
+    assert "faq" in turn("e em dia de jogo do brasil?", after_faq).intents
+    assert "faq" not in turn("e em dia de jogo do brasil?").intents
+
+
+def test_small_talk_after_an_faq_answer_is_not_a_follow_up() -> None:
+    after_faq = TriageState(last_intents=["faq"])
+    assert "faq" not in turn("valeu, obrigado!", after_faq).intents
+
+
+def test_an_age_said_beside_an_age_question_makes_it_the_faqs() -> None:
+    text = "ola, tem idade maxima pra aula experimental? eu nasci em 1948"
+    found = classify(text, trial_stage=None, config=CONFIG, pack=PACK, knows=KNOWS, now=T0).intents
+    assert "faq" in found

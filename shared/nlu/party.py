@@ -1,0 +1,120 @@
+"""Several people in one booking message: "pra mim e pro meu marido", "meus dois filhos",
+"somos 3 amigas", "eu e meu neto".
+
+A trial booking is for one person; a message that names a group must not silently book one
+of them and forget the rest. This reads how many people a message speaks of and the names of
+those it gives, so the booking flow can say it books one at a time, naming the others, and
+offer the next booking after the first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from shared.nlu.normalize import normalize, strip_accents
+from shared.nlu.numbers import number_value
+
+_COUNT = r"(\d|dois|duas|tres|quatro|cinco|seis)"
+_RELATIVE = (
+    r"(?:marido|esposa|mulher|namorad[oa]|noiv[oa]|filh[oa]s?|net[oa]s?|sobrinh[oa]s?|"
+    r"irma(?:o|os|s)?|prim[oa]s?|amig[oa]s?|pai|mae|avo|avos|tia|tio|sogr[oa]|cunhad[oa]|"
+    r"colega|parceir[oa]|companheir[oa]|menin[oa]s?|garot[oa]s?|crianca|criancas)"
+)
+# "pra mim e pro meu marido", "eu e minha filha", "eu e o Beto".
+_ME_AND = re.compile(
+    r"\b(?:para mim|eu)\s+e\s+(?:para\s+)?(?:(?:a|o)\s+)?(?:(?:meu|minha|meus|minhas)\s+)?"
+    rf"{_RELATIVE}\b"
+)
+# "meus dois filhos", "os 3", "pros dois", "nos dois", "somos 3 amigas", "as duas juntas".
+_COUNTED = re.compile(
+    rf"\b(?:meus|minhas|os|as|pros|pras|para os|para as|nos|somos(?: em)?|dos|das)\s+{_COUNT}"
+    rf"(?:\s+{_RELATIVE}|\s+(?:juntos|juntas|pessoas|alunos|alunas))?\b"
+)
+# Capitalized words that are no one's name when they open a clause inside a message.
+_NOT_NAMES = frozenset(
+    strip_accents(w)
+    for w in [
+        "eu",
+        "ele",
+        "ela",
+        "nos",
+        "meu",
+        "minha",
+        "meus",
+        "minhas",
+        "o",
+        "a",
+        "os",
+        "as",
+        "e",
+        "de",
+        "do",
+        "da",
+        "pra",
+        "pro",
+        "para",
+        "sou",
+        "somos",
+        "oi",
+        "ola",
+        "bom",
+        "boa",
+        "quero",
+        "queria",
+        "gostaria",
+        "ok",
+        "sim",
+        "nao",
+        "obrigado",
+        "obrigada",
+        "vcs",
+        "voces",
+        "terca",
+        "quarta",
+        "quinta",
+        "sexta",
+        "sabado",
+        "domingo",
+        "segunda",
+        "iniciante",
+        "intermediario",
+        "avancado",
+    ]
+)
+
+
+class Party(NamedTuple):
+    """How many people a message books for (None: several, count not said) and the names it
+    gives for them, in order."""
+
+    size: int | None
+    names: tuple[str, ...]
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """Capitalized words inside clauses (not a message's or line's first word, which any
+    sentence capitalizes), without words that are never names."""
+    found: list[str] = []
+    for line in re.split(r"[\n.!?]+", text):
+        words = line.split()
+        for position, word in enumerate(words):
+            clean = word.strip(",;:()\"'")
+            if position == 0 or not clean[:1].isupper() or not clean.isalpha():
+                continue
+            if strip_accents(clean.casefold()) not in _NOT_NAMES:
+                found.append(clean)
+    return tuple(dict.fromkeys(found))
+
+
+def party_in(text: str) -> Party | None:
+    """The group a booking message speaks of, or None when it speaks of one person."""
+    normalized = normalize(text)
+    counted = _COUNTED.search(normalized)
+    if counted is not None:
+        size = number_value(counted[1])
+        if size is not None and size >= 2:
+            return Party(size, _names(text))
+    if _ME_AND.search(normalized):
+        return Party(2, _names(text))
+    return None
