@@ -14,6 +14,7 @@ from services.triage.questions import FaqKnows, is_flow_question, is_question, p
 from shared.contracts import FlowView, ModeView
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
+from shared.nlu.upset import is_upset
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
 
@@ -138,6 +139,34 @@ def _asks_something(text: str, config: TriageConfig) -> bool:
 
 
 def classify(
+    text: str,
+    *,
+    trial_stage: str | None,
+    config: TriageConfig,
+    pack: Pack,
+    seed: str = "",
+    knows: FaqKnows | None = None,
+) -> TriageResult:
+    """Classify one message with the pack's rules (:func:`_classify`); an upset customer
+    (``shared.nlu.upset``) is also routed to the pack's ``upset_intent``, a person."""
+    result = _classify(
+        text, trial_stage=trial_stage, config=config, pack=pack, seed=seed, knows=knows
+    )
+    upset = config.upset_intent
+    if upset is None or upset in result.intents or not is_upset(text):
+        return result
+    intents = [i for i in result.intents if i != "general"] + [upset]
+    return result.model_copy(
+        update={
+            "intents": intents,
+            "general_response": None,
+            "confidences": {**result.confidences, upset: 1.0},
+            "reason": None,
+        }
+    )
+
+
+def _classify(
     text: str,
     *,
     trial_stage: str | None,

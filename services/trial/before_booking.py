@@ -227,5 +227,7 @@ def handoff(
     state: TrialState, ctx: ContextState, *, reason: str, field: str | None = None
 ) -> Reply:
     handed, event = state.handed_off(reason, field)
-    key = "trial_handoff" if reason == "asked" else "trial_handoff_attempts"
+    key = {"asked": "trial_handoff", "upset": "trial_handoff_upset"}.get(
+        reason, "trial_handoff_attempts"
+    )
     return Reply(handed, ctx, key=key, events=[event], handoff=reason)

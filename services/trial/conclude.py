@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from services.trial.before_booking import handoff
 from services.trial.extraction import MERGEABLE
-from services.trial.models import CLIENT_FIELDS, ToolResult, TrialOutcome
+from services.trial.models import ToolResult, TrialOutcome
 from services.trial.nlg import build_nlg_request
 from services.trial.replies import base_values, join_list
 from services.trial.summary import facts, summary
@@ -14,31 +14,35 @@ from services.trial.validators import ERROR_FIELD
 
 
 def _failed(t: TrialTurn, r: Reply) -> bool:
-    """This reply asks again for what the last one asked, and the message did not answer it.
+    """This reply asks again for what the last one asked, and the message gave no usable answer.
 
-    A client field asked again was not given, whatever else the message gave (else the same
-    question would come a third time). A validation error is a failed answer when it repeats
-    the last one or the message gave nothing new ("sexta" then "terça 10/02 às 15h" are two
-    answers, each told what is wrong). A question (answered by another service) is not a
-    failed answer; a date or time change at the confirmation is an answer.
+    Usable is anything the booking can go on with: a field set or changed (whichever was asked:
+    a date given while the name was asked is progress, and the name is asked again), a change
+    to a pending tool, or a question (answered by another service). A value the validators
+    refuses is not usable ("tenho 200 anos": the field did not change), nor is the same refusal
+    twice in a row ("às 16h", then "às 17h", after being told the free times). So a handoff is
+    kept for a person who cannot or will not answer the same clear question, never for one who
+    is busy giving the booking other details the question did not ask for.
     """
     if t.question and r.error in (None, "missing_date", "missing_time"):
         return False
     changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
     if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
         return r.error == t.before.last_error or not changed
-    if r.asks in CLIENT_FIELDS:
-        return True
     return not changed and r.state.pending_tool == t.before.pending_tool
 
 
 def _count_attempts(t: TrialTurn, r: Reply) -> Reply:
-    """Count failed answers per asked field; too many hands the conversation to a person."""
+    """Count consecutive unusable answers per asked field; ``max_attempts`` of them (the
+    question, then its clear form with an example) hand the conversation to a person with a
+    summary. A usable answer starts the count again."""
     asked = t.before.asked
     attempts = dict(r.state.attempts)
     if r.asks is not None and r.asks == asked:
         if _failed(t, r):
             attempts[r.asks] = attempts.get(r.asks, 0) + 1
+        else:
+            attempts.pop(r.asks, None)
     elif asked is not None:
         attempts.pop(asked, None)
     if r.asks is not None and attempts.get(r.asks, 0) >= t.config.max_attempts:

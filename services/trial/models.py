@@ -57,6 +57,9 @@ class TrialState(_Slice):
     contact_name: str | None = None
     for_someone_else: bool = False
     handoff_requested: bool = False
+    # Why a person was asked for: "asked" (the person's request), "upset", "attempts" (the same
+    # question twice with no usable answer; a yes/no then still answers the paused step).
+    handoff_reason: str | None = None
     # Stage to go back to when the person writes again after a handoff.
     resume_stage: Stage | None = None
     # A booked person asked to move the class and has not given the new date yet.
@@ -107,6 +110,7 @@ class TrialState(_Slice):
             update={
                 "stage": "handoff_requested",
                 "handoff_requested": True,
+                "handoff_reason": reason,
                 "resume_stage": resume,
                 "pending_tool": None,
                 "rescheduling": False,

@@ -430,12 +430,12 @@ def test_two_failed_answers_to_the_same_question_hand_off_with_a_summary() -> No
 
 
 def test_progress_on_another_field_is_kept_and_the_missing_one_said_exactly() -> None:
-    # The name was asked and not given: asking it again counts (at most twice), but the
-    # age is kept and said back before saying exactly what is still missing.
+    # The name was asked and not given, but the age was: progress is a usable answer (no failed
+    # attempt counted), the age is said back before saying exactly what is still missing.
     chat = Chat(state=TrialState(asked="nome"))
     out = chat.say("tenho 27 anos")
     assert (out.state.asked, out.state.idade) == ("nome", 27)
-    assert out.state.attempts == {"nome": 1}
+    assert out.state.attempts == {}
     noted = chat.pack.text("trial_noted", seed="turn-1", anotado="27 anos")
     assert out.text == f"{noted} {chat.text('trial_still_need_nome')}"
 
