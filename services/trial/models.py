@@ -50,6 +50,10 @@ class TrialState(_Slice):
     nivel: Nivel | None = None
     desired_date: str | None = None  # YYYY-MM-DD, kept even when invalid (seed)
     desired_time: str | None = None  # HH:MM
+    # The slot refused with a "não" at the confirmation: a correction that names only its time
+    # ("o horário, às 20h") or only its day keeps the other half from it.
+    declined_date: str | None = None
+    declined_time: str | None = None
     booking_id: str | None = None
     booking_created: bool = False
     # Who writes, when the student is someone else (a parent booking for a child): nome and

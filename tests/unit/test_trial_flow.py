@@ -653,3 +653,22 @@ def test_every_outcome_carries_a_deterministic_nlg_request() -> None:
     assert out.nlg.facts == ["10/02", "19:00"]
     assert out.nlg.action == "ask_confirmation"
     assert out.nlg.messages[0]["role"] == "system"
+
+
+@pytest.mark.parametrize(
+    ("correction", "slot"),
+    [
+        ("é que prefiro às 20h", ("2026-02-10", "20:00")),
+        ("melhor dia 17", ("2026-02-17", "19:00")),
+        ("dia 17 às 7h", ("2026-02-17", "07:00")),
+    ],
+)
+def test_after_a_no_a_correction_of_half_the_slot_keeps_the_other_half(
+    correction: str, slot: tuple[str, str]
+) -> None:
+    chat = confirming_chat()
+    chat.say("não")
+    out = chat.say(correction)
+    assert (out.state.desired_date, out.state.desired_time) == slot
+    assert out.state.stage == "awaiting_confirmation"
+    assert (out.state.declined_date, out.state.declined_time) == (None, None)
