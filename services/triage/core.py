@@ -193,6 +193,11 @@ def _answer_confirmation(turn: _Turn, pending: PendingClarification) -> TriageDe
     answer = yes_no(turn.text)
     if answer is True:
         return turn.forced(option.intent, pending, "n2_yes")
+    booking = turn.config.active_context.intent
+    if answer is None and option.intent == booking and carries_booking_fields(turn.text):
+        # Answering "seguimos com o agendamento?" with the booking's fields is a yes, and the
+        # fields are this message's: it is routed itself.
+        return turn.decide(intents=[booking], pending=None, step="n2_fields")
     if turn.is_clear_request:
         return None
     if answer is False:

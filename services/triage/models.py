@@ -92,6 +92,7 @@ ClarificationStep = Literal[
     "mode_yes",
     "mode_no",
     "n1_fields",
+    "n2_fields",
     "offer_accepted",
     "offer_declined",
     "option_named",

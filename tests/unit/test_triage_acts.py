@@ -134,3 +134,13 @@ def test_an_upset_customer_is_handed_to_a_person() -> None:
 def test_capitals_alone_are_not_anger() -> None:
     decision = turn("BOA TARDE, QUERO AGENDAR UMA AULA EXPERIMENTAL")
     assert "handoff" not in decision.intents
+
+
+def test_booking_fields_answering_the_confirmation_are_a_yes() -> None:
+    menu = turn("hello there, good afternoon")
+    confirming = turn("experimentar", menu.state, now=T0 + timedelta(minutes=1))
+    assert confirming.journal["clarification"] == "n2_confirm"
+    reply = "Otávio, 29, jogo faz um ano"
+    decision = turn(reply, confirming.state, now=T0 + timedelta(minutes=2))
+    assert decision.routes == ["trial"] and decision.text == reply
+    assert decision.journal["clarification"] == "n2_fields"
