@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
-from services.triage.questions import FaqKnows, is_flow_question, is_question, parts
+from services.triage.questions import Clause, FaqKnows, is_flow_question, is_question, parts
 from shared.contracts import FlowView, ModeView
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
@@ -105,6 +105,12 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
     return False
 
 
+def _is_answer(clause: Clause) -> bool:
+    """A clause that is a yes or a no and not asked ("pode", "pode sim", "claro"): an answer to
+    the bot, even when its first word also starts questions ("pode" in "pode ser no sábado?")."""
+    return not clause.asked and yes_no(clause.text) is not None
+
+
 def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, active: bool) -> bool:
     """Whether a question clause of the message is the FAQ's: one the knowledge base answers,
     or, mid-booking, any question of several words marked with "?" that is not about the
@@ -114,7 +120,7 @@ def _faq_question(text: str, config: TriageConfig, knows: FaqKnows | None, *, ac
         return False
     for clause in parts(text):
         normalized = clause.normalized
-        if not normalized or not is_question(clause, config):
+        if not normalized or not is_question(clause, config) or _is_answer(clause):
             continue
         if active and (is_flow_question(clause, config) or _is_small_talk(normalized, config)):
             continue

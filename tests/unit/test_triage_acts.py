@@ -144,3 +144,14 @@ def test_booking_fields_answering_the_confirmation_are_a_yes() -> None:
     decision = turn(reply, confirming.state, now=T0 + timedelta(minutes=2))
     assert decision.routes == ["trial"] and decision.text == reply
     assert decision.journal["clarification"] == "n2_fields"
+
+
+@pytest.mark.parametrize("reply", ["Pode", "pode sim!", "pode ser, claro"])
+def test_a_yes_mid_booking_is_an_answer_not_a_question_for_the_faq(reply: str) -> None:
+    decision = turn(reply, stage="awaiting_confirmation")
+    assert decision.routes == ["trial"] and decision.intents == ["trial"]
+
+
+def test_a_question_starting_like_a_yes_still_reaches_the_faq() -> None:
+    decision = turn("pode levar acompanhante na aula?", stage="awaiting_confirmation")
+    assert "faq" in decision.routes
