@@ -16,8 +16,10 @@ from services.trial.validators import ERROR_FIELD
 def _failed(t: TrialTurn, r: Reply) -> bool:
     """This reply asks again for what the last one asked, and the message gave no usable answer.
 
-    Usable is anything the booking can go on with: a field set or changed (whichever was asked:
-    a date given while the name was asked is progress, and the name is asked again), a change
+    Usable is anything the booking can go on with or the person visibly answered with: a field
+    set or changed (whichever was asked: a date given while the name was asked is progress, and
+    the name is asked again), a field read even if it equals the one kept (a correction the
+    reader got wrong is still an answer: the person is answering, the parser missed), a change
     to a pending tool, or a question (answered by another service). A value the validators
     refuses is not usable ("tenho 200 anos": the field did not change), nor is the same refusal
     twice in a row ("às 16h", then "às 17h", after being told the free times). So a handoff is
@@ -29,7 +31,8 @@ def _failed(t: TrialTurn, r: Reply) -> bool:
     changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
     if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
         return r.error == t.before.last_error or not changed
-    return not changed and r.state.pending_tool == t.before.pending_tool
+    said = t.extraction.has_data()
+    return not changed and not said and r.state.pending_tool == t.before.pending_tool
 
 
 def _count_attempts(t: TrialTurn, r: Reply) -> Reply:

@@ -320,3 +320,13 @@ def test_after_the_booking_talk_ended_a_question_is_left_to_the_faq() -> None:
     # A new request with data starts again.
     again = chat.say("então marca pra mim: Ana, 30 anos, iniciante")
     assert again.journal["reply"] == "trial_ask_date"
+
+
+def test_repeating_what_was_read_is_still_an_answer() -> None:
+    # At the confirmation the person says the slot again instead of "sim", twice: they are
+    # answering (the reader finds the same day and time), so no handoff; the yes is asked again.
+    confirming = at_stage("awaiting_confirmation", desired_date="2026-02-10", desired_time="18:00")
+    chat = Chat(state=confirming.model_copy(update={"asked": "confirmation"}))
+    chat.say("terça 10/02 às 18h")
+    out = chat.say("terça dia 10, 18h")
+    assert out.state.stage == "awaiting_confirmation" and out.events == []
