@@ -16,7 +16,8 @@ read first on the next turn:
 This module also decides what a message that no rule placed still carries, so the numbered menu
 is shown only when really nothing was understood: a message that is nothing but a menu option's
 name ("experimental") is that request, and one carrying a booking's fields (an age, a level, a
-time, a name introduced as one) is an answer for the booking.
+time, a name introduced as one; two of them out of the blue, one after the menu) is an answer
+for the booking.
 """
 
 from __future__ import annotations
@@ -71,12 +72,22 @@ def named_option(text: str, config: TriageConfig) -> ClarifyOption | None:
     return option
 
 
-def carries_booking_fields(text: str) -> bool:
-    """Whether a message gives a booking's fields (an age, a level, a time of day, or a name
-    introduced as one: "me chamo...", "my name is..."), so it is an answer for the booking,
-    not a message nobody understood."""
-    if extract_age(text) is not None or extract_level(text) is not None:
-        return True
-    if resolve_time(text) is not None:
-        return True
-    return extract_people(text).nome is not None
+def booking_fields(text: str) -> int:
+    """How many of a booking's fields a message gives: an age, a level, a time of day, a name
+    introduced as one ("me chamo...", "my name is...")."""
+    found = (
+        extract_age(text),
+        extract_level(text),
+        resolve_time(text),
+        extract_people(text).nome,
+    )
+    return sum(value is not None for value in found)
+
+
+def carries_booking_fields(text: str, *, context: bool) -> bool:
+    """Whether a message is an answer for the booking rather than a message nobody understood.
+
+    After the bot asked what the person wants (the menu, or its booking confirmation) one field
+    is enough ("tenho 41 anos"); out of the blue it takes two ("me chamo Otávio, 29"): a lone
+    "19h" or a name in a long story could be about anything, and the menu asks."""
+    return booking_fields(text) >= (1 if context else 2)

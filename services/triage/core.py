@@ -155,7 +155,7 @@ def _answer_context(turn: _Turn, pending: PendingClarification) -> TriageDecisio
     option = option or parse_choice(turn.text, clarify)
     if option is None and turn.is_clear_request:
         return None
-    if option is None and carries_booking_fields(turn.text):
+    if option is None and carries_booking_fields(turn.text, context=True):
         # "me chamo Ana, 30 anos" answers the booking, not the menu: no menu again.
         booking = turn.config.active_context.intent
         return turn.decide(intents=[booking], pending=None, step="n1_fields")
@@ -194,7 +194,8 @@ def _answer_confirmation(turn: _Turn, pending: PendingClarification) -> TriageDe
     if answer is True:
         return turn.forced(option.intent, pending, "n2_yes")
     booking = turn.config.active_context.intent
-    if answer is None and option.intent == booking and carries_booking_fields(turn.text):
+    fields = carries_booking_fields(turn.text, context=True)
+    if answer is None and option.intent == booking and fields:
         # Answering "seguimos com o agendamento?" with the booking's fields is a yes, and the
         # fields are this message's: it is routed itself.
         return turn.decide(intents=[booking], pending=None, step="n2_fields")
@@ -239,7 +240,7 @@ def _unplaced(turn: _Turn) -> TriageDecision | None:
     option = named_option(turn.text, config)
     if option is not None and option.intent is not None:
         return turn.decide(intents=[option.intent], pending=None, step="option_named")
-    if carries_booking_fields(turn.text):
+    if carries_booking_fields(turn.text, context=False):
         booking = config.active_context.intent
         return turn.decide(intents=[booking], pending=None, step="booking_fields")
     return None

@@ -106,12 +106,25 @@ def test_a_message_that_is_only_an_options_name_is_that_request(text: str) -> No
 
 
 @pytest.mark.parametrize(
-    "text", ["me chamo Otávio e tenho 29", "sou intermediária", "pode ser às 18h", "tenho 41 anos"]
+    "text",
+    ["me chamo Otávio e tenho 29", "sou intermediária, 35 anos", "Bruna aqui, iniciante total"],
 )
 def test_booking_fields_get_the_booking_not_the_menu(text: str) -> None:
     decision = turn(text)
     assert decision.routes == ["trial"]
     assert decision.journal["clarification"] == "booking_fields"
+
+
+@pytest.mark.parametrize("text", ["às 18h", "meu nome é Bruna e trabalho numa academia aqui perto"])
+def test_one_field_out_of_the_blue_still_asks(text: str) -> None:
+    assert turn(text).journal["clarification"] == "n1_menu"
+
+
+@pytest.mark.parametrize("text", ["tenho 41 anos", "sou intermediária"])
+def test_one_field_answering_the_menu_gets_the_booking(text: str) -> None:
+    menu = turn("hello there, good afternoon")
+    decision = turn(text, menu.state, now=T0 + timedelta(minutes=1))
+    assert decision.routes == ["trial"] and decision.journal["clarification"] == "n1_fields"
 
 
 def test_booking_fields_answering_the_menu_get_the_booking() -> None:
