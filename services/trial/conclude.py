@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from services.trial.before_booking import handoff
 from services.trial.extraction import MERGEABLE
-from services.trial.models import ToolResult, TrialOutcome
+from services.trial.models import Event, ToolResult, TrialOutcome, TrialState
 from services.trial.nlg import build_nlg_request
 from services.trial.replies import base_values, join_list
 from services.trial.summary import facts, summary
@@ -59,6 +59,19 @@ def _count_attempts(t: TrialTurn, r: Reply) -> Reply:
         return handed
     r.state = r.state.model_copy(update={"attempts": attempts})
     return r
+
+
+def _withdrawn(t: TrialTurn, state: TrialState) -> list[Event]:
+    """The ``handoff.withdrawn`` event when the person answered after the bot's own handoff
+    (reason ``attempts``) and the booking went on: nobody is needed any more, so the staff's
+    queue does not keep a conversation the bot finished (the gateway gives it back to the bot
+    unless a person already took it)."""
+    before = t.before
+    if before.stage != "handoff_requested" or before.handoff_reason != "attempts":
+        return []
+    if state.stage == "handoff_requested":
+        return []
+    return [{"type": "handoff.withdrawn", "data": {"reason": "answered", "stage": state.stage}}]
 
 
 def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> TrialOutcome:
@@ -119,7 +132,7 @@ def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> Tri
         asks_question=r.asks is not None or "?" in text,
         state=state,
         context=r.context,
-        events=r.events,
+        events=r.events + _withdrawn(t, state),
         journal=journal,
         nlg=None
         if not text

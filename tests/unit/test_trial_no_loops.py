@@ -265,6 +265,14 @@ def test_the_answer_after_a_handoff_for_failed_answers_resumes_the_booking() -> 
     assert resumed.state.nome == "Paulo"
     assert resumed.state.stage == "awaiting_confirmation"
     assert resumed.journal["reply"] == "trial_ask_confirmation"
+    # Nobody is needed any more: the staff queue is told (the gateway gives the conversation
+    # back to the bot unless a person took it).
+    assert resumed.events == [
+        {
+            "type": "handoff.withdrawn",
+            "data": {"reason": "answered", "stage": "awaiting_confirmation"},
+        }
+    ]
 
 
 def test_a_yes_after_the_bots_own_handoff_answers_the_paused_question() -> None:
@@ -283,6 +291,7 @@ def test_after_a_handoff_the_person_asked_for_a_yes_still_waits_for_the_person()
     chat = Chat(state=at_stage("awaiting_confirmation", desired_date="2026-02-10"))
     chat.say("quero falar com um atendente")
     waiting = chat.say("ok")
+    assert waiting.events == []
     assert waiting.journal["reply"] == "trial_handoff_waiting"
     assert waiting.state.stage == "handoff_requested"
 
