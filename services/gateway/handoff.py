@@ -6,7 +6,9 @@ turn, and a reply still in flight is dropped) → ``bot`` again (handing back is
 bot resumes from the current state).
 
 A ``handoff.requested`` domain event moves the conversation to ``pending_human`` and notifies
-the configured webhook with a summary, so a person can pick it up; a conversation still waiting
+the configured webhook with a summary, so a person can pick it up; a ``handoff.withdrawn`` event
+(the person answered after the bot's own handoff and the bot went on) gives a conversation still
+only waiting back to the bot; a conversation still waiting
 after ``ORQ_HANDOFF_REMIND_MIN`` is notified once more. A human-owned conversation with no staff
 message for ``ORQ_HUMAN_IDLE_MIN`` goes back to the bot, so a forgotten one does not stay
 silent for good. Both are found through two sorted sets scored on the wall clock (staff work in
@@ -111,6 +113,9 @@ class Handoff:
 
     async def on_event(self, body: bytes) -> None:
         event = DomainEvent.model_validate_json(body)
+        if event.type == "handoff.withdrawn":
+            await self._withdrawn(event)
+            return
         if event.type != "handoff.requested":
             return
         # Only a bot-owned conversation becomes pending: a human who already owns it keeps it.
@@ -134,6 +139,24 @@ class Handoff:
         if self.on_handoff is not None:
             await self.on_handoff(event.conversation_id)
         await self._notify(event.conversation_id, event.turn_id, event.data, remind=False)
+
+    async def _withdrawn(self, event: DomainEvent) -> None:
+        """The bot's own handoff is withdrawn (the person answered and the bot went on): a
+        conversation still only waiting for a person goes back to the bot; one a person took
+        stays theirs."""
+        back = json.dumps({"handoff": "bot", "handoff_by": "bot"})
+        patched = await self.scripts.meta_patch(
+            keys=[self.keys.state(event.conversation_id)],
+            args=[back, "handoff", "pending_human", self._state_ttl_s],
+        )
+        if patched is None:
+            return
+        member = self.keys.qualified(event.conversation_id)
+        await self.store.redis.zrem(self.keys.waiting_human, member)
+        await self.store.append_journal(
+            event.conversation_id,
+            journal_entry("gateway", event.turn_id, "handoff.bot", by="bot", **event.data),
+        )
 
     async def remind(self, conversation_id: str) -> bool:
         """Notify once more about a conversation due for a reminder; False when another

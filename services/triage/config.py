@@ -303,6 +303,12 @@ class TriageConfig(BaseModel):
     clarification: ClarificationConfig
     questions: QuestionRules = Field(default_factory=QuestionRules)
     mode_confirmation: ModeConfirmation = Field(default_factory=ModeConfirmation)
+    # The intent an upset customer is routed to (``shared.nlu.upset``): a person takes over.
+    upset_intent: SpecialistIntent | None = None
+    # What the answer to one intent offers next: an answered question about the trial class
+    # closes with an offer to book it, so a bare "quero sim" after it accepts that offer
+    # (``services.triage.acts``).
+    offers: dict[SpecialistIntent, SpecialistIntent] = Field(default_factory=dict)
     llm: LLMPrompt
 
     @model_validator(mode="after")
@@ -313,7 +319,9 @@ class TriageConfig(BaseModel):
         named = {
             *(c.intent for c in self.contexts),
             self.clarification.unclear_intent,
-            *filter(None, [self.mode_confirmation.yes_intent]),
+            *filter(None, [self.mode_confirmation.yes_intent, self.upset_intent]),
+            *self.offers,
+            *self.offers.values(),
             *(o.intent for o in self.clarification.options if o.intent is not None),
         }
         unknown = named - set(self.intents)

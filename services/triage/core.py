@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from services.triage.acts import carries_booking_fields, named_option, offer_made, standing_offer
 from services.triage.clarification import (
     confirm_text,
     expired,
@@ -46,6 +47,8 @@ class _Turn:
     mode_pending: bool = False
     active: bool = False
     knows: FaqKnows | None = None
+    # The intent the last reply offered and still stands (``services.triage.acts``).
+    offer: str | None = None
 
     def decide(
         self,
@@ -81,6 +84,7 @@ class _Turn:
             last_source=self.result.source,
             last_confidences=self.result.confidences,
             pending=pending,
+            last_move=None if forced else offer_made(self.result, routes, self.config, self.now),
         )
         journal = {
             **self.journal,
@@ -153,6 +157,10 @@ def _answer_context(turn: _Turn, pending: PendingClarification) -> TriageDecisio
     option = option or parse_choice(turn.text, clarify)
     if option is None and turn.is_clear_request:
         return None
+    if option is None and carries_booking_fields(turn.text, context=True):
+        # "me chamo Ana, 30 anos" answers the booking, not the menu: no menu again.
+        booking = turn.config.active_context.intent
+        return turn.decide(intents=[booking], pending=None, step="n1_fields")
     option = option or turn.leaning_option()
     if option is None and pending.menus_shown >= clarify.max_menus:
         return turn.forced(clarify.unclear_intent, pending, "n1_handoff")
@@ -187,6 +195,12 @@ def _answer_confirmation(turn: _Turn, pending: PendingClarification) -> TriageDe
     answer = yes_no(turn.text)
     if answer is True:
         return turn.forced(option.intent, pending, "n2_yes")
+    booking = turn.config.active_context.intent
+    fields = carries_booking_fields(turn.text, context=True)
+    if answer is None and option.intent == booking and fields:
+        # Answering "seguimos com o agendamento?" with the booking's fields is a yes, and the
+        # fields are this message's: it is routed itself.
+        return turn.decide(intents=[booking], pending=None, step="n2_fields")
     if turn.is_clear_request:
         return None
     if answer is False:
@@ -199,6 +213,39 @@ def _answer_confirmation(turn: _Turn, pending: PendingClarification) -> TriageDe
     return turn.decide(
         intents=[], pending=waiting, step="n2_confirm_again", inline_text=text, asks_question=True
     )
+
+
+def _answers_offer(turn: _Turn) -> TriageDecision | None:
+    """A short reply read against the offer the last reply closed with: a leading yes that asks
+    nothing ("quero sim!", "bora, me chamo Ana") starts what was offered, whatever the rules
+    read in its words ("pode ser" looks like a question start), unless it is only small talk
+    ("ok, obrigado" acknowledges the answer); a leading no (nothing else placed) is answered
+    politely. None: not an answer to the offer."""
+    if turn.offer is None:
+        return None
+    answer = yes_no(turn.text)
+    small_talk = turn.result.intents == ["general"]
+    if answer is True and "?" not in turn.text and not small_talk:
+        return turn.decide(intents=[turn.offer], pending=None, step="offer_accepted")
+    if answer is False and not turn.result.intents:
+        text = turn.pack.text(turn.config.clarification.texts.declined, seed=turn.seed)
+        return turn.decide(
+            intents=[], pending=None, step="offer_declined", inline_text=text, asks_question=True
+        )
+    return None
+
+
+def _unplaced(turn: _Turn) -> TriageDecision | None:
+    """A message no rule placed, read for what it carries (``services.triage.acts``); None
+    when really nothing was understood (then the menu)."""
+    config = turn.config
+    option = named_option(turn.text, config)
+    if option is not None and option.intent is not None:
+        return turn.decide(intents=[option.intent], pending=None, step="option_named")
+    if carries_booking_fields(turn.text, context=False):
+        booking = config.active_context.intent
+        return turn.decide(intents=[booking], pending=None, step="booking_fields")
+    return None
 
 
 def _classified(turn: _Turn) -> TriageDecision:
@@ -218,6 +265,10 @@ def _classified(turn: _Turn) -> TriageDecision:
         if answer is False:
             text = turn.pack.text(config.mode_confirmation.declined_text_key, seed=turn.seed)
             return turn.decide(intents=["general"], pending=None, step="mode_no", inline_text=text)
+    if (accepted := _answers_offer(turn)) is not None:
+        return accepted
+    if not result.intents and (read := _unplaced(turn)) is not None:
+        return read
     if not result.intents and config.clarification.enabled:
         pending = PendingClarification(
             stage="awaiting_context",
@@ -319,7 +370,8 @@ def triage_turn(
         "active_context": active_stage(trial_stage, config),
     }
     active = active_stage(trial_stage, config) is not None
-    turn = _Turn(text, result, now, config, pack, seed, journal, mode_pending, active, knows)
+    offer = None if active else standing_offer(state.last_move, now, config)
+    turn = _Turn(text, result, now, config, pack, seed, journal, mode_pending, active, knows, offer)
     pending = state.pending
     if pending is not None and expired(pending, now, config.clarification):
         journal["pending_expired"] = pending.stage

@@ -56,6 +56,15 @@ class PendingClarification(BaseModel):
     asked_at: AwareDatetime
 
 
+class LastMove(BaseModel):
+    """What the bot's last reply offered, with its business time (``services.triage.acts``)."""
+
+    kind: Literal["offer"] = "offer"
+    # The intent the offer starts when accepted.
+    intent: str
+    at: AwareDatetime
+
+
 class TriageState(BaseModel):
     """The ``triage`` slice of conversation state (written only by triage)."""
 
@@ -63,6 +72,8 @@ class TriageState(BaseModel):
     last_source: Source | None = None
     last_confidences: dict[str, float] = Field(default_factory=dict)
     pending: PendingClarification | None = None
+    # The offer the last reply closed with, read first on the next turn.
+    last_move: LastMove | None = None
     # Funnel steps already published for the conversation (each is counted once anyway).
     funnel: list[FunnelStepName] = Field(default_factory=list)
 
@@ -80,6 +91,12 @@ ClarificationStep = Literal[
     "n2_no",
     "mode_yes",
     "mode_no",
+    "n1_fields",
+    "n2_fields",
+    "offer_accepted",
+    "offer_declined",
+    "option_named",
+    "booking_fields",
 ]
 
 

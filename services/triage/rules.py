@@ -12,6 +12,7 @@ from datetime import datetime
 from services.triage.config import TriageConfig
 from services.triage.models import TriageResult
 from services.triage.questions import (
+    Clause,
     FaqKnows,
     continues_questions,
     is_flow_question,
@@ -21,6 +22,7 @@ from services.triage.questions import (
 from shared.contracts import FlowView, ModeView
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
+from shared.nlu.upset import is_upset
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
 
@@ -111,6 +113,12 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
     return False
 
 
+def _is_answer(clause: Clause) -> bool:
+    """A clause that is a yes or a no and not asked ("pode", "pode sim", "claro"): an answer to
+    the bot, even when its first word also starts questions ("pode" in "pode ser no sábado?")."""
+    return not clause.asked and yes_no(clause.text) is not None
+
+
 def _faq_question(
     text: str,
     config: TriageConfig,
@@ -127,7 +135,7 @@ def _faq_question(
         return False
     for clause in parts(text):
         normalized = clause.normalized
-        if not normalized or not is_question(clause, config):
+        if not normalized or not is_question(clause, config) or _is_answer(clause):
             continue
         if active and (is_flow_question(clause, config) or _is_small_talk(normalized, config)):
             continue
@@ -154,6 +162,43 @@ def _asks_something(text: str, config: TriageConfig) -> bool:
 
 
 def classify(
+    text: str,
+    *,
+    trial_stage: str | None,
+    config: TriageConfig,
+    pack: Pack,
+    seed: str = "",
+    knows: FaqKnows | None = None,
+    follow_up: bool = False,
+    now: datetime | None = None,
+) -> TriageResult:
+    """Classify one message with the pack's rules (:func:`_classify`); an upset customer
+    (``shared.nlu.upset``) is also routed to the pack's ``upset_intent``, a person."""
+    result = _classify(
+        text,
+        trial_stage=trial_stage,
+        config=config,
+        pack=pack,
+        seed=seed,
+        knows=knows,
+        follow_up=follow_up,
+        now=now,
+    )
+    upset = config.upset_intent
+    if upset is None or upset in result.intents or not is_upset(text):
+        return result
+    intents = [i for i in result.intents if i != "general"] + [upset]
+    return result.model_copy(
+        update={
+            "intents": intents,
+            "general_response": None,
+            "confidences": {**result.confidences, upset: 1.0},
+            "reason": None,
+        }
+    )
+
+
+def _classify(
     text: str,
     *,
     trial_stage: str | None,

@@ -72,7 +72,13 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             return _book(t, merged, ctx)
         if ext.confirmed is False:
             declined = merged.model_copy(
-                update={"stage": "ask_date", "desired_date": None, "desired_time": None}
+                update={
+                    "stage": "ask_date",
+                    "desired_date": None,
+                    "desired_time": None,
+                    "declined_date": merged.desired_date,
+                    "declined_time": merged.desired_time,
+                }
             )
             return Reply(declined, ctx, key="trial_confirmation_declined", asks="date")
         if t.question:
@@ -90,9 +96,18 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
 
 
 def _merge(state: TrialState, ext: TrialExtraction) -> TrialState:
-    """The safe merge of the trial fields, plus who writes when the student is someone else."""
+    """The safe merge of the trial fields, plus who writes when the student is someone else.
+
+    After a "não" at the confirmation, a correction of one half of the slot keeps the other
+    half of the refused one: "o horário, às 20h" is the same day at 20:00."""
     merged = merge_trial(state, ext)
     updates: dict[str, Any] = {}
+    if ext.mentions_slot() and (state.declined_date or state.declined_time):
+        updates = {"declined_date": None, "declined_time": None}
+        if merged.desired_date is None:
+            updates["desired_date"] = state.declined_date
+        if merged.desired_time is None:
+            updates["desired_time"] = state.declined_time
     if ext.contact_name:
         updates["contact_name"] = ext.contact_name
     if ext.for_someone_else is not None:
@@ -235,5 +250,7 @@ def handoff(
     state: TrialState, ctx: ContextState, *, reason: str, field: str | None = None
 ) -> Reply:
     handed, event = state.handed_off(reason, field)
-    key = "trial_handoff" if reason == "asked" else "trial_handoff_attempts"
+    key = {"asked": "trial_handoff", "upset": "trial_handoff_upset"}.get(
+        reason, "trial_handoff_attempts"
+    )
     return Reply(handed, ctx, key=key, events=[event], handoff=reason)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from services.trial.before_booking import handoff
 from services.trial.extraction import MERGEABLE
-from services.trial.models import CLIENT_FIELDS, ToolResult, TrialOutcome
+from services.trial.models import Event, ToolResult, TrialOutcome, TrialState
 from services.trial.nlg import build_nlg_request
 from services.trial.party import with_party, with_times
 from services.trial.replies import base_values, join_list
@@ -15,31 +15,38 @@ from services.trial.validators import ERROR_FIELD
 
 
 def _failed(t: TrialTurn, r: Reply) -> bool:
-    """This reply asks again for what the last one asked, and the message did not answer it.
+    """This reply asks again for what the last one asked, and the message gave no usable answer.
 
-    A client field asked again was not given, whatever else the message gave (else the same
-    question would come a third time). A validation error is a failed answer when it repeats
-    the last one or the message gave nothing new ("sexta" then "terça 10/02 às 15h" are two
-    answers, each told what is wrong). A question (answered by another service) is not a
-    failed answer; a date or time change at the confirmation is an answer.
+    Usable is anything the booking can go on with or the person visibly answered with: a field
+    set or changed (whichever was asked: a date given while the name was asked is progress, and
+    the name is asked again), a field read even if it equals the one kept (a correction the
+    reader got wrong is still an answer: the person is answering, the parser missed), a change
+    to a pending tool, or a question (answered by another service). A value the validators
+    refuses is not usable ("tenho 200 anos": the field did not change), nor is the same refusal
+    twice in a row ("às 16h", then "às 17h", after being told the free times). So a handoff is
+    kept for a person who cannot or will not answer the same clear question, never for one who
+    is busy giving the booking other details the question did not ask for.
     """
     if t.question and r.error in (None, "missing_date", "missing_time"):
         return False
     changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
     if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
         return r.error == t.before.last_error or not changed
-    if r.asks in CLIENT_FIELDS:
-        return True
-    return not changed and r.state.pending_tool == t.before.pending_tool
+    said = t.extraction.has_data()
+    return not changed and not said and r.state.pending_tool == t.before.pending_tool
 
 
 def _count_attempts(t: TrialTurn, r: Reply) -> Reply:
-    """Count failed answers per asked field; too many hands the conversation to a person."""
+    """Count consecutive unusable answers per asked field; ``max_attempts`` of them (the
+    question, then its clear form with an example) hand the conversation to a person with a
+    summary. A usable answer starts the count again."""
     asked = t.before.asked
     attempts = dict(r.state.attempts)
     if r.asks is not None and r.asks == asked:
         if _failed(t, r):
             attempts[r.asks] = attempts.get(r.asks, 0) + 1
+        else:
+            attempts.pop(r.asks, None)
     elif asked is not None:
         attempts.pop(asked, None)
     if r.asks is not None and attempts.get(r.asks, 0) >= t.config.max_attempts:
@@ -53,6 +60,19 @@ def _count_attempts(t: TrialTurn, r: Reply) -> Reply:
         return handed
     r.state = r.state.model_copy(update={"attempts": attempts})
     return r
+
+
+def _withdrawn(t: TrialTurn, state: TrialState) -> list[Event]:
+    """The ``handoff.withdrawn`` event when the person answered after the bot's own handoff
+    (reason ``attempts``) and the booking went on: nobody is needed any more, so the staff's
+    queue does not keep a conversation the bot finished (the gateway gives it back to the bot
+    unless a person already took it)."""
+    before = t.before
+    if before.stage != "handoff_requested" or before.handoff_reason != "attempts":
+        return []
+    if state.stage == "handoff_requested":
+        return []
+    return [{"type": "handoff.withdrawn", "data": {"reason": "answered", "stage": state.stage}}]
 
 
 def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> TrialOutcome:
@@ -115,7 +135,7 @@ def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> Tri
         asks_question=r.asks is not None or "?" in text,
         state=state,
         context=r.context,
-        events=r.events,
+        events=r.events + _withdrawn(t, state),
         journal=journal,
         nlg=None
         if not text

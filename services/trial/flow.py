@@ -4,18 +4,20 @@ Stages: ``collect_client_info`` (nome, idade, nivel, in any order, over any numb
 → ``ask_date`` (desired_date, desired_time, validated) → ``awaiting_confirmation`` ("sim" books,
 "não" goes back to ask_date keeping the client info, a new date or time is validated again) →
 ``booked`` (status, reschedule and cancel, through the tool gate, the last two after a yes).
-``handoff_requested`` when the person asks for someone ("atendente") or fails the same question
-``max_attempts`` times; the next message that says something useful resumes where it stopped.
+``handoff_requested`` when the person asks for someone ("atendente"), is upset
+(``shared.nlu.upset``: the reply says sorry first) or gives no usable answer to the same
+question ``max_attempts`` times in a row; the next message that says something useful resumes
+where it stopped, and after the bot's own handoff a yes or a no answers the paused question.
 A plain "no" while a field is asked stops the flow (client info kept), like "cancelar" does;
 "cancelar" or "remarcar" with nothing booked and no booking going on says there is nothing to
 cancel and offers to book.
 
-No loops: a question is asked at most twice. The second time says exactly what is missing, with
-an example (``trial_still_need_*``), after noting what the message did give; a second failed
-answer hands off with a summary of what was understood. A message that asked something (triage
-saw a question intent, answered by another service) is not a failed answer: the pending step
-is re-asked in one line (``trial_reask_*``) instead of the full question. Every field a message
-gives is kept, whatever was asked.
+No loops, and no giving up on itself (issue 29): a question asked again says exactly what is
+missing, with an example (``trial_still_need_*``), after noting what the message did give. Only
+an answer that moved nothing counts as failed (``conclude._failed``): a message that gave other
+fields is progress, a question (triage saw a question intent, answered by another service) is
+re-asked in one line (``trial_reask_*``). A second failed answer in a row hands off with a
+summary of what was understood. Every field a message gives is kept, whatever was asked.
 
 Two steps, so the core never does I/O. The shell (``services/trial/app.py``), per task:
 
@@ -85,6 +87,7 @@ from services.trial.summary import SUMMARY_FIELDS
 from services.trial.tool_gate import GateDecision
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import ERROR_FIELD, SeatsTaken
+from shared.nlu.upset import is_upset
 from shared.trial.config import TrialConfig
 
 
@@ -121,6 +124,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_rescheduled",
         "trial_handoff",
         "trial_handoff_attempts",
+        "trial_handoff_upset",
         "trial_handoff_waiting",
         "trial_fact_time",
         "trial_party_named",
@@ -213,6 +217,7 @@ def plan_turn(
         idle=state is not None
         and before.asked is None
         and before.stage in ("collect_client_info", "ask_date"),
+        upset=is_upset(text),
     )
     reply = route(turn, before, context or ContextState())
     if reply.tool is not None:

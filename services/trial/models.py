@@ -50,6 +50,10 @@ class TrialState(_Slice):
     nivel: Nivel | None = None
     desired_date: str | None = None  # YYYY-MM-DD, kept even when invalid (seed)
     desired_time: str | None = None  # HH:MM
+    # The slot refused with a "não" at the confirmation: a correction that names only its time
+    # ("o horário, às 20h") or only its day keeps the other half from it.
+    declined_date: str | None = None
+    declined_time: str | None = None
     booking_id: str | None = None
     booking_created: bool = False
     # Who writes, when the student is someone else (a parent booking for a child): nome and
@@ -57,6 +61,9 @@ class TrialState(_Slice):
     contact_name: str | None = None
     for_someone_else: bool = False
     handoff_requested: bool = False
+    # Why a person was asked for: "asked" (the person's request), "upset", "attempts" (the same
+    # question twice with no usable answer; a yes/no then still answers the paused step).
+    handoff_reason: str | None = None
     # Stage to go back to when the person writes again after a handoff.
     resume_stage: Stage | None = None
     # A booked person asked to move the class and has not given the new date yet.
@@ -111,6 +118,7 @@ class TrialState(_Slice):
             update={
                 "stage": "handoff_requested",
                 "handoff_requested": True,
+                "handoff_reason": reason,
                 "resume_stage": resume,
                 "pending_tool": None,
                 "rescheduling": False,

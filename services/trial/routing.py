@@ -12,6 +12,16 @@ from services.trial.models import ContextState, TrialState
 from services.trial.turn import Reply, TrialTurn
 
 
+def _resumes(t: TrialTurn, state: TrialState) -> bool:
+    """Whether a message after a handoff takes the booking up again instead of waiting for the
+    person: a field, a booking code or another action always does; after a handoff the bot made
+    itself (``attempts``), so does a yes or a no, which answers the question it paused on (a
+    "sim" must book, not reach the staff queue and wait)."""
+    if t.extraction.has_data() or t.code is not None or t.action not in (None, "handoff"):
+        return True
+    return state.handoff_reason == "attempts" and t.extraction.confirmed is not None
+
+
 def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     pending = state.pending_tool
     if pending is not None and t.now - pending.asked_at > timedelta(
@@ -19,14 +29,19 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     ):
         state = state.model_copy(update={"pending_tool": None})
     if state.stage == "handoff_requested":
-        if not t.extraction.has_data() and t.code is None and t.action in (None, "handoff"):
+        if not _resumes(t, state):
             return Reply(state, ctx, key="trial_handoff_waiting")
         resume = state.resume_stage or "collect_client_info"
         state = state.model_copy(
-            update={"stage": resume, "resume_stage": None, "handoff_requested": False}
+            update={
+                "stage": resume,
+                "resume_stage": None,
+                "handoff_requested": False,
+                "handoff_reason": None,
+            }
         )
     if t.action == "handoff":
-        return handoff(state, ctx, reason="asked")
+        return handoff(state, ctx, reason="upset" if t.upset else "asked")
     if state.pending_tool is not None:
         if t.action is None or t.action == TOOL_ACTION[state.pending_tool.tool]:
             return answer_pending(t, state, ctx, state.pending_tool)

@@ -44,6 +44,8 @@ class TrialTurn:
     answered_elsewhere: bool
     # A booking conversation had ended (stopped, refused, nothing to cancel): nothing is asked.
     idle: bool
+    # The message shows an upset customer (``shared.nlu.upset``): a handoff says sorry first.
+    upset: bool = False
 
 
 @dataclass

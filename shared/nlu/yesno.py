@@ -15,13 +15,23 @@ phrase at the start decides:
 - otherwise None, even when "sim" appears later ("eu queria saber se sim" → None): a word deep in
   a message is not an answer to the bot's question.
 
-When no word decides, an emoji answers: 👍 ✅ 👌 🙌 ✔️ for yes, 👎 ❌ 🚫 🙅 for no, when it comes
+When no word decides, an emoji answers: 👍 ✅ 👌 🙌 ✔️ 🤙 for yes, 👎 ❌ 🚫 🙅 for no, when it comes
 before any word or when the message has nothing but fillers around it ("👍", "oi 👍").
+
+People do not type the lexicon's exact words, so a word is read as the lexicon word it is a
+spelling of before any phrase is matched (:func:`_canonical`): repeated letters ("simm",
+"fechouuu"), dropped double letters ("iso" → "isso"), a superlative or diminutive ("fechadíssimo",
+"certinho") and, for longer words, one typo ("cofirmo", "perfeiro"). A weak phrase may be
+followed in its clause by intensifiers, politeness and laughter, or by more agreement ("quero
+muito", "pode mandar ver", "isso, perfeito"): agreement chained with agreement is still an answer.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from rapidfuzz.distance import OSA
 
 from shared.nlu.normalize import normalize
 
@@ -99,6 +109,18 @@ _STRONG_YES = (
     "topo",
     "to dentro",
     "agora sim",
+    "de acordo",
+    "estou de acordo",
+    "mandar ver",
+    "manda bala",
+    "sem duvida",
+    "sem duvidas",
+    "correto",
+    "perfeitamente",
+    "firmeza",
+    "simbora",
+    "yeah",
+    "sure",
 )
 # "pode mandar" answers "posso enviar?" alone; "pode mandar o endereço?" asks something else.
 _WEAK_YES = (
@@ -114,6 +136,8 @@ _WEAK_YES = (
     "pode enviar",
     "manda",
     "envia",
+    # Spanish and Portugal's "sí": a whole first clause ("¡Sí, perfecto!").
+    "si",
 )
 _STRONG_NO = (
     "nao",
@@ -145,6 +169,12 @@ _STRONG_NO = (
     "quero nao",
     "precisa nao",
     "nao precisa",
+    "nada disso",
+    "nem a pau",
+    "errado",
+    "errada",
+    "esta errado",
+    "esta errada",
 )
 _WEAK_NO = ("cancela", "cancelar")
 
@@ -184,6 +214,21 @@ _FILLERS = frozenset(
         "compreendo",
         "entendo",
         "entendi",
+        # Intensifiers and politeness around an answer ("quero muito", "fechou demais",
+        # "pode sim pls"): they strengthen it, they do not change it.
+        "demais",
+        "muito",
+        "total",
+        "totalmente",
+        "ja",
+        "pls",
+        "please",
+        "tmj",
+        "grato",
+        "grata",
+        "gracias",
+        "mano",
+        "cara",
     }
 )
 _FILLER_PHRASES = (
@@ -195,11 +240,15 @@ _FILLER_PHRASES = (
 )
 _LAUGHTER = re.compile(r"^(?:k+|(?:ha){2,}h?|(?:he){2,}|(?:rs)+|hehe\w*|haha\w*)$")
 
-_YES_EMOJI = frozenset("👍👌🙌✅✔☑🆗🤝")
+_YES_EMOJI = frozenset("👍👌🙌✅✔☑🆗🤝🤙💯")
 _NO_EMOJI = frozenset("👎❌🚫✖🙅⛔")
 
 _CLAUSE_BREAK = re.compile(r"[,.;!?\n…]+|\s[-–—]\s")
 _DOUBLES = re.compile(r"(.)\1+")
+# Superlatives and diminutives of an answer word: "fechadissimo" is "fechado", "certinho" "certo".
+_DEGREE = re.compile(r"(?:iss?im|inh)[oa]$")
+# Shortest word a one-letter typo is corrected in: shorter ones collide with ordinary words.
+_TYPO_MIN_LENGTH = 6
 _WORD_CHAR = re.compile(r"\w")
 _EDGE_MARKS = ":/@+-"
 
@@ -228,13 +277,52 @@ _VOCABULARY = frozenset(
 )
 
 
+def _folded_index() -> dict[str, str]:
+    """Known words by their form with every double letter single ("isso" → "iso"), for the
+    forms that fold to one known word only."""
+    index: dict[str, set[str]] = {}
+    for word in _VOCABULARY:
+        index.setdefault(_DOUBLES.sub(r"\1", word), set()).add(word)
+    return {key: words.pop() for key, words in index.items() if len(words) == 1}
+
+
+_FOLDED = _folded_index()
+_LONG_WORDS = tuple(w for w in _VOCABULARY if len(w) >= _TYPO_MIN_LENGTH - 1)
+
+
+@lru_cache(maxsize=2048)
 def _canonical(word: str) -> str:
-    """Folds doubled letters ("simm", "naao", "okk") only when that yields a known word."""
+    """The lexicon word ``word`` spells, or ``word`` itself when it spells none.
+
+    Tried in order, the first known word wins: the word as typed; with repeated letters folded
+    ("simm", "okk"); a known word whose double letters were typed single ("iso" → "isso");
+    without a superlative or diminutive ending ("fechadissimo", "certinho"); one edit (or a swap
+    of two neighbours) away from exactly one known word with the same first and last letter,
+    for words of ``_TYPO_MIN_LENGTH`` letters or more ("cofirmo", "confrimo"; not "esqueci",
+    another form of "esquece": Portuguese inflects at the end of a word).
+    """
     word = word.strip(_EDGE_MARKS)
-    if word in _VOCABULARY:
+    if word in _VOCABULARY or not word.isalpha():
         return word
     folded = _DOUBLES.sub(r"\1", word)
-    return folded if folded in _VOCABULARY else word
+    if folded in _VOCABULARY:
+        return folded
+    if folded in _FOLDED:
+        return _FOLDED[folded]
+    base = _DEGREE.sub("", folded)
+    for stem in (base + "o", base + "a"):
+        if base != folded and stem in _VOCABULARY:
+            return stem
+    if len(word) >= _TYPO_MIN_LENGTH:
+        close = [
+            w
+            for w in _LONG_WORDS
+            if (w[0], w[-1]) == (folded[0], folded[-1])
+            and OSA.distance(folded, w, score_cutoff=1) <= 1
+        ]
+        if len(close) == 1:
+            return close[0]
+    return word
 
 
 def _words_by_clause(text: str) -> list[tuple[str, int]]:
@@ -270,8 +358,29 @@ def _followed_by_doubt(texts: list[str], end: int) -> bool:
     return any(tuple(texts[end : end + len(doubt)]) == doubt for doubt in _DOUBT)
 
 
+def _clause_agrees(words: list[tuple[str, int]], at: int, answer: bool) -> bool:
+    """Whether the rest of the clause from ``at`` only strengthens ``answer``: fillers,
+    intensifiers, laughter, or phrases giving the same answer ("pode mandar ver", "isso,
+    perfeito" within one clause)."""
+    clause = words[at - 1][1]
+    while at < len(words) and words[at][1] == clause:
+        skipped = _is_filler(words, at)
+        if skipped:
+            at += skipped
+            continue
+        same, end = _match(words, at)
+        if same is not answer:
+            return False
+        at = end
+    return True
+
+
 def _match(words: list[tuple[str, int]], at: int) -> tuple[bool | None, int]:
-    """The answer of the phrase starting at ``at`` and the index right after it."""
+    """The answer of the phrase starting at ``at`` and the index right after it.
+
+    Phrases are tried longest first; a weak one that other words follow in its clause gives
+    way to a shorter one ("pode mandar ver": not "pode mandar" + "ver" but "pode" + "mandar
+    ver")."""
     texts = [w for w, _ in words]
     for phrase, answer, strong in _PHRASES.get(texts[at], ()):
         end = at + len(phrase)
@@ -279,17 +388,8 @@ def _match(words: list[tuple[str, int]], at: int) -> tuple[bool | None, int]:
             continue
         if not answer and _followed_by_doubt(texts, end):
             return None, at
-        if strong:
+        if strong or _clause_agrees(words, end, answer):
             return answer, end
-        clause = words[at][1]
-        rest = end
-        while rest < len(words) and words[rest][1] == clause:
-            echo = texts[rest] == ("sim" if answer else "nao")
-            skipped = _is_filler(words, rest) or int(echo)
-            if not skipped:
-                return None, at
-            rest += skipped
-        return answer, end
     return None, at
 
 

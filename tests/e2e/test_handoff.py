@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from tests.e2e.journey import eventually
 from tests.system import System
 
 TOKEN = "s3cret-admin"
@@ -104,6 +105,28 @@ def test_asking_for_a_person_notifies_and_a_human_silences_the_bot(
     assert names.index("handoff.human") < names.index("handoff.bot")
     started = [e for e in guarded.journal(cid) if e["event"] == "turn.started"]
     assert [e["messages"] for e in started][-1] == ["onde fica a CT?"]
+
+
+def test_an_answer_after_the_bots_own_handoff_gives_the_conversation_back(
+    guarded: System, webhook: Webhook
+) -> None:
+    # Issue 29: after the bot handed over (two answers it could read nothing from), the
+    # person's next answer goes on with the booking, and the staff queue lets the conversation go.
+    cid = f"withdrawn-{uuid.uuid4().hex[:8]}"
+    said = guarded.say(cid, "quero agendar uma aula experimental, 41 anos, intermediária")
+    said = guarded.say(cid, "hmm", after=said["cursor"])
+    said = guarded.say(cid, "sei la", after=said["cursor"])
+    assert guarded.conversation(cid)["trial"]["stage"] == "handoff_requested"
+    assert guarded.conversation(cid)["meta"]["handoff"] == "pending_human"
+    assert webhook.received.get(timeout=20)["conversation_id"] == cid
+    resumed = guarded.say(cid, "me chamo Bruna", after=said["cursor"])
+    assert "Bruna" in resumed["text"]
+    assert guarded.conversation(cid)["trial"]["nome"] == "Bruna"
+    eventually(
+        lambda: guarded.conversation(cid)["meta"]["handoff"] == "bot",
+        what="conversation back to the bot",
+    )
+    assert "handoff.bot" in events(guarded, cid)
 
 
 @pytest.fixture(scope="module")

@@ -164,3 +164,67 @@ def test_neither(text: str) -> None:
 )
 def test_split_yes_no_keeps_the_rest(text: str, expected: tuple[bool | None, str]) -> None:
     assert split_yes_no(text) == expected
+
+
+# Confirmations as people type them: each case exercises one part of the mechanism (spelling
+# to the lexicon, intensifiers, chained agreement), not one phrase of a dialog.
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Dropped double letters and folded repeats.
+        "iso",
+        "iso ai",
+        "certoo",
+        # Superlatives and diminutives of a lexicon word.
+        "combinadissimo",
+        "certinho!",
+        "certissima",
+        # One typo in a longer word.
+        "confrimo",
+        "conbinado",
+        "perfeiyo",
+        # Intensifiers, politeness and slang after a weak answer.
+        "quero demais",
+        "pode pls",
+        "isso mano",
+        "quero muito muito",
+        # Agreement chained with agreement in one clause.
+        "pode manda bala",
+        "isso perfeito",
+        "pode ser sem duvida",
+        "quero sim sim",
+        # Formal and foreign agreement.
+        "estou de acordo",
+        "Sí",
+        "yeah sure",
+        # The shaka is a yes in Brazilian chats.
+        "🤙",
+    ],
+)
+def test_confirmation_spellings_are_heard(text: str) -> None:
+    assert yes_no(text) is True
+
+
+@pytest.mark.parametrize(
+    "text", ["nada disso!", "ta errada", "errado, era outro dia", "nem a pau", "naaao naao"]
+)
+def test_denials_are_heard(text: str) -> None:
+    assert yes_no(text) is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A typo is corrected only when one lexicon word is that close, and only in long words:
+        # short ordinary words near an answer word stay themselves.
+        "perto da praia?",
+        "esqueci de falar, tem estacionamento?",
+        "certa vez fui la",
+        # Agreement must fill the weak answer's clause: a request after it is not agreement.
+        "pode mandar a localizacao",
+        "quero muito saber o preco",
+        "isso custa quanto?",
+    ],
+)
+def test_near_misses_are_not_answers(text: str) -> None:
+    assert yes_no(text) is None

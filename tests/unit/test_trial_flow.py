@@ -430,12 +430,12 @@ def test_two_failed_answers_to_the_same_question_hand_off_with_a_summary() -> No
 
 
 def test_progress_on_another_field_is_kept_and_the_missing_one_said_exactly() -> None:
-    # The name was asked and not given: asking it again counts (at most twice), but the
-    # age is kept and said back before saying exactly what is still missing.
+    # The name was asked and not given, but the age was: progress is a usable answer (no failed
+    # attempt counted), the age is said back before saying exactly what is still missing.
     chat = Chat(state=TrialState(asked="nome"))
     out = chat.say("tenho 27 anos")
     assert (out.state.asked, out.state.idade) == ("nome", 27)
-    assert out.state.attempts == {"nome": 1}
+    assert out.state.attempts == {}
     noted = chat.pack.text("trial_noted", seed="turn-1", anotado="27 anos")
     assert out.text == f"{noted} {chat.text('trial_still_need_nome')}"
 
@@ -663,3 +663,22 @@ def test_a_corrected_client_field_is_said_back_while_the_date_is_asked() -> None
     # A field given for the first time at that step is not a correction: nothing said back.
     fresh = Chat(state=TrialState(nome="Ana", idade=30, stage="ask_date", asked="date"))
     assert "Ana" not in fresh.say("sou iniciante").text
+
+
+@pytest.mark.parametrize(
+    ("correction", "slot"),
+    [
+        ("é que prefiro às 20h", ("2026-02-10", "20:00")),
+        ("melhor dia 17", ("2026-02-17", "19:00")),
+        ("dia 17 às 7h", ("2026-02-17", "07:00")),
+    ],
+)
+def test_after_a_no_a_correction_of_half_the_slot_keeps_the_other_half(
+    correction: str, slot: tuple[str, str]
+) -> None:
+    chat = confirming_chat()
+    chat.say("não")
+    out = chat.say(correction)
+    assert (out.state.desired_date, out.state.desired_time) == slot
+    assert out.state.stage == "awaiting_confirmation"
+    assert (out.state.declined_date, out.state.declined_time) == (None, None)
