@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from services.trial.before_booking import ASK_CLIENT
+from services.trial.before_booking import ASIDE_ERRORS, ASK_CLIENT
 from services.trial.conclude import conclude
 from services.trial.extraction import (
     detect_action,
@@ -123,7 +123,10 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_handoff_attempts",
         "trial_handoff_waiting",
         "trial_fact_time",
+        "trial_closed_note",
+        "trial_aside_open_day",
     }
+    fixed |= {f"trial_aside_{code}" for code in ASIDE_ERRORS}
     fixed |= set(ASK_CLIENT.values())
     fixed |= {f"trial_{code}" for code in ERROR_FIELD}
     for name in CLIENT_FIELDS:
@@ -185,6 +188,7 @@ def plan_turn(
             asked=before.asked,
             valid_times=config.times,
             reference_date=before.desired_date,
+            reference_time=before.desired_time,
         )
     turn = TrialTurn(
         text=text,

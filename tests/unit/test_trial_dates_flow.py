@@ -1,0 +1,71 @@
+"""When a date or time is said in the trial flow: a day that cannot be booked is answered at
+once with the nearest that can (even while the name is still asked), a question about a day is
+answered with its times, and a time is completed across messages.
+
+Through the pure core with the CT Smash pack, on the seed's clock (Thursday 2026-02-05 10:00).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from tests.unit.test_trial_flow import TZ, Chat, at_stage
+
+# A Tuesday evening after the last class has started.
+TUESDAY_NIGHT = datetime(2026, 3, 10, 20, 40, tzinfo=TZ)
+
+
+def test_a_day_that_is_not_a_class_day_is_answered_before_the_name() -> None:
+    chat = Chat()
+    out = chat.say("quero fazer a aula experimental na quinta dia 12 às 19h")
+    assert out.journal["reply"] == "trial_ask_name"
+    assert "12/02 não é terça" in out.text
+    assert "terça, 10/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
+    assert "Anotado" not in out.text
+    chat.say("Marina Souza")
+    chat.say("31")
+    out = chat.say("intermediária")
+    # The wrong day is not forgotten: asked again with the options, not booked.
+    assert out.journal["validation"] == "not_tuesday"
+
+
+def test_today_after_the_last_class_offers_the_next_tuesday() -> None:
+    chat = Chat(now=TUESDAY_NIGHT)
+    out = chat.say("ainda dá pra fazer a aula experimental hoje?")
+    assert "hoje já acabaram" in out.text
+    assert "terça, 17/03" in out.text
+    chat.say("Bruno Lima, 40 anos, avançado")
+    out = chat.say("pode ser na próxima às 20h")
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-03-17", "20:00")
+    assert out.state.stage == "awaiting_confirmation"
+
+
+def test_a_question_about_a_class_day_is_answered_with_its_times() -> None:
+    chat = Chat()
+    out = chat.say("oi, dia 24 vocês têm experimental?")
+    assert "Na terça, 24/02 tem aula experimental sim, às 07:00, 18:00, 19:00 e 20:00." in (
+        out.text
+    )
+
+
+def test_a_part_of_the_day_completes_the_hour_said_before() -> None:
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    out = chat.say("terça às 8")
+    assert out.state.desired_time == "20:00"
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    chat.say("dia 10 às 7")
+    assert chat.state is not None and chat.state.desired_time == "07:00"
+    out = chat.say("ah, da noite")
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", "19:00")
+    assert out.state.stage == "awaiting_confirmation"
+
+
+def test_the_first_and_last_class_and_the_only_morning_one() -> None:
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    assert chat.say("terça, o último horário").state.desired_time == "20:00"
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    assert chat.say("dia 10 bem cedinho de manhã").state.desired_time == "07:00"
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    out = chat.say("terça à noite")
+    assert out.state.desired_time is None
+    assert out.journal["validation"] == "missing_time"
