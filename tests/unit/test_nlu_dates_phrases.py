@@ -167,3 +167,11 @@ def test_a_part_of_the_day_moves_the_time_said_before(
     previous: time, text: str, expected: time
 ) -> None:
     assert resolve_time(text, valid_times=CLASSES, previous=previous) == expected
+
+
+def test_an_ordinal_weekday_is_not_an_age() -> None:
+    from shared.nlu.slots import extract_age
+
+    assert extract_age("3ª 16, às 19h") is None
+    assert extract_age("pode ser 3a-feira") is None
+    assert extract_age("Bia, 27a, iniciante") == 27

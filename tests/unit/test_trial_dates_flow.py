@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tests.unit.test_trial_flow import TZ, Chat, at_stage
+import pytest
+
+from services.triage.config import load_config
+from services.triage.rules import classify
+from tests.unit.test_trial_flow import PACK, TZ, Chat, at_stage
+
+TRIAGE = load_config(PACK)
 
 # A Tuesday evening after the last class has started.
 TUESDAY_NIGHT = datetime(2026, 3, 10, 20, 40, tzinfo=TZ)
@@ -69,3 +75,12 @@ def test_the_first_and_last_class_and_the_only_morning_one() -> None:
     out = chat.say("terça à noite")
     assert out.state.desired_time is None
     assert out.journal["validation"] == "missing_time"
+
+
+@pytest.mark.parametrize("text", ["é de noite", "pela manhã", "o último horário"])
+def test_mid_booking_a_part_of_the_day_reaches_the_trial(text: str) -> None:
+    # Triage: the FAQ knows these words as opening hours, but mid-booking they answer the time.
+    result = classify(text, trial_stage="awaiting_confirmation", config=TRIAGE, pack=PACK)
+    assert result.intents == ["trial"]
+    asked = classify("vocês abrem de manhã?", trial_stage="ask_date", config=TRIAGE, pack=PACK)
+    assert "faq" in asked.intents
