@@ -32,7 +32,8 @@ A weekday followed by a number is that day of the month when the number cannot b
 time follows it, or that day is the named weekday ("terça 24", "terca 10 então, às 20h", "3ª 16").
 "terça seguinte", "a outra terça" and a bare "a outra"/"na seguinte"/"na próxima" are the ones
 after the day named before them in the message ("dia 24 não posso, pode ser na terça
-seguinte?", "essa terça não dá, a outra"), else after ``reference`` (the conversation's date).
+seguinte?", "essa terça não dá, a outra"), else after ``reference`` (the conversation's date);
+"uma semana pra frente", "dois dias depois" count from that day too (else from today).
 A day right after "para (o|a)" wins over other days named ("só volto dia 10, passa pro dia 12").
 
 Numeric dates take "/", "-" or "." ("1.3.2013", "15.02"); a two-digit year is read forward for a
@@ -208,6 +209,11 @@ _IN_PERIOD = re.compile(
     r"\b(?:daqui(?:\s+a)?|dentro de|em)\s+(\d{1,2}|um|uma|dois|duas)\s+(dias?|semanas?)\b"
 )
 _SMALL = {"um": 1, "uma": 1, "dois": 2, "duas": 2}
+# "uma semana pra frente", "dois dias depois": from the day named before, else the
+# conversation's date (a booking being moved), else today.
+_SHIFT = re.compile(
+    r"\b(\d{1,2}|um|uma|dois|duas)\s+(dias?|semanas?)\s+(?:para frente|depois|adiante|mais tarde)\b"
+)
 # A date right after "para (o|a)" is where the person wants to go ("só volto dia 10, muda para o
 # dia 12"): it wins over the other days the message names.
 _DESTINATION = re.compile(
@@ -364,6 +370,11 @@ def _following(text: str, today: date, before: str, reference: date | None) -> d
         (m for m in _WEEKDAY.finditer(text) if m["next_after"] and "seguinte" in m["next_after"]),
         None,
     )
+    shift = _SHIFT.search(text)
+    if shift is not None:
+        anchor = _anchor(before + " " + text[: shift.start()], today) or reference or today
+        count = _SMALL.get(shift[1]) or int(shift[1])
+        return anchor + timedelta(days=count * (7 if shift[2].startswith("semana") else 1))
     match = other or seguinte or elliptic
     if match is None:
         return None

@@ -175,3 +175,11 @@ def test_an_ordinal_weekday_is_not_an_age() -> None:
     assert extract_age("3ª 16, às 19h") is None
     assert extract_age("pode ser 3a-feira") is None
     assert extract_age("Bia, 27a, iniciante") == 27
+
+
+def test_a_step_forward_counts_from_the_conversation_date() -> None:
+    booked = date(2026, 2, 10)
+    text = "consigo empurrar uma semana pra frente?"
+    assert resolve_date(text, THURSDAY, TZ, reference=booked) == date(2026, 2, 17)
+    assert resolve_date(text, THURSDAY, TZ) == date(2026, 2, 12)
+    assert resolve_date("terça não, dois dias depois", THURSDAY, TZ) == date(2026, 2, 12)

@@ -84,3 +84,25 @@ def test_mid_booking_a_part_of_the_day_reaches_the_trial(text: str) -> None:
     assert result.intents == ["trial"]
     asked = classify("vocês abrem de manhã?", trial_stage="ask_date", config=TRIAGE, pack=PACK)
     assert "faq" in asked.intents
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["dá pra passar pra outra terça?", "consigo adiar uma semana pra frente?", "muda pra próxima"],
+)
+def test_after_booking_a_move_by_a_relative_step_reaches_the_trial(text: str) -> None:
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+
+
+def test_a_booking_moved_a_week_forward_keeps_its_time() -> None:
+    from tests.unit.test_trial_flow import booked_chat
+
+    chat = booked_chat()
+    # Booked on 10/02/2026; a week forward is Carnival (closed), two weeks is 24/02.
+    out = chat.say("consigo adiar uma semana pra frente? mesmo horário")
+    assert out.journal["validation"] == "closed_day"
+    out = chat.say("então duas semanas pra frente")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.args["new_date"] == "2026-02-24"
+    assert out.state.pending_tool.args["new_time"] == "19:00"
