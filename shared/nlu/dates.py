@@ -372,9 +372,9 @@ def _following(text: str, today: date, before: str, reference: date | None) -> d
     )
     shift = _SHIFT.search(text)
     if shift is not None:
-        anchor = _anchor(before + " " + text[: shift.start()], today) or reference or today
+        start = _anchor(before + " " + text[: shift.start()], today) or reference or today
         count = _SMALL.get(shift[1]) or int(shift[1])
-        return anchor + timedelta(days=count * (7 if shift[2].startswith("semana") else 1))
+        return start + timedelta(days=count * (7 if shift[2].startswith("semana") else 1))
     match = other or seguinte or elliptic
     if match is None:
         return None
