@@ -11,11 +11,13 @@ from datetime import datetime
 
 import pytest
 
-from services.triage.config import load_config
+from services.triage.app import load_routed_config
+from services.triage.faq_evidence import faq_knows
 from services.triage.rules import classify
 from tests.unit.test_trial_flow import PACK, TZ, Chat, at_stage
 
-TRIAGE = load_config(PACK)
+TRIAGE = load_routed_config(PACK)
+KNOWS = faq_knows(PACK, TRIAGE)
 
 # A Tuesday evening after the last class has started.
 TUESDAY_NIGHT = datetime(2026, 3, 10, 20, 40, tzinfo=TZ)
@@ -77,12 +79,16 @@ def test_the_first_and_last_class_and_the_only_morning_one() -> None:
     assert out.journal["validation"] == "missing_time"
 
 
-@pytest.mark.parametrize("text", ["é de noite", "pela manhã", "o último horário"])
+@pytest.mark.parametrize("text", ["da manhã", "é de noite", "pela manhã", "o último horário"])
 def test_mid_booking_a_part_of_the_day_reaches_the_trial(text: str) -> None:
     # Triage: the FAQ knows these words as opening hours, but mid-booking they answer the time.
-    result = classify(text, trial_stage="awaiting_confirmation", config=TRIAGE, pack=PACK)
+    result = classify(
+        text, trial_stage="awaiting_confirmation", config=TRIAGE, pack=PACK, knows=KNOWS
+    )
     assert result.intents == ["trial"]
-    asked = classify("vocês abrem de manhã?", trial_stage="ask_date", config=TRIAGE, pack=PACK)
+    asked = classify(
+        "vocês abrem de manhã?", trial_stage="ask_date", config=TRIAGE, pack=PACK, knows=KNOWS
+    )
     assert "faq" in asked.intents
 
 
@@ -91,7 +97,7 @@ def test_mid_booking_a_part_of_the_day_reaches_the_trial(text: str) -> None:
     ["dá pra passar pra outra terça?", "consigo adiar uma semana pra frente?", "muda pra próxima"],
 )
 def test_after_booking_a_move_by_a_relative_step_reaches_the_trial(text: str) -> None:
-    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK, knows=KNOWS)
     assert "trial" in result.intents
 
 
