@@ -40,7 +40,7 @@ def test_a_day_that_is_not_a_class_day_is_answered_before_the_name() -> None:
 def test_today_after_the_last_class_offers_the_next_tuesday() -> None:
     chat = Chat(now=TUESDAY_NIGHT)
     out = chat.say("ainda dá pra fazer a aula experimental hoje?")
-    assert "hoje já acabaram" in out.text
+    assert "a última aula experimental de hoje já começou" in out.text
     assert "terça, 17/03" in out.text
     chat.say("Bruno Lima, 40 anos, avançado")
     out = chat.say("pode ser na próxima às 20h")
