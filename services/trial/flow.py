@@ -210,7 +210,7 @@ def plan_turn(
         answered_elsewhere=bool(set(intents or ()) & set(config.question_intents)),
         idle=state is not None
         and before.asked is None
-        and before.stage in ("collect_client_info", "ask_date"),
+        and before.stage in ("collect_client_info", "ask_date", "cancelled"),
     )
     reply = route(turn, before, context or ContextState())
     if reply.tool is not None:

@@ -112,3 +112,21 @@ def test_a_booking_moved_a_week_forward_keeps_its_time() -> None:
     assert out.state.pending_tool is not None
     assert out.state.pending_tool.args["new_date"] == "2026-02-24"
     assert out.state.pending_tool.args["new_time"] == "19:00"
+
+
+def test_a_cancelled_booking_leaves_the_stage_cancelled_until_a_new_one() -> None:
+    from services.trial.models import ToolResult
+    from shared.trial.bookings import BookingView
+    from tests.unit.test_trial_flow import booked_chat
+
+    chat = booked_chat()
+    chat.say("preciso desmarcar minha aula")
+    booking = BookingView(
+        booking_id="AE-7K3Q9P", date="2026-02-10", time="19:00", status="cancelled"
+    )
+    out = chat.say("sim", result=ToolResult(status="cancelled", booking=booking))
+    assert out.state.stage == "cancelled"
+    assert (out.state.booking_id, out.state.asked) == (None, None)
+    out = chat.say("quero marcar de novo, terça dia 24 às 18h")
+    assert out.state.stage == "awaiting_confirmation"
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-02-24", "18:00")

@@ -493,7 +493,7 @@ def test_cancel_asks_first_then_cancels_on_yes() -> None:
             status="cancelled", booking=view("AE-7K3Q9P", "2026-02-10", "19:00", "cancelled")
         ),
     )
-    assert out.state.stage == "ask_date"
+    assert out.state.stage == "cancelled"
     assert (out.state.booking_id, out.state.booking_created) == (None, False)
     assert (out.state.nome, out.state.idade) == ("João", 27)
     assert "active_booking_id" not in out.context.entries
