@@ -25,7 +25,7 @@ from shared.metrics import SCHEDULED
 from shared.scheduled import Claimed, Scheduled, ScheduleStore
 from shared.service import Lookup, Runtime
 from shared.state import journal_entry, read_slices
-from shared.trial.config import TrialConfig
+from shared.trial.config import load_trial_config
 
 BUCKET_GRACE = timedelta(minutes=5)
 SERVICE = "scheduler"
@@ -70,7 +70,7 @@ async def scheduler_loop(
 
 def build(rt: Runtime) -> None:
     config = load_reminders(rt.pack)
-    trial = rt.pack.section("trial", TrialConfig)
+    trial = load_trial_config(rt.pack)
     clock = Clock(rt.redis, rt.keys, movable=rt.settings.test_clock)
     store = ScheduleStore(
         rt.redis,

@@ -23,7 +23,7 @@ from services.scheduler.config import RemindersConfig, _Message
 from shared.pack import Pack
 from shared.scheduled import Kind, Scheduled, bucket_start
 from shared.trial.config import TrialConfig
-from shared.trial.days import next_class_day, show_date, show_day
+from shared.trial.days import next_open_class_day, show_date, show_day
 
 REMINDER_KINDS: tuple[Kind, ...] = ("day_before", "before_class")
 
@@ -120,7 +120,7 @@ def plan_event(
         if kind is None or message is None:
             return Plan(note=f"no follow-up for status {data.get('status')!r}")
         due = start + timedelta(minutes=message.after_minutes)
-        following = next_class_day(start.date() + timedelta(days=1), trial.weekday)
+        following = next_open_class_day(start.date() + timedelta(days=1), trial)
         return Plan(schedule=[make(kind, message, due, proxima_data=show_day(following, trial))])
     return Plan()
 

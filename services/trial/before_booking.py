@@ -18,7 +18,8 @@ from services.trial.models import (
     TrialExtraction,
     TrialState,
 )
-from services.trial.replies import class_day_options, free_options
+from services.trial.replies import class_day_options, free_options, join_list
+from services.trial.schedule import free_times
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import ERROR_FIELD, SeatsTaken, validate_age, validate_slot
 from shared.trial.days import parse_date, show_date
@@ -28,6 +29,12 @@ ASK_CLIENT: dict[str, str] = {
     "idade": "trial_ask_age",
     "nivel": "trial_ask_level",
 }
+# Slot errors said aside (``trial_aside_<code>``) when a message gives a day or time that cannot
+# be booked while a client field is still asked: the person hears it now, with the nearest
+# days and times that can, instead of after every field.
+ASIDE_ERRORS = frozenset(
+    {"not_tuesday", "past_date", "closed_day", "day_over", "unavailable_time", "slot_full"}
+)
 
 
 def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
@@ -142,7 +149,39 @@ def _ask_client(t: TrialTurn, state: TrialState, ctx: ContextState, missing: Ask
     if not again and missing != "nome":
         # "Prazer, Ana! Quantos anos você tem?" already says back the field just given.
         noted = [f for f in noted if f not in ("nome", "idade", "nivel")]
-    return Reply(state, ctx, key=for_student(t, state, key), asks=missing, noted=noted)
+    aside, values = _slot_aside(t, state)
+    if aside is not None:
+        noted = [f for f in noted if f not in ("date", "time")]
+    reply = Reply(state, ctx, key=for_student(t, state, key), asks=missing, noted=noted)
+    reply.aside, reply.values = aside, values
+    return reply
+
+
+def _slot_aside(t: TrialTurn, state: TrialState) -> tuple[str | None, dict[str, Any]]:
+    """What to say about the day or time this message gave, before asking a client field:
+    why it cannot be booked and the nearest that can, or — asked as a question ("dia 29 vocês
+    abrem?") — that the day has classes, at which times."""
+    ext = t.extraction
+    if not ext.mentions_slot() or state.desired_date is None:
+        return None, {}
+    result = validate_slot(
+        state.desired_date,
+        state.desired_time,
+        now_local=t.now_local,
+        config=t.config,
+        seats_taken=t.seats,
+    )
+    code = result.error
+    if code in ASIDE_ERRORS:
+        values = slot_values(t, state.desired_date, state.desired_time, t.seats, code=code)
+        return f"trial_aside_{code}", values
+    day = parse_date(state.desired_date)
+    if t.question and day is not None and code in (None, "missing_time"):
+        times = free_times(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
+        if times:
+            shown = show_date(state.desired_date, t.config)
+            return "trial_aside_open_day", {"data": shown, "horas": join_list(times, t.config)}
+    return None, {}
 
 
 def for_student(t: TrialTurn, state: TrialState, key: str) -> str:
@@ -221,6 +260,7 @@ def slot_values(
         "data": show_date(desired_date, t.config),
         "hora": desired_time or "",
         "opcoes": options,
+        "motivo": (t.config.calendar.closed_reason(day) or "") if day is not None else "",
     }
 
 

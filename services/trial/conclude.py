@@ -94,8 +94,13 @@ def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> Tri
     reading = r.asks
     if silent:
         r.key, r.text, r.asks = None, "", None
-    values = {**base_values(r.state, now_local=t.now_local, config=t.config), **r.values}
+    values = {
+        **base_values(r.state, now_local=t.now_local, config=t.config, pack=t.pack, seed=t.seed),
+        **r.values,
+    }
     text = r.text if r.text is not None else t.pack.text(r.key or "", seed=t.seed, **values)
+    if r.aside is not None:
+        text = f"{t.pack.text(r.aside, seed=t.seed, **values)} {text}"
     if r.noted and r.handoff is None:
         said = facts(
             r.state, r.noted, now_local=t.now_local, config=t.config, pack=t.pack, seed=t.seed

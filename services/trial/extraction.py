@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from services.trial.models import Asked, TrialExtraction, TrialState
@@ -52,6 +52,7 @@ def extract_trial_fields(
     valid_times: Collection[str] | None = None,
     not_names: Collection[str] = (),
     reference_date: str | None = None,
+    reference_time: str | None = None,
 ) -> TrialExtraction:
     """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM.
 
@@ -60,7 +61,8 @@ def extract_trial_fields(
     "as 8"). ``valid_times`` are the class times (``TrialConfig.times``): an hour said without
     a period takes the reading that is a class ("as 8" → 20:00). ``not_names`` are
     words never read as a name. ``reference_date`` is the slice's ``desired_date`` (YYYY-MM-DD):
-    "remarcar pra terça seguinte" is the Tuesday after it.
+    "remarcar pra terça seguinte" is the Tuesday after it. ``reference_time`` is the slice's
+    ``desired_time`` (HH:MM): "da noite" after "às 7" moves it to 19:00.
     """
     slots = extract_slots(
         text,
@@ -70,6 +72,7 @@ def extract_trial_fields(
         valid_times=valid_times,
         not_names=not_names,
         reference_date=parse_iso_date(reference_date),
+        reference_time=_parse_hh_mm(reference_time),
     )
     return TrialExtraction(
         nome=slots.nome,
@@ -81,6 +84,13 @@ def extract_trial_fields(
         contact_name=slots.contact_name,
         for_someone_else=slots.for_someone_else,
     )
+
+
+def _parse_hh_mm(value: str | None) -> time | None:
+    try:
+        return time.fromisoformat(value) if value else None
+    except ValueError:
+        return None
 
 
 # What the conversation's memory gives a booking: the student's facts and who writes. Days and

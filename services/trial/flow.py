@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from services.trial.before_booking import ASK_CLIENT
+from services.trial.before_booking import ASIDE_ERRORS, ASK_CLIENT
 from services.trial.conclude import conclude
 from services.trial.extraction import (
     detect_action,
@@ -133,7 +133,10 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_party_next_named",
         "trial_party_next",
         "trial_times_answer",
+        "trial_closed_note",
+        "trial_aside_open_day",
     }
+    fixed |= {f"trial_aside_{code}" for code in ASIDE_ERRORS}
     fixed |= set(ASK_CLIENT.values())
     fixed |= {f"trial_{code}" for code in ERROR_FIELD}
     for name in CLIENT_FIELDS:
@@ -195,6 +198,7 @@ def plan_turn(
             asked=before.asked,
             valid_times=config.times,
             reference_date=before.desired_date,
+            reference_time=before.desired_time,
         )
     turn = TrialTurn(
         text=text,
@@ -216,7 +220,7 @@ def plan_turn(
         answered_elsewhere=bool(set(intents or ()) & set(config.question_intents)),
         idle=state is not None
         and before.asked is None
-        and before.stage in ("collect_client_info", "ask_date"),
+        and before.stage in ("collect_client_info", "ask_date", "cancelled"),
         upset=is_upset(text),
     )
     reply = route(turn, before, context or ContextState())

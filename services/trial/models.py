@@ -15,8 +15,15 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from shared.trial.bookings import BookingView
 from shared.trial.config import ToolName
 
+# ``cancelled``: the conversation's booking was cancelled (by the person or by staff); nothing
+# is asked until the person wants another one.
 Stage = Literal[
-    "collect_client_info", "ask_date", "awaiting_confirmation", "booked", "handoff_requested"
+    "collect_client_info",
+    "ask_date",
+    "awaiting_confirmation",
+    "booked",
+    "handoff_requested",
+    "cancelled",
 ]
 Nivel = Literal["iniciante", "intermediario", "avancado"]
 # What the last reply asked the person for; failed answers are counted per asked field.
@@ -109,6 +116,11 @@ class TrialState(_Slice):
                 "pending_tool": None,
             }
         )
+
+    def cancelled(self) -> TrialState:
+        """The slice once its booking was cancelled: no booking, nothing asked, stage
+        ``cancelled`` (the client data stay for a next booking)."""
+        return self.without_booking().model_copy(update={"stage": "cancelled", "asked": None})
 
     def handed_off(self, reason: str, field: str | None = None) -> tuple[TrialState, Event]:
         """The slice once a person is asked for (the booking flow paused where it was, to

@@ -11,7 +11,13 @@ from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 
 from services.trial.models import TrialState
-from services.trial.schedule import class_days, free_times, next_day_with_room, next_open_day
+from services.trial.schedule import (
+    class_days,
+    closed_before_next,
+    free_times,
+    next_day_with_room,
+    next_open_day,
+)
 from services.trial.validators import SeatsTaken
 from shared.trial.config import TrialConfig
 from shared.trial.days import next_class_day, show_date, show_day
@@ -93,8 +99,28 @@ def _option(day: date, times: list[str], config: TrialConfig, pack: TextSource, 
     )
 
 
-def base_values(state: TrialState, *, now_local: datetime, config: TrialConfig) -> dict[str, Any]:
-    """Placeholders every trial text may use, so any text can mention any of them."""
+def closed_note(*, now_local: datetime, config: TrialConfig, pack: TextSource, seed: str) -> str:
+    """Why the next class day offered is not the nearest one ("Na terça, 09/02 não abrimos
+    (Carnaval)."), with a trailing space; empty when none was skipped."""
+    notes = [
+        pack.text("trial_closed_note", seed=seed, data=show_day(day, config), motivo=reason)
+        for day, reason in closed_before_next(now_local=now_local, config=config)
+    ]
+    return "".join(f"{note} " for note in notes)
+
+
+def base_values(
+    state: TrialState,
+    *,
+    now_local: datetime,
+    config: TrialConfig,
+    pack: TextSource | None = None,
+    seed: str = "",
+) -> dict[str, Any]:
+    """Placeholders every trial text may use, so any text can mention any of them.
+
+    ``fechado`` (why the next class day is not the nearest) needs the pack's texts."""
+    fechado = closed_note(now_local=now_local, config=config, pack=pack, seed=seed) if pack else ""
     return {
         "nome": state.nome or "",
         "idade": state.idade if state.idade is not None else "",
@@ -106,6 +132,8 @@ def base_values(state: TrialState, *, now_local: datetime, config: TrialConfig) 
         "horarios": join_list(list(config.times), config),
         "proxima": show_day(next_open_day(now_local=now_local, config=config), config),
         "opcoes": "",
+        "fechado": fechado,
+        "motivo": "",
         "data_antiga": "",
         "hora_antiga": "",
         "anotado": "",

@@ -17,11 +17,26 @@ from shared.trial.days import next_class_day, parse_date
 
 
 def next_open_day(*, now_local: datetime, config: TrialConfig) -> date:
-    """The next class day that still has a class to come (today's may all have started)."""
-    day = next_class_day(now_local.date(), config.weekday)
-    if bookable_times(day, now_local=now_local, config=config):
-        return day
-    return day + timedelta(weeks=1)
+    """The next class day that still has a class to come (today's may all have started, the
+    business may be closed on a holiday); the first class day of the lookahead after those."""
+    days = class_days(now_local.date(), config)
+    return next(
+        (day for day in days if bookable_times(day, now_local=now_local, config=config)),
+        days[-1] + timedelta(weeks=1),
+    )
+
+
+def closed_before_next(*, now_local: datetime, config: TrialConfig) -> list[tuple[date, str]]:
+    """The class days skipped as closed before ``next_open_day``, with why (to say so)."""
+    first = next_open_day(now_local=now_local, config=config)
+    skipped = []
+    for day in class_days(now_local.date(), config):
+        if day >= first:
+            break
+        reason = config.calendar.closed_reason(day)
+        if reason is not None:
+            skipped.append((day, reason))
+    return skipped
 
 
 def class_days(start: date, config: TrialConfig) -> list[date]:

@@ -89,7 +89,7 @@ def forget_booking(
     (None when a slice does not change), so the bot does not speak of a class that is gone."""
     new_state = None
     if state is not None and state.booking_id == booking_id:
-        new_state = state.without_booking()
+        new_state = state.cancelled()
     key = config.booking_context_key
     new_context = None
     if context is not None:

@@ -67,3 +67,6 @@ class Reply:
     noted: list[Asked] = field(default_factory=list)
     # Texts said after the reply (the guardian note after a minor's booking).
     after: list[str] = field(default_factory=list)
+    # A text said before the reply's question: what is wrong with the day or time the message
+    # gave while another field is asked ("a aula é às terças: ..."), filled from ``values``.
+    aside: str | None = None

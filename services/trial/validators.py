@@ -1,10 +1,12 @@
 """Deterministic validation of what a person asked for: the validators have the last word.
 
 The chain follows the seed (missing_date → invalid_date_format → not_tuesday → missing_time →
-invalid_time_format) with this product's checks added: ``past_date`` right after the weekday check
-(so nobody is asked for a time on a day that cannot be booked), then ``unavailable_time`` (not a
-class time, or already over today) and ``slot_full`` (no seats left). ``not_tuesday`` keeps the
-seed's name although the class weekday comes from the pack.
+invalid_time_format) with this product's checks added: ``past_date`` right after the weekday
+check, then ``closed_day`` (a holiday or a day the pack lists: the business calendar), so nobody
+is asked for a time on a day that cannot be booked, and ``day_over`` in place of
+``missing_time`` when today's classes have all started; then ``unavailable_time`` (not a class
+time, or already over today) and ``slot_full`` (no seats left). ``not_tuesday`` keeps the seed's
+name although the class weekday comes from the pack.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ ERROR_FIELD: dict[str, Asked] = {
     "invalid_date_format": "date",
     "not_tuesday": "date",
     "past_date": "date",
+    "closed_day": "date",
+    "day_over": "date",
     "missing_time": "time",
     "invalid_time_format": "time",
     "unavailable_time": "time",
@@ -101,8 +105,12 @@ def validate_slot(
         return day
     if day < now_local.date():
         return _fail("past_date")
+    if not config.calendar.is_open(day):
+        return _fail("closed_day")
     hour = _check_time(desired_time)
     if isinstance(hour, ValidationResult):
+        if desired_time is None and not bookable_times(day, now_local=now_local, config=config):
+            return _fail("day_over")
         return hour
     if hour not in bookable_times(day, now_local=now_local, config=config):
         return _fail("unavailable_time")
@@ -112,8 +120,8 @@ def validate_slot(
 
 
 def bookable_times(day: date, *, now_local: datetime, config: TrialConfig) -> list[str]:
-    """Class times of ``day`` that have not started yet (seats aside)."""
-    if day < now_local.date():
+    """Class times of ``day`` that have not started yet (seats aside); none on a closed day."""
+    if day < now_local.date() or not config.calendar.is_open(day):
         return []
     if day > now_local.date():
         return list(config.times)

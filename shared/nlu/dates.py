@@ -23,11 +23,23 @@ date is more trustworthy than a relative one: "terça dia 10 de fevereiro" → t
 Numbers in words are read with text2num first ("dia vinte e três" → "dia 23"). Weekday
 abbreviations ("ter", "qua", "qui", "sex", "seg", "dom") count after a word that introduces a
 day ("na qui"), before a time or "que vem" ("ter 19h") unless a verb wants an infinitive ("vai
-ter às 19h?"), or alone when the date was asked. "terça seguinte" is "terça que vem".
+ter às 19h?"), alone as the whole message ("qua", "sex"), or in a list of days ("seg ou qua").
+"terça seguinte" is "terça que vem". A week marker anywhere beside a weekday ("na terça, semana
+que vem", Portugal's "para a semana") puts it in the next week. "daqui a duas semanas", "em 10
+dias": that many days ahead (with a weekday named too, that weekday nearest to it).
 
-A weekday followed by a number is that day of the month when the number cannot be an hour or a
-time follows it ("terça 24", "terca 10 então, às 20h"). "terça seguinte" after a day named in
-the same message is the one after that day ("dia 24 não posso, pode ser na terça seguinte?").
+A weekday followed by a number is that day of the month when the number cannot be an hour, a
+time follows it, or that day is the named weekday ("terça 24", "terca 10 então, às 20h", "3ª 16").
+"terça seguinte", "a outra terça" and a bare "a outra"/"na seguinte"/"na próxima" are the ones
+after the day named before them in the message ("dia 24 não posso, pode ser na terça
+seguinte?", "essa terça não dá, a outra"), else after ``reference`` (the conversation's date);
+"uma semana pra frente", "dois dias depois" count from that day too (else from today).
+A day right after "para (o|a)" wins over other days named ("só volto dia 10, passa pro dia 12").
+
+Numeric dates take "/", "-" or "." ("1.3.2013", "15.02"); a two-digit year is read forward for a
+booking ("8/12/26" → 2026) and backward for a birth date (``resolve_birth_date``: "31/10/74" →
+1974); a date with a year right after "nasci"/"nascimento" is never a booking date. Day words:
+"um de março", "dia primeiro".
 
 Corrections: the latest mention wins. The text after the last correction marker ("não",
 "aliás", "melhor", "na verdade", "prefiro"...) is read first ("terça... aliás quarta" →
@@ -49,8 +61,15 @@ readings (``time_candidates``: "às 8" → 08:00 and 20:00): ``resolve_time`` ta
 before 07:00 ("às 3" → 15:00, "às 7" → 07:00). An hour right after "dia", "daqui",
 "durante", "há", "faz", "cada", "por", "de" or "em" is a date or a duration, not a time ("aula
 de 1h", "daqui 2 horas"). Without a correction the first time wins ("das 18h às 20h" → 18:00).
-``meio-dia``/``meia-noite`` (with an optional "e meia") are understood. With ``expecting=True``
+``meio-dia``/``meia-noite`` (with an optional "e meia") are understood, and so are minutes
+before an hour ("quinze para o meio dia" → 11:45, "dez para as sete da noite" → 18:50) and
+"pela manhã"/"na noite" as periods ("as seis pela manhã" → 06:00). With ``expecting=True``
 (the bot just asked for the time) a bare hour ("19", "sete") is read as that hour.
+
+With no hour said, ``resolve_time`` reads a preference: a part of the day moves the time the
+conversation already has into it ("às 7", then "da noite" → 19:00); with ``valid_times``, the
+only class in that part of the day ("de manhã cedo" → 07:00) or the first or last class ("o
+último horário", "o primeiro horário da noite").
 """
 
 from __future__ import annotations
@@ -111,10 +130,10 @@ _NOT = r"(?!\s+nao\b)"
 _ISO = re.compile(r"(?<![\d/-])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\d/-])" + _NOT)
 _NUMERIC = re.compile(r"(?<![\d/:-])(\d{1,2})[/-](\d{1,2})(?:[/-](\d{4}|\d{2}))?(?![\d/:-])" + _NOT)
 _MONTH_NAME = re.compile(
-    rf"(?<![\d/:-])(\d{{1,2}}|primeiro)o?\s+(?:de\s+)?({_MONTH_WORDS})\b"
+    rf"(?<![\d/:-])(\d{{1,2}}|primeiro|um)o?\s+(?:de\s+)?({_MONTH_WORDS})\b"
     rf"(?:\s+(?:de\s+)?(\d{{4}})\b)?" + _NOT
 )
-_DAY_OF_MONTH = re.compile(r"\bdia\s+(\d{1,2})o?(?![\d/:-])" + _NOT)
+_DAY_OF_MONTH = re.compile(r"\bdia\s+(\d{1,2}|primeiro|um)o?(?![\d/:-])" + _NOT)
 _RELATIVE = re.compile(r"\b(depois de amanha|amanha|hoje)\b" + _NOT)
 _WEEKDAY = re.compile(
     r"\b(?:(?P<next_before>proxima|proximo|prox)\s+)?"
@@ -168,10 +187,41 @@ _CORRECTION = re.compile(
     r"\b(?:nao|alias|melhor|na verdade|prefiro|pensando bem|mudei de ideia|troca|trocando)\b"
 )
 _WEEKDAY_DAY = re.compile(
-    r"\b(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)(?:[-\s]feira)?\s+(\d{1,2})"
+    r"\b(?P<day>segunda|terca|quarta|quinta|sexta|sabado|domingo|[2-6]a)(?:[-\s]feira)?\s+(?:dia\s+)?"
+    r"(?P<number>\d{1,2})"
     r"(?![\d/:-])(?!\s*(?:h|hs|hr|hrs|horas?)\b)(?!h)" + _NOT
 )
-_ANCHOR = re.compile(r"(?<![\d/:-])(\d{1,2})[/-](\d{1,2})(?![\d/:-])|\bdia\s+(\d{1,2})\b")
+# "a outra", "na seguinte", "a próxima" with no weekday after it: the one after the day named
+# before ("essa terça não dá, pode ser a outra?"), or after the conversation's date.
+_ELLIPTIC_NEXT = re.compile(
+    r"\b(?:n?a|n?o)\s+(?:outra|outro|seguinte|proxima|proximo)\b"
+    r"(?!\s+(?:semana|mes|ano|vez|segunda|terca|quarta|quinta|sexta|sabado|domingo|[2-6]a)\b)"
+)
+# "a outra terça": the named weekday after the day named before.
+_OTHER_WEEKDAY = re.compile(
+    r"\b(?:n?a|n?o|para)\s+outr[ao]\s+(?P<day>segunda|terca|quarta|quinta|sexta|sabado|domingo)"
+)
+# Said anywhere with a weekday, the weekday is in the next calendar week ("na terça, para a
+# semana" in Portugal, "na terça, semana que vem").
+_WEEK_MARK = re.compile(r"\b(?:semana que vem|proxima semana|para a semana)\b")
+# "daqui a duas semanas", "em 10 dias", "dentro de uma semana".
+_IN_PERIOD = re.compile(
+    r"\b(?:daqui(?:\s+a)?|dentro de|em)\s+(\d{1,2}|um|uma|dois|duas)\s+(dias?|semanas?)\b"
+)
+_SMALL = {"um": 1, "uma": 1, "dois": 2, "duas": 2}
+# "uma semana pra frente", "dois dias depois": from the day named before, else the
+# conversation's date (a booking being moved), else today.
+_SHIFT = re.compile(
+    r"\b(\d{1,2}|um|uma|dois|duas)\s+(dias?|semanas?)\s+(?:para frente|depois|adiante|mais tarde)\b"
+)
+# A date right after "para (o|a)" is where the person wants to go ("só volto dia 10, muda para o
+# dia 12"): it wins over the other days the message names.
+_DESTINATION = re.compile(
+    r"\bpara\s+(?:o\s+|a\s+)?(?=(?:dia\s+)?\d|hoje\b|amanha\b|depois de amanha\b"
+    r"|(?:proxim[ao]\s+)?(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)"
+)
+# Birth dates are not booking dates ("nasci em 31/10/74").
+_BIRTH_BEFORE = re.compile(r"\b(?:nasci|nascid[oa]|nasceu|nascimento)\b(?:\s+\S+){0,2}\s*$")
 _BARE_DAY = re.compile(r"^(?:(?:no|o|para o)\s+)?(?:dia\s+)?(\d{1,2})o?$")
 
 _HOUR = rf"\d{{1,2}}|{NUMBER_WORDS}"
@@ -183,7 +233,7 @@ _TIME = re.compile(
     r"(?:\s?(?P<suffix>h|hs|hr|hrs|horas?)(?![a-z]))?"
     r"(?:\s?(?P<after_h>\d{2})(?!\d)(?:\s?min(?:utos)?\b)?)?"
     rf"(?:\s+e\s+(?P<and_min>meia|\d{{1,2}}|{NUMBER_WORDS})(?:\s?min(?:utos)?\b)?)?"
-    r"(?:\s+(?:da|de|a)\s+(?P<period>manha|tarde|noite|madrugada))?"
+    r"(?:\s+(?:horas\s+)?(?:da|de|a|pela|na)\s+(?P<period>manha|tarde|noite|madrugada))?"
     r"(?:\s?(?P<ampm>am|pm))?"
     r"(?![\w/:])"
 )
@@ -191,8 +241,30 @@ _NOON = re.compile(
     rf"\b(?P<which>meio dia|meio-dia|meiodia|meia noite|meia-noite)"
     rf"(?:\s+e\s+(?P<and_min>meia|\d{{1,2}}|{NUMBER_WORDS})\b)?"
 )
+# "quinze para o meio-dia", "dez para as sete da noite": minutes before an hour.
+_BEFORE_HOUR = re.compile(
+    r"(?<![\w/:-])(?P<minutes>5|10|15|20|25|cinco|dez|quinze|vinte|vinte e cinco|um quarto)"
+    r"\s+(?:minutos\s+)?para\s+(?:o\s+|a\s+|as\s+)?"
+    rf"(?P<target>meio dia|meio-dia|meiodia|meia noite|meia-noite|\d{{1,2}}|{NUMBER_WORDS})"
+    r"(?:\s?(?:h|hs|horas?)(?![a-z]))?"
+    r"(?:\s+(?:da|de|a|pela|na)\s+(?P<period>manha|tarde|noite|madrugada))?"
+    r"(?![\w/:])"
+)
+# A part of the day said with no hour ("de manhã cedo", "à noite", "pela tarde"); "boa tarde"
+# has no preposition and is a greeting.
+# "somos 5 para as 19h" counts people, not minutes.
+_COUNTED_BEFORE = frozenset({"somos", "seremos", "sao", "vamos", "com", "mais", "de", "ate"})
+_PERIOD_ONLY = re.compile(
+    r"\b(?:de|da|a|pela|na|no periodo da|durante a)\s+(manha|tarde|noite)\b" + _NOT
+)
+# Hours (inclusive start, exclusive end) each part of the day covers; 18h is both "6 da tarde"
+# and the start of the evening.
+_PERIOD_HOURS = {"manha": (5, 12), "tarde": (12, 19), "noite": (18, 24)}
+_FIRST_SLOT = re.compile(r"\b(?:primeiro horario|horario mais cedo|mais cedo possivel|bem cedo)\b")
+_LAST_SLOT = re.compile(r"\b(?:ultimo horario|horario mais tarde|mais tarde possivel)\b")
 _BARE_HOUR = re.compile(rf"^(?:(?:as|a)\s+)?({_HOUR})$")
 _DOTTED = re.compile(r"(?<![\d.,/])(\d{1,2})\.(\d{2})(?![\d.,/])")
+_DOTTED_DATE = re.compile(r"(?<![\d.,/])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})(?![\d.,/])")
 # The earliest hour read literally when no period is said ("às 3" → 15:00, "às 7" → 07:00).
 EARLIEST_LITERAL_HOUR = 7
 _NOT_TIME_BEFORE = frozenset({"dia", "daqui", "durante", "ha", "faz", "cada", "por", "de", "em"})
@@ -214,24 +286,40 @@ def _day_month_near(day: int, month: int, today: date) -> date | None:
     return None
 
 
-def _full_year(year: str) -> int:
-    return int(year) + 2000 if len(year) == 2 else int(year)
+def full_year(year: str, today: date, *, past: bool = False) -> int:
+    """A year as written: two digits are the latest such year up to today's when ``past`` (a
+    birth date: "74" → 1974), else the first from last year on (a booking: "26" → 2026)."""
+    if len(year) != 2:
+        return int(year)
+    two = int(year)
+    if past:
+        latest = today.year - (today.year - two) % 100
+        return latest
+    return today.year - 1 + (two - (today.year - 1)) % 100
 
 
-def _explicit(text: str, today: date) -> date | None:
+def _day_number(word: str) -> int:
+    return 1 if word in ("primeiro", "um") else int(word)
+
+
+def _explicit(text: str, today: date, *, past: bool = False) -> date | None:
     for match in _ISO.finditer(text):
         found = _safe_date(int(match[1]), int(match[2]), int(match[3]))
         if found is not None:
             return found
     for match in _NUMERIC.finditer(text):
         day, month, year = int(match[1]), int(match[2]), match[3]
+        if not past and year and _BIRTH_BEFORE.search(text[: match.start()]):
+            continue
         found = (
-            _safe_date(_full_year(year), month, day) if year else _day_month_near(day, month, today)
+            _safe_date(full_year(year, today, past=past), month, day)
+            if year
+            else _day_month_near(day, month, today)
         )
         if found is not None:
             return found
     for match in _MONTH_NAME.finditer(text):
-        day = 1 if match[1] == "primeiro" else int(match[1])
+        day = _day_number(match[1])
         month = _MONTHS[match[2]]
         found = (
             _safe_date(int(match[3]), month, day)
@@ -255,34 +343,74 @@ def _next_day_of_month(day: int, today: date) -> date | None:
 
 
 def _weekday_and_day(text: str, today: date) -> date | None:
-    """ "terça 24", "terca 10 então, às 20h": the number is the day of the month when it cannot
-    be an hour (over 23) or a time is said after it."""
+    """ "terça 24", "terca 10 então, às 20h", "3ª 16": the number is the day of the month when
+    it cannot be an hour (over 23), a time is said after it, or that day is the named weekday."""
     for match in _WEEKDAY_DAY.finditer(text):
-        day = int(match[1])
-        if day > 23 or _first_mention(text[match.end() :]) is not None:
-            found = _next_day_of_month(day, today)
-            if found is not None:
-                return found
+        found = _next_day_of_month(int(match["number"]), today)
+        if found is None:
+            continue
+        named = found.weekday() == _WEEKDAYS[match["day"]]
+        if named or int(match["number"]) > 23 or _first_mention(text[match.end() :]) is not None:
+            return found
     return None
 
 
 def _anchor(text: str, today: date) -> date | None:
-    """The first day named in ``text``, even one taken back ("dia 24 não posso")."""
-    match = _ANCHOR.search(text)
+    """The day named in ``text``, even one taken back ("dia 24 não posso", "essa terça não")."""
+    said = re.sub(r"\bnao\b", " ", text)
+    return _explicit(said, today) or _relative(said, today, following=False)
+
+
+def _following(text: str, today: date, before: str, reference: date | None) -> date | None:
+    """A day said relative to another: "terça seguinte", "a outra terça", "na outra" — the one
+    after the day the message named before it, else after the conversation's date."""
+    other = _OTHER_WEEKDAY.search(text)
+    elliptic = _ELLIPTIC_NEXT.search(text)
+    seguinte = next(
+        (m for m in _WEEKDAY.finditer(text) if m["next_after"] and "seguinte" in m["next_after"]),
+        None,
+    )
+    shift = _SHIFT.search(text)
+    if shift is not None:
+        start = _anchor(before + " " + text[: shift.start()], today) or reference or today
+        count = _SMALL.get(shift[1]) or int(shift[1])
+        return start + timedelta(days=count * (7 if shift[2].startswith("semana") else 1))
+    match = other or seguinte or elliptic
     if match is None:
         return None
-    if match[3]:
-        return _next_day_of_month(int(match[3]), today)
-    return _day_month_near(int(match[1]), int(match[2]), today)
+    anchor = _anchor(before + " " + text[: match.start()], today) or reference
+    if anchor is None:
+        return None
+    named = match.groupdict().get("day")
+    weekday = _WEEKDAYS[named] if named else anchor.weekday()
+    return anchor + timedelta(days=(weekday - anchor.weekday()) % 7 or 7)
+
+
+def _days_ahead(text: str, today: date) -> date | None:
+    """ "daqui a duas semanas", "em 10 dias": that many days from today."""
+    match = _IN_PERIOD.search(text)
+    if match is None:
+        return None
+    count = _SMALL.get(match[1]) or int(match[1])
+    return today + timedelta(days=count * (7 if match[2].startswith("semana") else 1))
 
 
 def _relative(
-    text: str, today: date, before: str = "", reference: date | None = None
+    text: str,
+    today: date,
+    before: str = "",
+    reference: date | None = None,
+    *,
+    following: bool = True,
 ) -> date | None:
     """Rules 3–5 on ``text``; ``before`` is what the message said ahead of it and ``reference``
-    the date the conversation is about (anchors for "terça seguinte")."""
+    the date the conversation is about (anchors for "terça seguinte", "a outra")."""
+    if following:
+        found = _following(text, today, before, reference)
+        if found is not None:
+            return found
     for day in _DAY_OF_MONTH.finditer(text):
-        found = _next_day_of_month(int(day[1]), today)
+        found = _next_day_of_month(_day_number(day[1]), today)
         if found is not None:
             return found
     found = _weekday_and_day(text, today)
@@ -292,21 +420,41 @@ def _relative(
     if match:
         offset = {"hoje": 0, "amanha": 1}.get(match[1], 2)
         return today + timedelta(days=offset)
+    ahead = _days_ahead(text, today)
     match = _WEEKDAY.search(text)
     if match is None:
-        return None
+        return ahead
     weekday = _WEEKDAYS[match["day"]]
-    anchor = _anchor(before + " " + text[: match.start()], today) or reference
-    if match["next_after"] and "seguinte" in match["next_after"] and anchor is not None:
-        # "dia 24 não posso, pode ser na terça seguinte?": the one after the day named before.
-        return anchor + timedelta(days=(weekday - anchor.weekday()) % 7 or 7)
-    if match["next_before"] or match["week_before"] or match["next_after"]:
+    if ahead is not None:
+        # "daqui a duas semanas, na terça": the named weekday nearest to that day.
+        return ahead + timedelta(days=(weekday - ahead.weekday() + 3) % 7 - 3)
+    if (
+        match["next_before"]
+        or match["week_before"]
+        or match["next_after"]
+        or _WEEK_MARK.search(text)
+    ):
         next_monday = today + timedelta(days=7 - today.weekday())
         return next_monday + timedelta(days=weekday)
     return today + timedelta(days=(weekday - today.weekday()) % 7)
 
 
-def _expand_abbreviations(normalized: str, expecting: bool) -> str:
+def _is_day_word(word: str) -> bool:
+    return word in _WEEKDAYS or word in _ABBREVIATIONS or word in _ABBREVIATIONS.values()
+
+
+def _in_day_list(words: list[str], at: int) -> bool:
+    """ "seg, qua e sex", "qua ou qui": an abbreviation next to another day (across "e"/"ou")."""
+    for step in (-1, 1):
+        other = at + step
+        if 0 <= other < len(words) and words[other] in ("e", "ou", "a"):
+            other += step
+        if 0 <= other < len(words) and _is_day_word(words[other]):
+            return True
+    return False
+
+
+def _expand_abbreviations(normalized: str) -> str:
     words = normalized.split()
     for at, word in enumerate(words):
         if word not in _ABBREVIATIONS:
@@ -316,15 +464,21 @@ def _expand_abbreviations(normalized: str, expecting: bool) -> str:
         timed = after[:1].isdigit() or (
             after in _TIME_AFTER and (after != "que" or words[at + 2 : at + 3] == ["vem"])
         )
-        alone = expecting and len(words) == 1
-        if alone or before in _DAY_INTRODUCERS or (timed and before not in _INFINITIVE_BEFORE):
+        alone = len(words) == 1
+        listed = before not in _INFINITIVE_BEFORE and _in_day_list(words, at)
+        if (
+            alone
+            or listed
+            or before in _DAY_INTRODUCERS
+            or (timed and before not in _INFINITIVE_BEFORE)
+        ):
             words[at] = _ABBREVIATIONS[word]
     return " ".join(words)
 
 
 def mentions_date(text: str) -> bool:
     """Whether a message names a day at all (any reference day gives the same answer)."""
-    normalized = _expand_abbreviations(with_digits(normalize(text)), expecting=False)
+    normalized = _date_form(text)
     reference = date(2000, 1, 3)
     return (_explicit(normalized, reference) or _relative(normalized, reference)) is not None
 
@@ -355,16 +509,54 @@ def resolve_date(
     ``reference`` is the date the conversation already has (a booking being moved): "terça
     seguinte" with no day named before it in the message is the Tuesday after it."""
     today = now.astimezone(tz).date()
-    normalized = _expand_abbreviations(with_digits(normalize(text)), expecting)
+    normalized = _date_form(text)
     for part in _latest_first(normalized):
         before = normalized[: len(normalized) - len(part)]
-        found = _explicit(part, today) or _relative(part, today, before, reference)
+        found = _destination(part, today, before, reference)
+        found = found or _explicit(part, today) or _relative(part, today, before, reference)
         if found is not None:
             return found
     if expecting:
         bare = _BARE_DAY.match(normalized)
         if bare:
             return _next_day_of_month(int(bare[1]), today)
+    return None
+
+
+def resolve_birth_date(text: str, now: datetime, tz: ZoneInfo) -> date | None:
+    """A birth date with its year ("31/10/74", "1.3.1990", "5 de maio de 1988"), not after today;
+    a two-digit year is the latest such year up to today's ("74" → 1974)."""
+    today = now.astimezone(tz).date()
+    found = _explicit(_date_form(text), today, past=True)
+    if found is None or found > today or found == today:
+        return None
+    return found
+
+
+def _date_form(text: str) -> str:
+    """The text dates are read from: dotted dates as slashes, numbers in words as digits,
+    weekday abbreviations that name a day written out."""
+    return _expand_abbreviations(with_digits(normalize(_dots_as_slashes(text))))
+
+
+def _dots_as_slashes(text: str) -> str:
+    """ "1.3.2013" → "1/3/2013", and "10.02" → "10/02" when it cannot be a time ("18.30")."""
+    text = _DOTTED_DATE.sub(lambda m: f"{m[1]}/{m[2]}/{m[3]}", text)
+
+    def day_month(match: re.Match[str]) -> str:
+        return match[0] if _is_clock(int(match[1]), int(match[2])) else f"{match[1]}/{match[2]}"
+
+    return _DOTTED.sub(day_month, text)
+
+
+def _destination(text: str, today: date, before: str, reference: date | None) -> date | None:
+    """The day said right after "para (o|a)", when the message names one there."""
+    for match in _DESTINATION.finditer(text):
+        rest = text[match.end() :]
+        head = before + " " + text[: match.end()]
+        found = _explicit(rest, today) or _relative(rest, today, head, reference)
+        if found is not None:
+            return found
     return None
 
 
@@ -419,9 +611,36 @@ def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
     return found, undecided and 1 <= hour <= 11
 
 
+def _before_hour(text: str) -> tuple[int, tuple[time, bool]] | None:
+    """ "quinze para o meio-dia" → 11:45, "dez para as oito da noite" → 19:50."""
+    match = _BEFORE_HOUR.search(text)
+    if match is None or _preceding_word(text, match.start()) in _COUNTED_BEFORE:
+        return None
+    target = match["target"].replace("-", " ")
+    noon = target in ("meio dia", "meiodia")
+    if target.startswith("mei"):
+        hour: int | None = 12 if noon else 24
+    else:
+        hour = number_value(target)
+    minutes = 15 if match["minutes"] == "um quarto" else number_value(match["minutes"])
+    if hour is None or minutes is None or not 1 <= hour <= 24:
+        return None
+    if not target.startswith("mei"):
+        hour = _with_period(hour, match["period"], None) or 24
+    found = _clock((hour * 60 - minutes) // 60 % 24, (hour * 60 - minutes) % 60)
+    if found is None:
+        return None
+    undecided = not match["period"] and not target.startswith("mei")
+    return match.start(), (found, undecided and 1 <= found.hour <= 11)
+
+
 def _first_mention(text: str) -> tuple[time, bool] | None:
     """The first time mentioned that is not taken back ("19h não"), with its ambiguity."""
     mentions: list[tuple[int, tuple[time, bool]]] = []
+    before = _before_hour(text)
+    if before is not None:
+        mentions.append(before)
+        text = text[: before[0]]
     for match in _TIME.finditer(text):
         found = _reading(match, text)
         if found is not None and not text.startswith(" nao", match.end()):
@@ -436,13 +655,17 @@ def _first_mention(text: str) -> tuple[time, bool] | None:
     return min(mentions, key=lambda mention: mention[0])[1] if mentions else None
 
 
+def _is_clock(hour: int, minute: int) -> bool:
+    """Whether "hh.mm" reads as a time rather than a day and month ("18.30" vs "10.02")."""
+    return hour <= 23 and minute <= 59 and minute % 5 == 0 and (hour > 12 or minute > 12)
+
+
 def _dots_as_colons(text: str) -> str:
     """ "18.30" → "18:30" when it cannot be a day and month ("10.02" stays a date)."""
 
     def clock(match: re.Match[str]) -> str:
-        hour, minute = int(match[1]), int(match[2])
-        is_time = hour <= 23 and minute <= 59 and minute % 5 == 0 and (hour > 12 or minute > 12)
-        return f"{hour}:{match[2]}" if is_time else match[0]
+        hour = int(match[1])
+        return f"{hour}:{match[2]}" if _is_clock(hour, int(match[2])) else match[0]
 
     return _DOTTED.sub(clock, text)
 
@@ -464,18 +687,55 @@ def time_candidates(text: str, *, expecting: bool = False) -> list[time]:
     return [literal, literal.replace(hour=literal.hour + 12)] if ambiguous else [literal]
 
 
+def _hour_in(hour: int, period: str) -> bool:
+    start, end = _PERIOD_HOURS[period]
+    return start <= hour < end
+
+
+def _preferred(
+    normalized: str, valid_times: Collection[str] | None, previous: time | None
+) -> time | None:
+    """A time said by preference, not by hour: a part of the day moves the time said before
+    into it ("às 7" then "da noite" → 19:00); with the class times, the only class of that part
+    of the day ("de manhã cedo" → 07:00) or the first or last class ("o último horário")."""
+    period_match = _PERIOD_ONLY.search(normalized)
+    period = period_match[1] if period_match else None
+    if previous is not None and period is not None:
+        if _hour_in(previous.hour, period):
+            return previous
+        for shift in (12, -12):
+            if 0 <= previous.hour + shift <= 23 and _hour_in(previous.hour + shift, period):
+                return previous.replace(hour=previous.hour + shift)
+    if not valid_times:
+        return None
+    slots = sorted(time.fromisoformat(t) for t in valid_times)
+    if period is not None:
+        slots = [t for t in slots if _hour_in(t.hour, period)]
+    if slots and _FIRST_SLOT.search(normalized):
+        return slots[0]
+    if slots and _LAST_SLOT.search(normalized):
+        return slots[-1]
+    return slots[0] if period is not None and len(slots) == 1 else None
+
+
 def resolve_time(
-    text: str, *, expecting: bool = False, valid_times: Collection[str] | None = None
+    text: str,
+    *,
+    expecting: bool = False,
+    valid_times: Collection[str] | None = None,
+    previous: time | None = None,
 ) -> time | None:
     """The time of day a message refers to (rules in the module doc).
 
     An hour without a period takes the reading among ``valid_times`` ("HH:MM", e.g. the pack's
     class times) when one is; else the literal hour, unless that is before
-    ``EARLIEST_LITERAL_HOUR`` ("às 3" is 15:00: nobody books at three in the morning).
+    ``EARLIEST_LITERAL_HOUR`` ("às 3" is 15:00: nobody books at three in the morning). With no
+    hour, a preference is read against ``previous`` (the time the conversation has) and
+    ``valid_times`` (see ``_preferred``).
     """
     candidates = time_candidates(text, expecting=expecting)
     if not candidates:
-        return None
+        return _preferred(normalize(text), valid_times, previous)
     if valid_times:
         valid = next((c for c in candidates if c.strftime("%H:%M") in valid_times), None)
         if valid is not None:

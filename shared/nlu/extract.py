@@ -7,7 +7,7 @@ service may call it on every turn whatever its stage and merge only the fields i
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import date, datetime
+from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
 from shared.nlu.age import without_birth_date
@@ -26,13 +26,15 @@ def extract_slots(
     valid_times: Collection[str] | None = None,
     not_names: Collection[str] = (),
     reference_date: date | None = None,
+    reference_time: time | None = None,
 ) -> Slots:
     """Slots in ``text``; ``now`` is ``Turn.now``, ``tz`` the business timezone, ``expecting``
     the field the bot just asked for (it makes a bare "João", "27", "10" or "19" count).
 
     ``valid_times`` ("HH:MM") picks the reading of an hour said without a period ("às 8" is
     20:00 when only 20:00 is a class time); ``not_names`` are words never read as a name;
-    ``reference_date`` the date already agreed ("terça seguinte" is the Tuesday after it).
+    ``reference_date`` the date already agreed ("terça seguinte" is the Tuesday after it),
+    ``reference_time`` the time already said ("da noite" after "às 7" is 19:00).
     """
     people = extract_people(text, expecting_name=expecting == "nome", not_names=not_names)
     today = now.astimezone(tz).date()
@@ -43,7 +45,12 @@ def extract_slots(
         idade=extract_age(text, expecting_age=expecting == "idade", today=today),
         nivel=extract_level(text, expecting_level=expecting == "nivel"),
         date=resolve_date(when, now, tz, expecting=expecting == "date", reference=reference_date),
-        time=resolve_time(text, expecting=expecting == "time", valid_times=valid_times),
+        time=resolve_time(
+            text,
+            expecting=expecting == "time",
+            valid_times=valid_times,
+            previous=reference_time,
+        ),
         yes_no=yes_no(text),
         contact_name=people.contact_name,
         for_someone_else=people.for_someone_else,

@@ -611,8 +611,10 @@ _AGE_CUED = re.compile(
     rf"|(?<![\d/:-]){_NUMBER}\s?{_YEARS} de idade\b"
 )
 _AGE_TENHO = re.compile(rf"\b(?:tenho|tem)\s+{_NUMBER}(?:\s+(?:e|sou|mas|ja|nunca)\b|$)")
+# "27a" is 27 years, but "3ª 16" / "3a feira" is a weekday (the ordinal): not an age.
 _AGE_YEARS = re.compile(
-    rf"(?<![\w/:-])(?:(\d{{1,3}})(?:\s?{_YEARS}|a)|({NUMBER_WORDS})\s{_YEARS})\b"
+    rf"(?<![\w/:-])(?:(\d{{1,3}})(?:\s?{_YEARS}|a(?![\s-]*(?:feira\b|\d)))"
+    rf"|({NUMBER_WORDS})\s{_YEARS})\b"
 )
 _AGE_CLAUSE = re.compile(r"^(\d{1,3})(?:\s?(?:anos?|a))?$")
 _AGE_EXPECTED = re.compile(

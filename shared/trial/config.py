@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from shared.pack import Pack
+from shared.trial.calendar import BusinessCalendar
 
 Action = Literal["handoff", "cancel", "reschedule", "status"]
 ToolName = Literal["create_booking", "get_booking", "reschedule_booking", "cancel_booking"]
@@ -97,6 +98,8 @@ class TrialConfig(_Section):
     level_names: dict[str, str]
     gate: GateConfig
     nlg: NlgConfig
+    # The days the business is closed: ``business.calendar`` in the pack, attached at load.
+    calendar: BusinessCalendar = Field(default_factory=BusinessCalendar)
 
     @field_validator("times")
     @classmethod
@@ -120,5 +123,13 @@ class TrialConfig(_Section):
         return self.weekday_names[self.weekday]
 
 
+def load_business_calendar(pack: Pack) -> BusinessCalendar:
+    """The pack's ``business.calendar`` (the empty, never-closed calendar when it has none)."""
+    business = pack.sections.get("business", {})
+    return BusinessCalendar.model_validate(business.get("calendar", {}))
+
+
 def load_trial_config(pack: Pack) -> TrialConfig:
-    return pack.section("trial", TrialConfig)
+    """The ``trial:`` section, with the business calendar its class days are checked against."""
+    config = pack.section("trial", TrialConfig)
+    return config.model_copy(update={"calendar": load_business_calendar(pack)})

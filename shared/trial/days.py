@@ -20,6 +20,17 @@ def next_class_day(start: date, weekday: int) -> date:
     return start + timedelta(days=(weekday - start.weekday()) % 7)
 
 
+def next_open_class_day(start: date, config: TrialConfig) -> date:
+    """The first class day on or after ``start`` the business is open (``config.calendar``:
+    a holiday Tuesday is skipped); within a year, else the first class day."""
+    first = next_class_day(start, config.weekday)
+    for week in range(53):
+        day = first + timedelta(weeks=week)
+        if config.calendar.is_open(day):
+            return day
+    return first
+
+
 def parse_date(value: str | None) -> date | None:
     """The date of a strict YYYY-MM-DD string, else None."""
     if value is None or not _ISO_DATE.match(value):

@@ -60,7 +60,9 @@ def _pattern(template: str, known: dict[str, Any]) -> str:
         elif name in captured:
             out.append(f"(?P={name})")
         else:
-            out.append(f"(?P<{name}>.+?)")
+            # May be empty: some placeholders say something only when there is something to
+            # say ({fechado}: a closed class day before the next one offered).
+            out.append(f"(?P<{name}>.*?)")
             captured.add(name)
     return "".join(out)
 

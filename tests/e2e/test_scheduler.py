@@ -193,54 +193,6 @@ def test_a_monday_booking_is_reminded_monday_at_the_pack_hour_exactly_once(
     assert day["by_source"]["campaign:verao"]["booked"] == 1
 
 
-def test_a_cancelled_booking_sends_no_reminder(
-    system: System, redis_url: str, unique_prefix: str
-) -> None:
-    set_clock(system, "2026-02-16T09:00:00-03:00")
-    start = "2026-02-16T09:00:00-03:00"
-    by_person, _ = book(system, start, "sou a Bia, 28 anos, iniciante, 17/02 às 19h")
-    by_staff, staff_code = book(system, start, "sou o Rui, 40 anos, iniciante, 17/02 às 20h")
-    control, _ = book(system, start, "sou a Lia, 33 anos, iniciante, 17/02 às 18h")
-    for chat in (by_person, by_staff, control):
-        eventually(lambda chat=chat: len(scheduled(system, chat.id)) == 2)
-
-    by_person.say("cancela minha aula", after=MINUTE)
-    assert_said(by_person.say("sim", after=MINUTE), "trial_cancelled", hora="19:00")
-    publish(
-        redis_url,
-        unique_prefix,
-        DomainEvent(
-            type="booking.cancelled",
-            conversation_id=by_staff.id,
-            at=datetime.fromisoformat("2026-02-16T11:00:00-03:00"),
-            data={
-                "booking_id": staff_code,
-                "reason": "chuva",
-                "by": "staff",
-                "conversation_id": by_staff.id,
-                "date": "2026-02-17",
-                "time": "20:00",
-            },
-        ),
-    )
-    for chat in (by_person, by_staff):
-        eventually(
-            lambda chat=chat: all(
-                r["status"] == "cancelled" for r in scheduled(system, chat.id).values()
-            )
-        )
-
-    # The control's reminder is in the same hour bucket, claimed in the same sweep.
-    set_clock(system, "2026-02-16T18:00:01-03:00")
-    reminder = system.next_reply(control.id, after=control.cursor, wait=30)
-    assert reminder["turn_id"].startswith("sched-")
-    for chat in (by_person, by_staff):
-        assert scheduled_replies(system, chat.id) == []
-        cancelled = [e for e in system.journal(chat.id) if e["event"] == "scheduled.cancelled"]
-        assert len(cancelled) == 2
-        assert {r["status"] for r in scheduled(system, chat.id).values()} == {"cancelled"}
-
-
 def test_attendance_marks_drive_the_follow_ups(
     system: System, redis_url: str, unique_prefix: str
 ) -> None:
@@ -309,6 +261,55 @@ def test_messages_due_while_a_person_owns_the_conversation_are_held_and_listed(
     assert [e["kind"] for e in system.journal(chat.id) if e["event"] == "scheduled.held"] == [
         "day_before"
     ]
+
+
+def test_a_cancelled_booking_sends_no_reminder(
+    system: System, redis_url: str, unique_prefix: str
+) -> None:
+    # Not the week of 16-17/02: Tuesday 17/02/2026 is Carnival, the business is closed.
+    set_clock(system, "2026-03-09T09:00:00-03:00")
+    start = "2026-03-09T09:00:00-03:00"
+    by_person, _ = book(system, start, "sou a Bia, 28 anos, iniciante, 10/03 às 19h")
+    by_staff, staff_code = book(system, start, "sou o Rui, 40 anos, iniciante, 10/03 às 20h")
+    control, _ = book(system, start, "sou a Lia, 33 anos, iniciante, 10/03 às 18h")
+    for chat in (by_person, by_staff, control):
+        eventually(lambda chat=chat: len(scheduled(system, chat.id)) == 2)
+
+    by_person.say("cancela minha aula", after=MINUTE)
+    assert_said(by_person.say("sim", after=MINUTE), "trial_cancelled", hora="19:00")
+    publish(
+        redis_url,
+        unique_prefix,
+        DomainEvent(
+            type="booking.cancelled",
+            conversation_id=by_staff.id,
+            at=datetime.fromisoformat("2026-03-09T11:00:00-03:00"),
+            data={
+                "booking_id": staff_code,
+                "reason": "chuva",
+                "by": "staff",
+                "conversation_id": by_staff.id,
+                "date": "2026-03-10",
+                "time": "20:00",
+            },
+        ),
+    )
+    for chat in (by_person, by_staff):
+        eventually(
+            lambda chat=chat: all(
+                r["status"] == "cancelled" for r in scheduled(system, chat.id).values()
+            )
+        )
+
+    # The control's reminder is in the same hour bucket, claimed in the same sweep.
+    set_clock(system, "2026-03-09T18:00:01-03:00")
+    reminder = system.next_reply(control.id, after=control.cursor, wait=30)
+    assert reminder["turn_id"].startswith("sched-")
+    for chat in (by_person, by_staff):
+        assert scheduled_replies(system, chat.id) == []
+        cancelled = [e for e in system.journal(chat.id) if e["event"] == "scheduled.cancelled"]
+        assert len(cancelled) == 2
+        assert {r["status"] for r in scheduled(system, chat.id).values()} == {"cancelled"}
 
 
 def test_a_click_to_whatsapp_referral_is_kept_and_counted_by_source(

@@ -255,9 +255,14 @@ def test_a_bare_weekday_abbreviation_when_the_date_was_asked(text: str, expected
     assert resolve_date(text, THURSDAY, TZ, expecting=True) == expected
 
 
-@pytest.mark.parametrize("text", ["vai ter aula?", "quero ter uma aula", "seg"])
+@pytest.mark.parametrize("text", ["vai ter aula?", "quero ter uma aula"])
 def test_weekday_abbreviations_need_context(text: str) -> None:
     assert resolve_date(text, THURSDAY, TZ) is None
+
+
+def test_a_weekday_abbreviation_alone_is_that_day() -> None:
+    # Issue 29: a bare abbreviation ("qua", "sex", "seg") names the day, asked for or not.
+    assert resolve_date("seg", THURSDAY, TZ) == date(2026, 2, 9)
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,11 @@ from shared.contracts import InboundMessage, MetaView, Turn
 from shared.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
 from shared.pack import Pack, PackError, load_pack
 from shared.scheduled import Scheduled, bucket_of, member, parse_member
-from shared.trial.config import TrialConfig
+from shared.trial.config import load_trial_config
 
 PACK = load_pack("ctsmash")
 CONFIG = PACK.section("reminders", RemindersConfig)
-TRIAL = PACK.section("trial", TrialConfig)
+TRIAL = load_trial_config(PACK)
 TZ = ZoneInfo("America/Sao_Paulo")
 CTX = Context(conversation_id="c1", channel="http", to="c1", student_name="Ana")
 BOOKED = {"booking_id": "AE-1", "date": "2026-02-10", "time": "19:00", "nome": "João"}
@@ -83,7 +83,8 @@ def test_attendance_schedules_como_foi_or_sentimos_sua_falta_with_the_next_class
     assert "Como foi" in attended[0].text and "planos" in attended[0].text
     [missed] = plan("booking.attendance", {**BOOKED, "status": "no_show"}).schedule
     assert missed.kind == "no_show"
-    assert "Sentimos sua falta" in missed.text and "terça, 17/02" in missed.text
+    # The next class day offered skips Tuesday 17/02/2026: Carnival, the business is closed.
+    assert "Sentimos sua falta" in missed.text and "terça, 24/02" in missed.text
 
 
 def test_events_without_what_they_need_schedule_nothing_and_say_why() -> None:

@@ -199,7 +199,8 @@ def test_a_day_that_is_not_tuesday_gets_the_nearest_tuesdays(day: str) -> None:
     out = chat.say(day)
     assert out.journal["validation"] == "not_tuesday"
     assert "terça, 10/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
-    assert "terça, 17/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
+    # Tuesday 17/02/2026 is Carnival: the business is closed, the next one is offered.
+    assert "terça, 24/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
 
 
 def test_the_nearest_tuesday_offer_skips_a_full_one() -> None:
@@ -207,7 +208,7 @@ def test_the_nearest_tuesday_offer_skips_a_full_one() -> None:
     chat = Chat(state=at_stage("ask_date", asked="date"), seats=full)
     out = chat.say("sexta 13/02 às 19h")
     assert "10/02" not in out.text
-    assert "terça, 17/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
+    assert "terça, 24/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
 
 
 def test_a_question_triage_did_not_place_is_still_not_a_failed_answer() -> None:

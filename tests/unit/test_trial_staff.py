@@ -90,7 +90,7 @@ def test_a_staff_cancellation_forgets_only_the_cancelled_booking() -> None:
     context = ContextState().with_value(key, "AE-X", NOW)
     new_state, new_context = forget_booking(state, context, "AE-X", CONFIG)
     assert new_state is not None and new_state.booking_id is None
-    assert new_state.stage == "ask_date" and new_state.nome == "Ana"
+    assert new_state.stage == "cancelled" and new_state.nome == "Ana"
     assert new_context is not None and key not in new_context.entries
     assert forget_booking(state, context, "AE-OTHER", CONFIG) == (None, None)
 
