@@ -100,7 +100,7 @@ _EVERYDAY = """
     mae pai filho filha filhos filhas esposa esposo marido mulher irmao irma sobrinho sobrinha
     neto neta tio tia primo prima namorado namorada noivo noiva enteado enteada crianca
     criancas menino menina responsavel cliente familia
-    nome completo sobrenome apelido numero telefone whatsapp zap
+    nome completo sobrenome apelido numero telefone whatsapp zap data nascimento aniversario
     novo nova novos novas velho velha grande pequeno pequena primeiro primeira segundo ultimo
     ultima proximo proxima seguinte passado passada outra vez vezes coisa coisas jeito forma
     tempo tempinho pouquinho lugar cidade casa trabalho escola faculdade academia esporte

@@ -669,8 +669,9 @@ def test_a_corrected_client_field_is_said_back_while_the_date_is_asked() -> None
     ("correction", "slot"),
     [
         ("é que prefiro às 20h", ("2026-02-10", "20:00")),
-        ("melhor dia 17", ("2026-02-17", "19:00")),
-        ("dia 17 às 7h", ("2026-02-17", "07:00")),
+        # Tuesday 17/02/2026 is Carnival (closed): the next open Tuesday is the 24th.
+        ("melhor dia 24", ("2026-02-24", "19:00")),
+        ("dia 24 às 7h", ("2026-02-24", "07:00")),
     ],
 )
 def test_after_a_no_a_correction_of_half_the_slot_keeps_the_other_half(
