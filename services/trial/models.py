@@ -16,7 +16,12 @@ from shared.trial.bookings import BookingView
 from shared.trial.config import ToolName
 
 Stage = Literal[
-    "collect_client_info", "ask_date", "awaiting_confirmation", "booked", "handoff_requested"
+    "collect_client_info",
+    "ask_date",
+    "awaiting_confirmation",
+    "booked",
+    "handoff_requested",
+    "cancelled",
 ]
 Nivel = Literal["iniciante", "intermediario", "avancado"]
 # What the last reply asked the person for; failed answers are counted per asked field.
@@ -97,6 +102,21 @@ class TrialState(_Slice):
                 "rescheduling": False,
                 "pending_tool": None,
             }
+        )
+
+    def cancelled(self) -> TrialState:
+        """The slice once the person cancelled their booking: nothing booked, and the stage
+        says so, so that "ficou cancelada?" is answered and no booking step is pending (the
+        flow is idle, like when booked) until the person asks to book again."""
+        return self.without_booking().model_copy(update={"stage": "cancelled", "asked": None})
+
+    def reopened(self) -> TrialState:
+        """A cancelled slice the person writes to again about booking: back to the first step
+        still missing (their data kept)."""
+        if self.stage != "cancelled":
+            return self
+        return self.model_copy(
+            update={"stage": "collect_client_info" if self.missing_client_field() else "ask_date"}
         )
 
     def handed_off(self, reason: str, field: str | None = None) -> tuple[TrialState, Event]:

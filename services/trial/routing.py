@@ -1,6 +1,7 @@
 """Which branch of the trial flow a turn takes: a handoff waiting or asked for, a pending
 confirmation, a typed booking code, a cancel, reschedule or status request, or the booking
-flow itself."""
+flow itself. A cancelled booking is asked about ("ficou cancelada?") as such; anything else
+reopens the booking flow where the person's data stop."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         state = state.model_copy(
             update={"stage": resume, "resume_stage": None, "handoff_requested": False}
         )
+    if state.stage == "cancelled":
+        if t.code is None and t.action in ("cancel", "status"):
+            return Reply(state, ctx, key="trial_cancelled_status")
+        state = state.reopened()
     if t.action == "handoff":
         return handoff(state, ctx, reason="asked")
     if state.pending_tool is not None:

@@ -493,7 +493,7 @@ def test_cancel_asks_first_then_cancels_on_yes() -> None:
             status="cancelled", booking=view("AE-7K3Q9P", "2026-02-10", "19:00", "cancelled")
         ),
     )
-    assert out.state.stage == "ask_date"
+    assert out.state.stage == "cancelled"
     assert (out.state.booking_id, out.state.booking_created) == (None, False)
     assert (out.state.nome, out.state.idade) == ("João", 27)
     assert "active_booking_id" not in out.context.entries
@@ -504,6 +504,33 @@ def test_cancel_asks_first_then_cancels_on_yes() -> None:
         }
     ]
     assert "terça, 10/02 às 19:00" in out.text
+
+
+def cancelled_chat() -> Chat:
+    chat = booked_chat()
+    chat.say("preciso desmarcar a aula")
+    chat.say(
+        "sim",
+        result=ToolResult(
+            status="cancelled", booking=view("AE-7K3Q9P", "2026-02-10", "19:00", "cancelled")
+        ),
+    )
+    return chat
+
+
+@pytest.mark.parametrize("text", ["a aula foi desmarcada mesmo?", "cancelou certinho?"])
+def test_asking_about_a_cancelled_class_says_it_is_cancelled(text: str) -> None:
+    chat = cancelled_chat()
+    out = chat.say(text, intents=["trial", "trial_cancel"])
+    assert out.journal["reply"] == "trial_cancelled_status"
+    assert out.state.stage == "cancelled"
+
+
+def test_booking_again_after_a_cancel_reopens_the_flow_with_the_data_kept() -> None:
+    chat = cancelled_chat()
+    out = chat.say("quero marcar de novo, terça 17/02 às 18h")
+    assert out.state.stage == "awaiting_confirmation"
+    assert (out.state.nome, out.state.desired_date) == ("João", "2026-02-17")
 
 
 @pytest.mark.parametrize("answer", ["cancela", "pode cancelar", "não vou poder ir, cancela"])
