@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from services.trial.after_booking import TOOL_ACTION, answer_pending, ask_cancel, lookup, reschedule
+from services.trial.after_booking import (
+    TOOL_ACTION,
+    answer_pending,
+    ask_cancel,
+    lookup,
+    moved_extraction,
+    reschedule,
+)
 from services.trial.before_booking import booking_flow, handoff, stop_flow
 from services.trial.models import ContextState, TrialState
 from services.trial.turn import Reply, TrialTurn
@@ -54,7 +61,7 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     if has_booking and t.action == "status":
         return lookup(t, state, ctx)
     if state.stage == "booked":
-        if t.extraction.mentions_slot() or state.rescheduling:
+        if moved_extraction(t, state).mentions_slot() or state.rescheduling:
             return reschedule(t, state, ctx)
         return lookup(t, state, ctx)
     return booking_flow(t, state, ctx)

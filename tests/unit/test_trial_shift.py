@@ -1,0 +1,65 @@
+"""A booked class moved relative to itself: the shift read from the message, the booked date
+it is added to, and triage sending such a message to the trial when a class is booked."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.triage.config import load_config as load_triage
+from services.triage.rules import classify
+from services.trial.shift import weeks_later
+from tests.unit.test_trial_flow import PACK, booked_chat
+
+TRIAGE = load_triage(PACK)
+
+
+@pytest.mark.parametrize(
+    ("text", "weeks"),
+    [
+        ("dá pra empurrar em duas semanas?", 2),
+        ("joga ela 3 semanas depois", 3),
+        ("melhor uma semana adiante", 1),
+        ("pode ser na semana seguinte, msm hora", 1),
+        ("adiar 1 semana", 1),
+        ("semana que vem eu vou", None),
+        ("passei a semana toda doente", None),
+        ("faz 2 semanas que quero jogar", None),
+    ],
+)
+def test_a_move_relative_to_the_class_is_a_number_of_weeks(text: str, weeks: int | None) -> None:
+    assert weeks_later(text) == weeks
+
+
+def test_a_shift_moves_the_booked_class_and_keeps_its_time() -> None:
+    chat = booked_chat()  # terça 10/02 às 19:00
+    out = chat.say("consegue empurrar duas semanas? mesma hora")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "reschedule_booking"
+    assert out.state.pending_tool.args["new_date"] == "2026-02-24"
+    assert out.state.pending_tool.args["new_time"] == "19:00"
+
+
+def test_a_date_said_outright_wins_over_the_shift_words() -> None:
+    chat = booked_chat()
+    out = chat.say("muda pra semana seguinte, terça dia 17 às 18h")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.args["new_date"] == "2026-02-17"
+    assert out.state.pending_tool.args["new_time"] == "18:00"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "boa tarde! tem como passar pra outra terça?",
+        "preciso adiar uma semana, pode ser?",
+        "troca pra próxima, no mesmo horário",
+    ],
+)
+def test_moving_a_class_to_a_later_day_reads_as_the_trial(text: str) -> None:
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+
+
+def test_changing_clothes_is_no_move() -> None:
+    result = classify("dá pra trocar de roupa aí?", trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" not in result.intents
