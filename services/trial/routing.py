@@ -40,7 +40,8 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     if t.action == "handoff":
         return handoff(state, ctx, reason="asked")
     if state.pending_tool is not None:
-        if t.action is None or t.action == TOOL_ACTION[state.pending_tool.tool]:
+        # A status word next to the answer ("sim, pode deixar cancelada") still answers it.
+        if t.action in (None, "status", TOOL_ACTION[state.pending_tool.tool]):
             return answer_pending(t, state, ctx, state.pending_tool)
         state = state.model_copy(update={"pending_tool": None})
     if t.code is not None and t.code != state.booking_id:

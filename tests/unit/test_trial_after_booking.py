@@ -1,5 +1,6 @@
-"""A booked class moved relative to itself: the shift read from the message, the booked date
-it is added to, and triage sending such a message to the trial when a class is booked."""
+"""After a booking: a class moved relative to itself (the shift read from the message, the
+booked date it is added to) and triage sending moves and questions about a cancelled class
+to the trial."""
 
 from __future__ import annotations
 
@@ -63,3 +64,11 @@ def test_moving_a_class_to_a_later_day_reads_as_the_trial(text: str) -> None:
 def test_changing_clothes_is_no_move() -> None:
     result = classify("dá pra trocar de roupa aí?", trial_stage="booked", config=TRIAGE, pack=PACK)
     assert "trial" not in result.intents
+
+
+@pytest.mark.parametrize("stage", ["booked", "cancelled"])
+def test_asking_whether_the_class_stands_cancelled_reads_as_the_trial(stage: str) -> None:
+    result = classify("então ficou desmarcado, certo?", trial_stage=stage, config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+    result = classify("foi cancelado mesmo?", trial_stage=stage, config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
