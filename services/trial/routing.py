@@ -17,6 +17,7 @@ from services.trial.after_booking import (
 )
 from services.trial.before_booking import booking_flow, handoff, stop_flow
 from services.trial.models import ContextState, TrialState
+from services.trial.shift import asks_to_move
 from services.trial.turn import Reply, TrialTurn
 
 
@@ -62,7 +63,8 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     if has_booking and t.action == "status":
         return lookup(t, state, ctx)
     if state.stage == "booked":
-        if moved_extraction(t, state).mentions_slot() or state.rescheduling:
+        moving = state.rescheduling or asks_to_move(t.text)
+        if moving or moved_extraction(t, state).mentions_slot():
             return reschedule(t, state, ctx)
         return lookup(t, state, ctx)
     return booking_flow(t, state, ctx)

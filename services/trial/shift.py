@@ -1,5 +1,6 @@
-"""A booked class moved relative to itself ("passa uma semana pra frente", "adia duas
-semanas", "na semana seguinte"): how many weeks later than the booked date.
+"""A booked class moved: whether a message asks to move it at all ("tem como trocar?") and,
+when it says so relative to the class itself ("passa uma semana pra frente", "adia duas
+semanas", "na semana seguinte"), how many weeks later than the booked date.
 
 The date extractor reads days said outright and days relative to today; a shift is relative to
 the class being moved, which only the flow after a booking knows, so it is read here and added
@@ -24,6 +25,17 @@ _DELAYED = re.compile(
 )
 # "na semana seguinte", "pra semana seguinte".
 _FOLLOWING = re.compile(r"(?<!\w)semana\s+seguinte(?!\w)")
+# A verb of moving with no other object: "tem como trocar?", "preciso mudar", "adia"; not
+# "passar" ("me passa o endereço"); "trocar de roupa" or "mudar o nome" move something else.
+_MOVE = re.compile(
+    r"(?<!\w)(?:troc|mud|alter|remarc|reagend|adi|transfer)(?:ar|a|e)(?!\w)"
+    r"(?!\s+(?:de|o\s+nome|a\s+idade|o\s+nivel|nome|idade|nivel)(?!\w))"
+)
+
+
+def asks_to_move(text: str) -> bool:
+    """Whether the message asks to move something, which with a booked class is the class."""
+    return bool(_MOVE.search(normalize(text)))
 
 
 def weeks_later(text: str) -> int | None:

@@ -8,7 +8,7 @@ import pytest
 
 from services.triage.config import load_config as load_triage
 from services.triage.rules import classify
-from services.trial.shift import weeks_later
+from services.trial.shift import asks_to_move, weeks_later
 from tests.unit.test_trial_flow import PACK, booked_chat
 
 TRIAGE = load_triage(PACK)
@@ -71,4 +71,35 @@ def test_asking_whether_the_class_stands_cancelled_reads_as_the_trial(stage: str
     result = classify("então ficou desmarcado, certo?", trial_stage=stage, config=TRIAGE, pack=PACK)
     assert "trial" in result.intents
     result = classify("foi cancelado mesmo?", trial_stage=stage, config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+
+
+@pytest.mark.parametrize(
+    ("text", "moves"),
+    [
+        ("vai dar não, tem como mudar?", True),
+        ("preciso remarcar, surgiu um imprevisto", True),
+        ("dá pra trocar?", True),
+        ("onde eu troco de roupa? dá pra trocar de roupa lá?", False),
+        ("me passa o endereço", False),
+        ("quero mudar o nome que eu passei", False),
+    ],
+)
+def test_asking_to_move_with_no_other_object(text: str, moves: bool) -> None:
+    assert asks_to_move(text) is moves
+
+
+def test_asking_to_move_a_booked_class_without_a_date_asks_for_the_new_one() -> None:
+    chat = booked_chat()
+    out = chat.say("ih, ela não vai conseguir nesse dia. tem como mudar?")
+    assert out.journal["reply"] == "trial_reschedule_ask"
+    assert out.state.rescheduling
+    out = chat.say("terça dia 24 então")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.args["new_date"] == "2026-02-24"
+    assert out.state.pending_tool.args["new_time"] == "19:00"
+
+
+def test_moving_without_a_date_reads_as_the_trial_when_booked() -> None:
+    result = classify("será que tem como trocar?", trial_stage="booked", config=TRIAGE, pack=PACK)
     assert "trial" in result.intents
