@@ -103,3 +103,13 @@ def test_asking_to_move_a_booked_class_without_a_date_asks_for_the_new_one() -> 
 def test_moving_without_a_date_reads_as_the_trial_when_booked() -> None:
     result = classify("será que tem como trocar?", trial_stage="booked", config=TRIAGE, pack=PACK)
     assert "trial" in result.intents
+
+
+@pytest.mark.parametrize(
+    "text", ["e quando é a aula do meu marido mesmo?", "que dia vai ser a aula da Bia? esqueci"]
+)
+def test_when_someones_own_class_is_reads_as_the_trial(text: str) -> None:
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+    plan = booked_chat().plan_for(text, intents=result.intents)
+    assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
