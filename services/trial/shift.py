@@ -26,10 +26,12 @@ _DELAYED = re.compile(
 # "na semana seguinte", "pra semana seguinte".
 _FOLLOWING = re.compile(r"(?<!\w)semana\s+seguinte(?!\w)")
 # A verb of moving with no other object: "tem como trocar?", "preciso mudar", "adia"; not
-# "passar" ("me passa o endereço"); "trocar de roupa" or "mudar o nome" move something else.
+# "passar" ("me passa o endereço"). An object other than the class's own ("trocar de roupa",
+# "mudar o nome", "trocar a raquete") moves something else.
 _MOVE = re.compile(
     r"(?<!\w)(?:troc|mud|alter|remarc|reagend|adi|transfer)(?:ar|a|e)(?!\w)"
-    r"(?!\s+(?:de|o\s+nome|a\s+idade|o\s+nivel|nome|idade|nivel)(?!\w))"
+    r"(?!\s+(?:de|nome|idade|nivel)(?!\w))"
+    r"(?!\s+(?:o|a|os|as|um|uma|meu|minha|seu|sua)\s+(?!(?:data|dia|horario|hora|aula|agendamento|reserva)(?!\w)))"
 )
 
 

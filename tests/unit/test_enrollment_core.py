@@ -204,6 +204,18 @@ def test_wanting_a_plan_named_by_its_count_or_name_is_an_enrollment(text: str) -
     assert intents == ["enrollment"]
 
 
+@pytest.mark.parametrize("text", ["vou querer o de 280", "beleza, fico com aquele de 450"])
+def test_wanting_a_plan_named_by_its_price_is_an_enrollment(text: str) -> None:
+    intents = classify(text, trial_stage="booked", config=load_triage(PACK), pack=PACK).intents
+    assert "enrollment" in intents
+    assert (
+        "enrollment"
+        not in classify(
+            "quero o de 100 anos", trial_stage=None, config=load_triage(PACK), pack=PACK
+        ).intents
+    )
+
+
 def test_having_done_the_trial_class_is_no_request_for_one() -> None:
     config = load_triage(PACK)
     done = (

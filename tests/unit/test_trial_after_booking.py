@@ -113,3 +113,13 @@ def test_when_someones_own_class_is_reads_as_the_trial(text: str) -> None:
     assert "trial" in result.intents
     plan = booked_chat().plan_for(text, intents=result.intents)
     assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
+
+
+@pytest.mark.parametrize(
+    ("text", "moves"),
+    [("dá pra mudar o horário?", True), ("posso trocar a bolinha?", False)],
+)
+def test_only_the_class_s_own_object_is_a_move(text: str, moves: bool) -> None:
+    assert asks_to_move(text) is moves
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert ("trial" in result.intents) is moves
