@@ -1,17 +1,14 @@
 """After a booking: a class moved relative to itself (the shift read from the message, the
 booked date it is added to) and triage sending moves and questions about a cancelled class
-to the trial; the day a question is asked for naming no FAQ topic."""
+to the trial."""
 
 from __future__ import annotations
 
 import pytest
 
-from services.faq.core import retrieve
 from services.triage.config import load_config as load_triage
 from services.triage.rules import classify
 from services.trial.shift import asks_to_move, weeks_later
-from shared.faq.config import FaqConfig
-from shared.faq.index import FaqIndex
 from tests.unit.test_trial_flow import PACK, booked_chat
 
 TRIAGE = load_triage(PACK)
@@ -126,17 +123,3 @@ def test_only_the_class_s_own_object_is_a_move(text: str, moves: bool) -> None:
     assert asks_to_move(text) is moves
     result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
     assert ("trial" in result.intents) is moves
-
-
-@pytest.mark.parametrize(
-    ("text", "entry"),
-    [
-        ("chovendo amanhã tem aula?", "chuva"),
-        ("e se chover hoje?", "chuva"),
-        ("tem chuveiro lá hoje?", "vestiario"),
-        ("amanhã vocês abrem que horas?", "horarios"),
-    ],
-)
-def test_the_day_a_question_is_asked_for_names_no_topic(text: str, entry: str) -> None:
-    index = FaqIndex(PACK.section("faq", FaqConfig))
-    assert [e.id for e in retrieve(text, index=index).entries] == [entry]
