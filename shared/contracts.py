@@ -126,7 +126,8 @@ class TrialView(FlowView):
     ``tests/unit/test_slice_views.py`` fails until it does).
     """
 
-    # Stages: collect_client_info, ask_date, awaiting_confirmation, booked, handoff_requested.
+    # Stages: collect_client_info, ask_date, awaiting_confirmation, booked, handoff_requested,
+    # cancelled.
     # What the last reply asked the person for (nome, idade, nivel, date, time, confirmation).
     awaiting_field: str | None = Field(default=None, validation_alias="asked")
     nome: str | None = None

@@ -29,6 +29,8 @@ TEXT_KEYS = (
     "enrollment_summary",
     "enrollment_partial_summary",
     "enrollment_handoff",
+    "enrollment_closed_days",
+    "enrollment_more_days",
 )
 
 
@@ -62,6 +64,9 @@ class EnrollmentConfig(_Frozen):
     single_class_price: int | None = Field(default=None, gt=0)
     # Weekday label (as said back) → the words that name it, in the week's order.
     weekdays: dict[str, list[str]] = Field(min_length=1)
+    # Weekdays the business does not open (label → the words that name it): named in a
+    # choice, they are left out and the person is told so, not silently dropped.
+    closed_days: dict[str, list[str]] = Field(default_factory=dict)
     # Words that add the days of a message to those already chosen ("sexta também") rather
     # than replace them ("prefiro sexta").
     add_words: list[str] = Field(default_factory=list)

@@ -54,6 +54,9 @@ class EnrollmentState(BaseModel):
     # How many times the stage's question has been asked: a new question or any progress
     # makes it 1; past ``config.max_asks`` unanswered asks, staff take over (``handed_off``).
     asks: int = 0
+    # The plan the bot suggested because the days chosen outnumber the plan's classes: a yes
+    # takes it.
+    offered_plan: str | None = None
 
 
 class Reading(BaseModel):
@@ -66,6 +69,8 @@ class Reading(BaseModel):
     time: str | None = None
     payment: str | None = None
     answer: bool | None = None
+    # Days named that the business does not open ("domingo"): said back as closed.
+    closed_days: list[str] = Field(default_factory=list)
     # The days add to those already chosen ("coloca sexta também") instead of replacing them.
     adds_days: bool = False
 
@@ -103,6 +108,7 @@ class Outcome(BaseModel):
 _TIMES_A_WEEK = re.compile(rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez)(?!\w)")
 # "plano de 3", "o de 2": a plan named by its count, once the plan was asked.
 _PLAN_OF = re.compile(r"\b(?:plano|o|a|aquele)\s+(?:de|das?)\s+([1-7])(?!\w|\s*(?:h|:))")
+_NUMBER = re.compile(r"(?<![\w:])(\d{2,5})(?![\w:])")
 _CLAUSE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
@@ -135,6 +141,12 @@ def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | No
     count = number_value(match[1]) if match else None
     if count in by_count:
         return by_count[count]
+    by_price = {p.price: key for key, p in config.plans.items()}
+    priced = [by_price[int(n)] for n in _NUMBER.findall(digits) if int(n) in by_price]
+    if priced:
+        # "o de 360", "o plano de R$ 280": a plan is named by its price as well (prices are
+        # far from any hour or count, so a number equal to one is that plan).
+        return priced[0]
     for key, plan in config.plans.items():
         if any(_phrase(word).search(normalized) for word in [plan.name, *plan.words]):
             return key
@@ -170,6 +182,15 @@ def _days(normalized: str, config: EnrollmentConfig) -> list[str]:
     return [day for day in order if day in named]
 
 
+def _closed(normalized: str, config: EnrollmentConfig) -> list[str]:
+    """The closed days a message names, in the pack's order."""
+    return [
+        day
+        for day, words in config.closed_days.items()
+        if any(re.search(rf"(?<!\w){re.escape(normalize(w))}s?(?!\w)", normalized) for w in words)
+    ]
+
+
 def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading:
     """What ``text`` says for the request; ``stage`` is what was asked (a bare "3" answers the
     plan question, a bare "19" the time)."""
@@ -194,6 +215,7 @@ def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading
         time=found.strftime("%H:%M") if found else None,
         payment=payment,
         answer=yes_no(text),
+        closed_days=_closed(normalized, config),
         adds_days=bool(days) and any(_phrase(w).search(normalized) for w in config.add_words),
     )
 
@@ -253,11 +275,47 @@ def _next_stage(state: EnrollmentState) -> Stage:
     return "awaiting_confirmation"
 
 
+def _plan_for_days(state: EnrollmentState, config: EnrollmentConfig) -> str | None:
+    """The plan to suggest when the days chosen outnumber the chosen plan's classes a week
+    (the plan with the fewest classes that covers them, else one without a limit); None when
+    the choice holds together. Fewer days than classes is no contradiction."""
+    plan = config.plans.get(state.plan) if state.plan else None
+    if plan is None or plan.classes_per_week is None:
+        return None
+    wanted = len(state.days)
+    if wanted <= plan.classes_per_week:
+        return None
+    covering = sorted(
+        (p.classes_per_week or 8, key)
+        for key, p in config.plans.items()
+        if p.classes_per_week is None or p.classes_per_week >= wanted
+    )
+    return covering[0][1] if covering else None
+
+
+def _more_days(
+    state: EnrollmentState, config: EnrollmentConfig, texts: TextSource, seed: str
+) -> str:
+    assert state.plan and state.offered_plan
+    plan, offered = config.plans[state.plan], config.plans[state.offered_plan]
+    return texts.text(
+        "enrollment_more_days",
+        seed=seed,
+        **_values(state, config),
+        n=str(len(state.days)),
+        vezes=str(plan.classes_per_week),
+        outro=offered.name,
+        outro_preco=_money(offered.price),
+    )
+
+
 def _ask(
     state: EnrollmentState, config: EnrollmentConfig, texts: TextSource, seed: str, *, again: bool
 ) -> str:
     """The question for the state's stage."""
     values = _values(state, config)
+    if state.stage == "ask_plan" and state.offered_plan:
+        return _more_days(state, config, texts, seed)
     if state.stage == "ask_plan":
         return texts.text("enrollment_ask_plan", seed=seed, planos=_plan_lines(config, texts, seed))
     if state.stage == "ask_schedule":
@@ -302,6 +360,8 @@ def _filled(state: EnrollmentState, reading: Reading, config: EnrollmentConfig) 
         update["time"] = reading.time
     if reading.payment:
         update["payment"] = reading.payment
+    if reading.fills:
+        update["offered_plan"] = None
     return state.model_copy(update=update)
 
 
@@ -355,6 +415,8 @@ def decide(
     reading = read(text, config, stage=state.stage if state else None)
     if state is None and earlier:
         reading = with_earlier(reading, [read(said, config, stage=None) for said in earlier])
+    if current.offered_plan and not reading.fills and reading.answer is True:
+        reading = reading.model_copy(update={"plan": current.offered_plan})
     journal: dict[str, Any] = {"reading": reading.model_dump(exclude_defaults=True)}
     confirming = current.stage == "awaiting_confirmation"
     if confirming and not reading.fills and reading.answer is True:
@@ -371,14 +433,27 @@ def decide(
             journal={**journal, "stage": current.stage, "answer": False},
         )
     filled = _filled(current, reading, config)
-    nxt = filled.model_copy(update={"stage": _next_stage(filled), "asks": 1})
-    unanswered = nxt.stage == current.stage and state is not None and not reading.fills
+    offer = _plan_for_days(filled, config)
+    stage: Stage = "ask_plan" if offer else _next_stage(filled)
+    nxt = filled.model_copy(update={"stage": stage, "asks": 1, "offered_plan": offer})
+    unanswered = (
+        nxt.stage == current.stage
+        and state is not None
+        and not reading.fills
+        and not reading.closed_days
+    )
     if unanswered and current.asks >= config.max_asks:
         return _handed_off(current, config, texts, seed, journal)
     if unanswered:
         nxt = nxt.model_copy(update={"asks": current.asks + 1})
+    question = _ask(nxt, config, texts, seed, again=unanswered)
+    if reading.closed_days:
+        closed = texts.text(
+            "enrollment_closed_days", seed=seed, fechados=_join(reading.closed_days, config)
+        )
+        question = f"{closed} {question}"
     return Outcome(
-        text=_ask(nxt, config, texts, seed, again=unanswered),
+        text=question,
         asks_question=True,
         state=nxt,
         journal={**journal, "stage": nxt.stage, "from": state.stage if state else None},

@@ -74,7 +74,9 @@ def _finish_cancel(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResult) -
     key = t.config.booking_context_key
     booking_id = call.args["booking_id"]
     ctx = r.context.without(key) if booking_id == r.state.booking_id else r.context
-    state = r.state.cancelled() if booking_id == r.state.booking_id else r.state
+    gone = result.status in ("cancelled", "already_cancelled")
+    own = booking_id == r.state.booking_id
+    state = (r.state.cancelled() if gone else r.state.without_booking()) if own else r.state
     booking = result.booking
     if result.status == "cancelled" and booking is not None:
         event = {

@@ -115,6 +115,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_no_active_booking",
         "trial_cancelled",
         "trial_already_cancelled",
+        "trial_cancelled_status",
         "trial_flow_stopped",
         "trial_nothing_to_cancel",
         "trial_nothing_to_reschedule",

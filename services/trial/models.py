@@ -118,9 +118,19 @@ class TrialState(_Slice):
         )
 
     def cancelled(self) -> TrialState:
-        """The slice once its booking was cancelled: no booking, nothing asked, stage
-        ``cancelled`` (the client data stay for a next booking)."""
+        """The slice once the person cancelled their booking: nothing booked, and the stage
+        says so, so that "ficou cancelada?" is answered and no booking step is pending (the
+        flow is idle, like when booked) until the person asks to book again."""
         return self.without_booking().model_copy(update={"stage": "cancelled", "asked": None})
+
+    def reopened(self) -> TrialState:
+        """A cancelled slice the person writes to again about booking: back to the first step
+        still missing (their data kept)."""
+        if self.stage != "cancelled":
+            return self
+        return self.model_copy(
+            update={"stage": "collect_client_info" if self.missing_client_field() else "ask_date"}
+        )
 
     def handed_off(self, reason: str, field: str | None = None) -> tuple[TrialState, Event]:
         """The slice once a person is asked for (the booking flow paused where it was, to

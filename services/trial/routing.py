@@ -1,14 +1,23 @@
 """Which branch of the trial flow a turn takes: a handoff waiting or asked for, a pending
 confirmation, a typed booking code, a cancel, reschedule or status request, or the booking
-flow itself."""
+flow itself. A cancelled booking is asked about ("ficou cancelada?") as such; anything else
+reopens the booking flow where the person's data stop."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from services.trial.after_booking import TOOL_ACTION, answer_pending, ask_cancel, lookup, reschedule
+from services.trial.after_booking import (
+    TOOL_ACTION,
+    answer_pending,
+    ask_cancel,
+    lookup,
+    moved_extraction,
+    reschedule,
+)
 from services.trial.before_booking import booking_flow, handoff, stop_flow
 from services.trial.models import ContextState, TrialState
+from services.trial.shift import asks_to_move
 from services.trial.turn import Reply, TrialTurn
 
 
@@ -40,10 +49,15 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
                 "handoff_reason": None,
             }
         )
+    if state.stage == "cancelled":
+        if t.code is None and t.action in ("cancel", "status"):
+            return Reply(state, ctx, key="trial_cancelled_status")
+        state = state.reopened()
     if t.action == "handoff":
         return handoff(state, ctx, reason="upset" if t.upset else "asked")
     if state.pending_tool is not None:
-        if t.action is None or t.action == TOOL_ACTION[state.pending_tool.tool]:
+        # A status word next to the answer ("sim, pode deixar cancelada") still answers it.
+        if t.action in (None, "status", TOOL_ACTION[state.pending_tool.tool]):
             return answer_pending(t, state, ctx, state.pending_tool)
         state = state.model_copy(update={"pending_tool": None})
     if t.code is not None and t.code != state.booking_id:
@@ -64,7 +78,8 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     if has_booking and t.action == "status":
         return lookup(t, state, ctx)
     if state.stage == "booked":
-        if t.extraction.mentions_slot() or state.rescheduling:
+        moving = state.rescheduling or asks_to_move(t.text)
+        if moving or moved_extraction(t, state).mentions_slot():
             return reschedule(t, state, ctx)
         return lookup(t, state, ctx)
     return booking_flow(t, state, ctx)

@@ -204,6 +204,18 @@ def test_wanting_a_plan_named_by_its_count_or_name_is_an_enrollment(text: str) -
     assert intents == ["enrollment"]
 
 
+@pytest.mark.parametrize("text", ["vou querer o de 280", "beleza, fico com aquele de 450"])
+def test_wanting_a_plan_named_by_its_price_is_an_enrollment(text: str) -> None:
+    intents = classify(text, trial_stage="booked", config=load_triage(PACK), pack=PACK).intents
+    assert "enrollment" in intents
+    assert (
+        "enrollment"
+        not in classify(
+            "quero o de 100 anos", trial_stage=None, config=load_triage(PACK), pack=PACK
+        ).intents
+    )
+
+
 def test_having_done_the_trial_class_is_no_request_for_one() -> None:
     config = load_triage(PACK)
     done = (
@@ -281,3 +293,46 @@ def test_the_plan_and_payment_named_before_the_flow_starts_are_kept() -> None:
     # Once the flow runs, only the message itself counts.
     going = turn("pago no cartão", outcome.state, n=4)
     assert going.state is not None and going.state.payment != "pix"
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("vou querer aquele de 280", "duas_vezes"),
+        ("fico com o plano de R$ 450 por mês", "horario_livre"),
+        ("me inscreve no de 360 reais", "tres_vezes"),
+    ],
+)
+def test_a_plan_is_named_by_its_price(text: str, plan: str) -> None:
+    assert read(text, CONFIG, stage=None).plan == plan
+
+
+def test_an_hour_or_a_count_is_no_price() -> None:
+    assert read("segunda às 18:00", CONFIG, stage="ask_schedule").plan is None
+    assert read("umas 20 pessoas treinam?", CONFIG, stage=None).plan is None
+
+
+def test_a_closed_day_is_said_back_and_left_out_of_the_choice() -> None:
+    outcome = turn("plano 3x: quinta, sexta e domingos, às 18h", None)
+    assert outcome.state is not None and outcome.state.days == ["quinta", "sexta"]
+    assert outcome.text.startswith(
+        PACK.text("enrollment_closed_days", seed="t0", fechados="domingo")
+    )
+    assert outcome.state.stage == "ask_payment"
+
+
+def test_more_days_than_the_plan_offers_the_plan_that_covers_them() -> None:
+    outcome = turn("quero o de 2 vezes: terça, quarta e quinta de noite às 20h", None)
+    state = outcome.state
+    assert state is not None and state.stage == "ask_plan"
+    assert state.offered_plan == "tres_vezes" and state.plan == "duas_vezes"
+    assert "3 dias" in outcome.text and "R$ 360" in outcome.text
+    taken = turn("beleza, pode ser", state, n=1).state
+    assert taken is not None and taken.plan == "tres_vezes" and taken.stage == "ask_payment"
+    fewer = turn("então só terça e quinta", state, n=1).state
+    assert fewer is not None and fewer.plan == "duas_vezes" and fewer.stage == "ask_payment"
+
+
+def test_every_weekday_is_more_than_any_counted_plan_so_the_open_plan_is_offered() -> None:
+    outcome = turn("plano de 3x, de segunda a sábado às 6h", None)
+    assert outcome.state is not None and outcome.state.offered_plan == "horario_livre"

@@ -506,6 +506,40 @@ def test_cancel_asks_first_then_cancels_on_yes() -> None:
     assert "terça, 10/02 às 19:00" in out.text
 
 
+def cancelled_chat() -> Chat:
+    chat = booked_chat()
+    chat.say("preciso desmarcar a aula")
+    chat.say(
+        "sim",
+        result=ToolResult(
+            status="cancelled", booking=view("AE-7K3Q9P", "2026-02-10", "19:00", "cancelled")
+        ),
+    )
+    return chat
+
+
+@pytest.mark.parametrize("text", ["a aula foi desmarcada mesmo?", "então tá cancelado?"])
+def test_asking_about_a_cancelled_class_says_it_is_cancelled(text: str) -> None:
+    chat = cancelled_chat()
+    out = chat.say(text, intents=["trial"])
+    assert out.journal["reply"] == "trial_cancelled_status"
+    assert out.state.stage == "cancelled"
+
+
+def test_a_yes_that_names_the_outcome_still_answers_the_cancel_question() -> None:
+    chat = booked_chat()
+    chat.say("desmarca pra mim")
+    plan = chat.plan_for("sim, pode deixar desmarcado")
+    assert plan.tool_call is not None and plan.tool_call.tool == "cancel_booking"
+
+
+def test_booking_again_after_a_cancel_reopens_the_flow_with_the_data_kept() -> None:
+    chat = cancelled_chat()
+    out = chat.say("quero marcar de novo, terça 17/02 às 18h")
+    assert out.state.stage == "awaiting_confirmation"
+    assert (out.state.nome, out.state.desired_date) == ("João", "2026-02-17")
+
+
 @pytest.mark.parametrize("answer", ["cancela", "pode cancelar", "não vou poder ir, cancela"])
 def test_repeating_the_cancel_request_confirms_it(answer: str) -> None:
     chat = booked_chat()

@@ -1,0 +1,125 @@
+"""After a booking: a class moved relative to itself (the shift read from the message, the
+booked date it is added to) and triage sending moves and questions about a cancelled class
+to the trial."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.triage.config import load_config as load_triage
+from services.triage.rules import classify
+from services.trial.shift import asks_to_move, weeks_later
+from tests.unit.test_trial_flow import PACK, booked_chat
+
+TRIAGE = load_triage(PACK)
+
+
+@pytest.mark.parametrize(
+    ("text", "weeks"),
+    [
+        ("dá pra empurrar em duas semanas?", 2),
+        ("joga ela 3 semanas depois", 3),
+        ("melhor uma semana adiante", 1),
+        ("pode ser na semana seguinte, msm hora", 1),
+        ("adiar 1 semana", 1),
+        ("semana que vem eu vou", None),
+        ("passei a semana toda doente", None),
+        ("faz 2 semanas que quero jogar", None),
+    ],
+)
+def test_a_move_relative_to_the_class_is_a_number_of_weeks(text: str, weeks: int | None) -> None:
+    assert weeks_later(text) == weeks
+
+
+def test_a_shift_moves_the_booked_class_and_keeps_its_time() -> None:
+    chat = booked_chat()  # terça 10/02 às 19:00
+    out = chat.say("consegue empurrar duas semanas? mesma hora")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "reschedule_booking"
+    assert out.state.pending_tool.args["new_date"] == "2026-02-24"
+    assert out.state.pending_tool.args["new_time"] == "19:00"
+
+
+def test_a_date_said_outright_wins_over_the_shift_words() -> None:
+    chat = booked_chat()
+    out = chat.say("muda pra semana seguinte, terça dia 17 às 18h")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.args["new_date"] == "2026-02-17"
+    assert out.state.pending_tool.args["new_time"] == "18:00"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "boa tarde! tem como passar pra outra terça?",
+        "preciso adiar uma semana, pode ser?",
+        "troca pra próxima, no mesmo horário",
+    ],
+)
+def test_moving_a_class_to_a_later_day_reads_as_the_trial(text: str) -> None:
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+
+
+def test_changing_clothes_is_no_move() -> None:
+    result = classify("dá pra trocar de roupa aí?", trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" not in result.intents
+
+
+@pytest.mark.parametrize("stage", ["booked", "cancelled"])
+def test_asking_whether_the_class_stands_cancelled_reads_as_the_trial(stage: str) -> None:
+    result = classify("então ficou desmarcado, certo?", trial_stage=stage, config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+    result = classify("foi cancelado mesmo?", trial_stage=stage, config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+
+
+@pytest.mark.parametrize(
+    ("text", "moves"),
+    [
+        ("vai dar não, tem como mudar?", True),
+        ("preciso remarcar, surgiu um imprevisto", True),
+        ("dá pra trocar?", True),
+        ("onde eu troco de roupa? dá pra trocar de roupa lá?", False),
+        ("me passa o endereço", False),
+        ("quero mudar o nome que eu passei", False),
+    ],
+)
+def test_asking_to_move_with_no_other_object(text: str, moves: bool) -> None:
+    assert asks_to_move(text) is moves
+
+
+def test_asking_to_move_a_booked_class_without_a_date_asks_for_the_new_one() -> None:
+    chat = booked_chat()
+    out = chat.say("ih, ela não vai conseguir nesse dia. tem como mudar?")
+    assert out.journal["reply"] == "trial_reschedule_ask"
+    assert out.state.rescheduling
+    out = chat.say("terça dia 24 então")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.args["new_date"] == "2026-02-24"
+    assert out.state.pending_tool.args["new_time"] == "19:00"
+
+
+def test_moving_without_a_date_reads_as_the_trial_when_booked() -> None:
+    result = classify("será que tem como trocar?", trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+
+
+@pytest.mark.parametrize(
+    "text", ["e quando é a aula do meu marido mesmo?", "que dia vai ser a aula da Bia? esqueci"]
+)
+def test_when_someones_own_class_is_reads_as_the_trial(text: str) -> None:
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert "trial" in result.intents
+    plan = booked_chat().plan_for(text, intents=result.intents)
+    assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
+
+
+@pytest.mark.parametrize(
+    ("text", "moves"),
+    [("dá pra mudar o horário?", True), ("posso trocar a bolinha?", False)],
+)
+def test_only_the_class_s_own_object_is_a_move(text: str, moves: bool) -> None:
+    assert asks_to_move(text) is moves
+    result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
+    assert ("trial" in result.intents) is moves
