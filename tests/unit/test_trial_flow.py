@@ -535,9 +535,9 @@ def test_a_yes_that_names_the_outcome_still_answers_the_cancel_question() -> Non
 
 def test_booking_again_after_a_cancel_reopens_the_flow_with_the_data_kept() -> None:
     chat = cancelled_chat()
-    out = chat.say("quero marcar de novo, terça 17/02 às 18h")
+    out = chat.say("quero marcar de novo, terça 24/02 às 18h")
     assert out.state.stage == "awaiting_confirmation"
-    assert (out.state.nome, out.state.desired_date) == ("João", "2026-02-17")
+    assert (out.state.nome, out.state.desired_date) == ("João", "2026-02-24")
 
 
 @pytest.mark.parametrize("answer", ["cancela", "pode cancelar", "não vou poder ir, cancela"])
