@@ -23,9 +23,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from services.gateway.channels.base import Delivery, PlainChannel
-from services.gateway.channels.notices import notice_kinds, notice_reply
-from services.gateway.channels.once import Retry, send_once
+from services.gateway.channels.base import Delivery
+from services.gateway.channels.rest import RestChannel
 from services.gateway.channels.spec import Parts
 from services.gateway.chatwoot.parse import (
     OWN_MESSAGE,
@@ -40,7 +39,7 @@ from services.gateway.chatwoot.settings import NAME, ChatwootSettings, chatwoot_
 from services.gateway.chatwoot.spec import LIMITS, PREFIX
 from services.gateway.handoff import Handoff
 from services.gateway.turns import MessageRefused, TurnKeeper
-from shared.contracts import Reply, Turn, utcnow
+from shared.contracts import Reply, utcnow
 from shared.durability import ReplicaAck
 from shared.metrics import INBOUND
 from shared.service import Runtime
@@ -67,44 +66,21 @@ def message_id_of(body: Any) -> str | None:
     return str(found) if isinstance(found, int | str) else None
 
 
-class Chatwoot(PlainChannel):
+class Chatwoot(RestChannel):
     name = NAME
     limits = LIMITS
     conversation_prefix = PREFIX
-    writes_history = False
+    tag = TAG
 
     def __init__(
         self, rt: Runtime, settings: ChatwootSettings, ack: ReplicaAck | None = None
     ) -> None:
-        self.rt = rt
-        self.ack = ack or ReplicaAck()
-        self.settings = settings
-        self.keys = rt.keys
-        self.redis = rt.redis
         # Without a URL the channel is off (``settings.on``); the client still needs a base.
-        base = settings.url or "http://chatwoot.invalid"
-        self.http = httpx.AsyncClient(base_url=base, timeout=settings.timeout_s)
-        self.retry = Retry(
-            settings.send_attempts, settings.retry_base_ms / 1000, settings.retry_max_ms / 1000
-        )
-        self.pending_ttl_s = int(settings.timeout_s + settings.retry_max_ms / 1000) + 10
-
-    @property
-    def health_key(self) -> str:
-        return self.keys.channel_global(TAG, "health")
+        super().__init__(rt, settings, settings.url or "http://chatwoot.invalid", ack)
+        self.settings = settings
 
     def delivery_key(self, delivery: str) -> str:
         return self.keys.channel_item(TAG, "delivery", delivery)
-
-    # Turn start -----------------------------------------------------------------------------
-
-    def own_answer(self, turn: Turn) -> tuple[Reply, str] | None:
-        """A turn made only of photos, audios... gets the pack's notices."""
-        reply = notice_reply(turn, self.rt.pack, created_at=utcnow())
-        if reply is None:
-            return None
-        entry = journal_entry("gateway", turn.turn_id, "chatwoot.notice", kinds=notice_kinds(turn))
-        return reply, entry
 
     # Outbound -------------------------------------------------------------------------------
 
@@ -123,16 +99,8 @@ class Chatwoot(PlainChannel):
                     headers=self._auth,
                 )
 
-            sent = await send_once(
-                self.redis,
-                self.keys.sent(reply.conversation_id, reply.turn_id, index),
-                post,
-                message_id_of,
-                self.retry,
-                ttl_s=self.settings.delivery_ttl_s,
-                pending_ttl_s=self.pending_ttl_s,
-                ack=self.ack,
-            )
+            key = self.keys.sent(reply.conversation_id, reply.turn_id, index)
+            sent = await self.send(key, post, message_id_of)
             if sent.status in ("failed", "unknown"):
                 await self._note_error(sent.detail, reply.conversation_id)
                 return Delivery(sent.status, f"bubble {index}: {sent.detail}")
@@ -159,16 +127,7 @@ class Chatwoot(PlainChannel):
 
         # Toggling to open twice is harmless: each handoff gets its own slot, retried alone.
         slot = self.keys.sent(conversation_id, f"handoff-{uuid.uuid4().hex}", 0)
-        sent = await send_once(
-            self.redis,
-            slot,
-            post,
-            lambda _: "open",
-            self.retry,
-            ttl_s=self.settings.delivery_ttl_s,
-            pending_ttl_s=self.pending_ttl_s,
-            ack=self.ack,
-        )
+        sent = await self.send(slot, post, lambda _: "open")
         await self.rt.store.append_journal(
             conversation_id,
             journal_entry("gateway", None, "chatwoot.toggled", status="open", outcome=sent.status),
@@ -302,6 +261,3 @@ class Chatwoot(PlainChannel):
             "last_success_at": raw.get("last_success_at"),
             "last_error": json.loads(raw["last_error"]) if "last_error" in raw else None,
         }
-
-    async def aclose(self) -> None:
-        await self.http.aclose()

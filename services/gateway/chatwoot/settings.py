@@ -11,14 +11,15 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from services.gateway.channels.rest import RestSending
 from shared.tenants import Tenant
 
 NAME = "chatwoot"
 
 
-class ChatwootSettings(BaseSettings):
+class ChatwootSettings(RestSending):
     model_config = SettingsConfigDict(env_prefix="CHATWOOT_", env_file=".env", extra="ignore")
 
     url: str | None = Field(default=None, description="Chatwoot's base URL.")
@@ -32,13 +33,6 @@ class ChatwootSettings(BaseSettings):
         default=300, ge=0, description="Oldest X-Chatwoot-Timestamp accepted (0: any)."
     )
     max_body_bytes: int = Field(default=1024 * 1024, description="Larger webhooks get 413.")
-    timeout_s: float = Field(default=10.0, description="Timeout of one API request.")
-    send_attempts: int = Field(default=4, ge=1, description="Attempts on 429, 5xx, no connection.")
-    retry_base_ms: int = Field(default=500, ge=1, description="First retry backoff (doubles).")
-    retry_max_ms: int = Field(default=8000, ge=1, description="Longest backoff.")
-    delivery_ttl_s: int = Field(
-        default=7 * 24 * 3600, description="How long send claims and delivery ids are kept."
-    )
 
     @field_validator("url", "bot_token", "webhook_secret", mode="before")
     @classmethod

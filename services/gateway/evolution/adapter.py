@@ -22,9 +22,9 @@ from typing import Any, Protocol
 
 import httpx
 
-from services.gateway.channels.base import Delivery, PlainChannel
-from services.gateway.channels.notices import notice_kinds, notice_reply
-from services.gateway.channels.once import Retry, Sent, send_once
+from services.gateway.channels.base import Delivery
+from services.gateway.channels.once import Sent
+from services.gateway.channels.rest import RestChannel
 from services.gateway.channels.spec import Parts
 from services.gateway.evolution.parse import (
     FromBusiness,
@@ -36,7 +36,7 @@ from services.gateway.evolution.parse import (
 from services.gateway.evolution.settings import NAME, EvolutionSettings, evolution_for
 from services.gateway.evolution.spec import LIMITS, PREFIX
 from services.gateway.turns import MessageRefused, TurnKeeper
-from shared.contracts import Reply, Turn, utcnow
+from shared.contracts import Reply, utcnow
 from shared.durability import ReplicaAck
 from shared.metrics import INBOUND
 from shared.service import Runtime
@@ -73,35 +73,21 @@ def message_id_of(body: Any) -> str | None:
     return found if isinstance(found, str) else None
 
 
-class Evolution(PlainChannel):
+class Evolution(RestChannel):
     name = NAME
     limits = LIMITS
     conversation_prefix = PREFIX
-    writes_history = False
+    tag = TAG
 
     def __init__(
         self, rt: Runtime, settings: EvolutionSettings, ack: ReplicaAck | None = None
     ) -> None:
-        self.rt = rt
-        self.ack = ack or ReplicaAck()
+        super().__init__(rt, settings, settings.url or "http://unset", ack)
         self.settings = settings
-        self.keys = rt.keys
-        self.redis = rt.redis
-        self.http = httpx.AsyncClient(
-            base_url=settings.url or "http://unset", timeout=settings.timeout_s
-        )
-        self.retry = Retry(
-            settings.send_attempts, settings.retry_base_ms / 1000, settings.retry_max_ms / 1000
-        )
-        self.pending_ttl_s = int(settings.timeout_s + settings.retry_max_ms / 1000) + 10
         if settings.instance and not settings.webhook_secret:
             rt.log.warning(
                 "EVOLUTION_WEBHOOK_SECRET is not set: every Evolution webhook is refused"
             )
-
-    @property
-    def health_key(self) -> str:
-        return self.keys.channel_global(TAG, "health")
 
     @property
     def events_key(self) -> str:
@@ -109,16 +95,6 @@ class Evolution(PlainChannel):
 
     def serves(self, instance: str | None) -> bool:
         return instance is not None and instance in self.settings.instance
-
-    # Turn start -----------------------------------------------------------------------------
-
-    def own_answer(self, turn: Turn) -> tuple[Reply, str] | None:
-        """A turn made only of photos, audios, locations... gets the pack's notices."""
-        reply = notice_reply(turn, self.rt.pack, created_at=utcnow())
-        if reply is None:
-            return None
-        entry = journal_entry("gateway", turn.turn_id, "evolution.notice", kinds=notice_kinds(turn))
-        return reply, entry
 
     # Outbound -------------------------------------------------------------------------------
 
@@ -156,16 +132,7 @@ class Evolution(PlainChannel):
                 headers={"apikey": self.settings.api_key or ""},
             )
 
-        sent = await send_once(
-            self.redis,
-            self.keys.sent(conv, reply.turn_id, index),
-            post,
-            message_id_of,
-            self.retry,
-            ttl_s=self.settings.delivery_ttl_s,
-            pending_ttl_s=self.pending_ttl_s,
-            ack=self.ack,
-        )
+        sent = await self.send(self.keys.sent(conv, reply.turn_id, index), post, message_id_of)
         if sent.status == "sent":
             ours = message_id_of(sent.body)
             if ours:
@@ -288,6 +255,3 @@ class Evolution(PlainChannel):
             "last_success_at": raw.get("last_success_at"),
             "last_error": json.loads(raw["last_error"]) if "last_error" in raw else None,
         }
-
-    async def aclose(self) -> None:
-        await self.http.aclose()

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 
+from services.gateway.channels.rest import RestSending
 from shared.tenants import Tenant
 
 NAME = "evolution"
@@ -25,7 +26,7 @@ def _names(value: object) -> object:
     return value
 
 
-class EvolutionSettings(BaseSettings):
+class EvolutionSettings(RestSending):
     model_config = SettingsConfigDict(env_prefix="EVOLUTION_", env_file=".env", extra="ignore")
 
     url: str | None = Field(default=None, description="Evolution API base URL (sendText).")
@@ -42,13 +43,6 @@ class EvolutionSettings(BaseSettings):
     )
     max_body_bytes: int = Field(
         default=8 * 1024 * 1024, description="Larger webhooks get 413 (base64 media)."
-    )
-    timeout_s: float = Field(default=10.0, description="Timeout of one sendText request.")
-    send_attempts: int = Field(default=4, ge=1, description="Attempts on 429, 5xx, no connection.")
-    retry_base_ms: int = Field(default=500, ge=1, description="First retry backoff (doubles).")
-    retry_max_ms: int = Field(default=8000, ge=1, description="Longest backoff.")
-    delivery_ttl_s: int = Field(
-        default=7 * 24 * 3600, description="How long send claims and our message ids are kept."
     )
 
     @field_validator("url", "api_key", "webhook_secret", mode="before")
