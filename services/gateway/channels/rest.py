@@ -1,7 +1,7 @@
 """What a channel that sends through a provider's REST API shares (a webhook in, a POST out).
 
-Such a channel takes webhooks in and send each bubble of a reply with one POST to the provider, once
-(``once.py``), and answers a turn made only of media with the pack's notices. The settings of
+Such a channel takes webhooks in, sends each bubble of a reply with one POST to the provider,
+once (``once.py``), and answers a turn made only of media with the pack's notices. The settings of
 the sending (timeout, attempts, backoff, how long claims are kept) are the same fields under
 each channel's own environment prefix.
 """
