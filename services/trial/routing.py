@@ -50,8 +50,11 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             }
         )
     if state.stage == "cancelled":
-        if t.code is None and t.action in ("cancel", "status"):
+        # "ficou cancelada?" is told it is; a second request to cancel, that nothing is left.
+        if t.code is None and t.action == "status":
             return Reply(state, ctx, key="trial_cancelled_status")
+        if t.code is None and t.action == "cancel":
+            return Reply(state, ctx, key="trial_nothing_to_cancel")
         state = state.reopened()
     if t.action == "handoff":
         return handoff(state, ctx, reason="upset" if t.upset else "asked")
