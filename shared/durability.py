@@ -23,7 +23,7 @@ from typing import Any
 
 from redis.asyncio import RedisCluster
 from redis.asyncio.cluster import ClusterNode
-from redis.exceptions import SlotNotCoveredError
+from redis.exceptions import ResponseError, SlotNotCoveredError
 
 from shared.connections import AnyRedis
 from shared.logs import get_logger
@@ -86,6 +86,21 @@ class ReplicaAck:
             pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
             waited.append(keys[0])
         return waited
+
+    async def execute(self, pipe: Any) -> list[Any]:
+        """Run ``pipe``; its results. A ``WAIT`` sent to a master that a failover demoted under
+        the client's slot map (the write itself was redirected to the new master) confirmed
+        nothing: its answer is 0, and ``check`` asks the new master. Any other error is
+        raised as the pipeline would."""
+        results = list(await pipe.execute(raise_on_error=False))
+        for index, result in enumerate(results):
+            if isinstance(result, ResponseError) and "WAIT cannot be used with replica" in str(
+                result
+            ):
+                results[index] = 0
+            elif isinstance(result, Exception):
+                raise result
+        return results
 
     async def check(
         self, redis: AnyRedis, waited: list[str], answers: list[Any], what: str

@@ -307,7 +307,7 @@ class TurnKeeper:
             # Answered 2xx only once a replica holds the message and the pending start that
             # makes the sweeper come back to it (when replicas are asked for).
             waits = self.ack.queue(pipe, self.redis, keys[0], self.keys.pending_starts(conv))
-            done = await pipe.execute()
+            done = await self.ack.execute(pipe)
         result = done[1]
         fresh = await self._handled(message, result, turn_id, quiet)
         # A message no replica confirmed is still on the master and handled like any other;

@@ -114,7 +114,7 @@ class HttpChannel(PlainChannel):
         async with self.redis.pipeline(transaction=False) as pipe:
             lua.queue(pipe, self.scripts.deliver_once, keys=keys, args=args)
             waits = self.ack.queue(pipe, self.redis, keys[0])
-            done = await pipe.execute()
+            done = await self.ack.execute(pipe)
         await self.ack.check(self.redis, waits, done[1:], f"reply claim {keys[0]}")
         return list(done[0])
 

@@ -74,16 +74,16 @@ async def claim(redis: Redis, key: str, token: str, ttl_s: int, ack: ReplicaAck)
     the reply again later."""
     if not ack.on:
         return bool(await redis.set(key, token, nx=True, ex=ttl_s))
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.set(key, token, nx=True, ex=ttl_s)
-        waits = ack.queue(pipe, redis, key)
-        done = await pipe.execute()
-    if done[0]:
-        try:
+    try:
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.set(key, token, nx=True, ex=ttl_s)
+            waits = ack.queue(pipe, redis, key)
+            done = await ack.execute(pipe)
+        if done[0]:
             await ack.check(redis, waits, done[1:], f"send claim {key}")
-        except NotReplicated:
-            await redis.eval(lua.DEL_IF_EQUAL, 1, key, token)
-            raise
+    except NotReplicated:
+        await redis.eval(lua.DEL_IF_EQUAL, 1, key, token)
+        raise
     return bool(done[0])
 
 
