@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from orquestra.health import live_consumers
+from orquestra.health import Target, live_consumers
 from orquestra.pack_check import check_pack
 from services.gateway.channels.registry import SECTIONS
 from shared.connections import connect_sync
@@ -88,7 +88,8 @@ def _reload(args: argparse.Namespace) -> int:
     entry = str(redis.xadd(keys.tenant_reloads, {"tenant": args.tenant or ""}, maxlen=1000))
     deadline = time.monotonic() + args.wait
     while True:
-        live = [member.split("|", 1) for member in live_consumers(redis, keys, settings)]
+        beating = live_consumers(Target.from_settings(settings), time.time())
+        live = [member.split("|", 1) for member in beating]
         applied = redis.hgetall(keys.tenant_reloads_applied)
         waiting = [f"{s}/{c}" for s, c in live if not _applied(applied.get(c, "0-0"), entry)]
         if not waiting:
