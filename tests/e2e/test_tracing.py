@@ -112,9 +112,19 @@ def test_one_turn_is_one_trace_from_the_request_to_the_delivery(
     trace_id, journal = _turn_trace(system, conversation)
     specialists = events(journal, "triage.decided")[0]["routes"]
     assert {"trial", "faq"} <= set(specialists)
-    for name in specialists:  # every specialist's span, not only the one that completed
+    # Every process exports its own spans on its own schedule: wait for each hop asserted
+    # below (every specialist's, not only the one that completed; triage's and the mode
+    # router's too), then take the trace once its delivery is in.
+    hops = [(name, "tasks") for name in specialists] + [
+        ("triage", "turns"),
+        ("mode_router", "turns"),
+    ]
+    for service, stream in hops:
         receiver.wait_for(
-            lambda spans, name=name: Trace(spans, trace_id).processed(name, "tasks"), 20
+            lambda spans, service=service, stream=stream: Trace(spans, trace_id).processed(
+                service, stream
+            ),
+            20,
         )
     trace = receiver.wait_for(_delivered(trace_id), 20)
 
