@@ -224,7 +224,7 @@ def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseM
     topic: "e o de 3x?" after a plan's price, "e domingo?" after the opening hours.
 
     A clause with no content word left ("e o de 12?") continues it whole. Otherwise it must
-    open as a follow-up ("e ...", "mas ...": "vcs não têm quadra coberta?" is a question of its
+    open as a follow-up ("e ...", "mas ...": "vocês não têm vestiário?" is a question of its
     own) and be mostly about the topic's entry: of its content words the base uses at all,
     the entry must know at least the FAQ's ``min_coverage`` (idf-weighted) ("e futevôlei?"
     names nothing known, "e tem estacionamento?" names another entry's word; neither

@@ -102,7 +102,7 @@ def clauses(text: str, config: TriageConfig) -> list[Clause]:
 def continues_questions(text: str, config: TriageConfig) -> bool:
     """Whether a message read right after an FAQ answer is the next question of the same
     conversation: short, and asking something or opening with a joiner ("e no sábado?", "e
-    domingo nem pensar né", "quando ele fizer 8 pode?"). The FAQ reads it against the topic
+    sábado de jeito nenhum", "quando ele fizer 8 pode?"). The FAQ reads it against the topic
     it keeps; triage only has to send it there instead of the menu."""
     words = normalize(text).split()
     if not words or len(words) > config.questions.follow_up_words:

@@ -25,7 +25,7 @@ TUESDAY_NIGHT = datetime(2026, 3, 10, 20, 40, tzinfo=TZ)
 
 def test_a_day_that_is_not_a_class_day_is_answered_before_the_name() -> None:
     chat = Chat()
-    out = chat.say("quero fazer a aula experimental na quinta dia 12 às 19h")
+    out = chat.say("bora marcar a experimental na quinta dia 12 às 19h")
     assert out.journal["reply"] == "trial_ask_name"
     assert "12/02 não é terça" in out.text
     assert "terça, 10/02 às 07:00, 18:00, 19:00 e 20:00" in out.text
