@@ -228,7 +228,7 @@ def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseM
     own) and be mostly about the topic's entry: of its content words the base uses at all,
     the entry must know at least the FAQ's ``min_coverage`` (idf-weighted) ("e futevôlei?"
     names nothing known, "e tem estacionamento?" names another entry's word; neither
-    continues the topic, while "e durante a semana fecha que horas?" does).
+    continues the topic, while "e no sábado abre até que horas?" does).
     """
     rule = index.config.follow_up
     words = normalize(clause).split()
