@@ -12,9 +12,10 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 
 from services.gateway.api import MessageIn
+from services.gateway.channels.webhooks import Ignored
 from services.gateway.turns import screen_entries
 from services.gateway.validation import describe, validation_error
-from services.gateway.whatsapp.parse import Ignored, parse_webhook
+from services.gateway.whatsapp.parse import parse_webhook
 from shared.contracts import InboundMessage, is_conversation_id, sent_at_problem
 from tests.support.fake_graph import message_webhook
 

@@ -18,19 +18,18 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 
 from services.gateway.channels.base import Delivery
 from services.gateway.channels.rest import RestChannel
 from services.gateway.channels.spec import Parts
+from services.gateway.channels.webhooks import Ignored, StaffEchoes, journal_once
 from services.gateway.chatwoot.parse import (
     OWN_MESSAGE,
     Customer,
     Event,
-    Ignored,
     Ownership,
     parse_event,
 )
@@ -48,12 +47,6 @@ from shared.state import journal_entry
 TAG = "cw"
 # Who the handoff journal says changed the owner when Chatwoot's status did.
 STATUS_AGENT = f"{NAME}:status"
-
-
-class StaffEchoes(Protocol):
-    async def record_echo(
-        self, conversation_id: str, message_id: str, text: str, at: datetime, agent: str
-    ) -> bool: ...
 
 
 def build(parts: Parts) -> Chatwoot:
@@ -223,14 +216,11 @@ class Chatwoot(RestChannel):
         conv = item.conversation_id
         if conv is None:
             return
-        if item.message_id:
-            seen = self.keys.dedupe(conv, f"ignored-{item.message_id}")
-            if not await self.redis.set(seen, "1", nx=True, ex=self.rt.settings.dedupe_ttl_s):
-                return
         entry = journal_entry(
             "gateway", None, "chatwoot.ignored", reason=item.reason, message_id=item.message_id
         )
-        await self.rt.store.append_journal(conv, entry)
+        once = f"ignored-{item.message_id}" if item.message_id else None
+        await journal_once(self.rt, conv, once, entry)
 
     # Health and lifecycle -------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from services.gateway.channels.webhooks import Ignored
 from services.gateway.chatwoot.settings import NAME
 from services.gateway.chatwoot.spec import PREFIX
 from shared.contracts import InboundMessage, is_conversation_id
@@ -42,12 +43,6 @@ KINDS = {
     "location": "location",
     "contact": "contacts",
 }
-
-
-class Ignored(BaseModel):
-    reason: str
-    conversation_id: str | None = None
-    message_id: str | None = None
 
 
 class Customer(BaseModel):

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 
@@ -26,9 +25,9 @@ from services.gateway.channels.base import Delivery
 from services.gateway.channels.once import Sent
 from services.gateway.channels.rest import RestChannel
 from services.gateway.channels.spec import Parts
+from services.gateway.channels.webhooks import Ignored, StaffEchoes, journal_once
 from services.gateway.evolution.parse import (
     FromBusiness,
-    Ignored,
     Webhook,
     parse_webhook,
     split_conversation_id,
@@ -48,12 +47,6 @@ EVENTS_KEPT = 1000
 PHONE_AGENT = "evolution-phone"
 # How long a bubble being sent counts as ours by its text (an echo may beat the response).
 SENDING_TTL_S = 120
-
-
-class StaffEchoes(Protocol):
-    async def record_echo(
-        self, conversation_id: str, message_id: str, text: str, at: datetime, agent: str
-    ) -> bool: ...
 
 
 def build(parts: Parts) -> Evolution:
@@ -218,11 +211,7 @@ class Evolution(RestChannel):
                 pipe.expire(self.events_key, self.settings.delivery_ttl_s)
                 await pipe.execute()
             return
-        if item.message_id:
-            seen = self.keys.dedupe(conv, item.message_id)
-            if not await self.redis.set(seen, "1", nx=True, ex=self.rt.settings.dedupe_ttl_s):
-                return  # a redelivery of something already journaled
-        await self.rt.store.append_journal(conv, entry)
+        await journal_once(self.rt, conv, item.message_id, entry)
 
     # Health and lifecycle -------------------------------------------------------------------
 

@@ -23,12 +23,12 @@ acknowledged as ignored; ``connection.update`` also says the session's state for
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from services.gateway.channels.webhooks import Ignored, safe_id
 from services.gateway.evolution.numbers import canonical, number_of_jid
 from services.gateway.evolution.settings import NAME
 from services.gateway.evolution.spec import PREFIX
@@ -56,16 +56,6 @@ NOTICES = {
 # What a message carries besides its content (never the content itself).
 NOT_CONTENT = frozenset({"messageContextInfo", "base64", "senderKeyDistributionMessage"})
 IGNORED_TYPES = frozenset({"protocolMessage", "editedMessage", "pollUpdateMessage"})
-_SAFE_ID = re.compile(r"^[^\s{}\x00-\x1f]{1,128}$")
-
-
-class Ignored(BaseModel):
-    """Something acknowledged and journaled, not turned into a message."""
-
-    reason: str
-    conversation_id: str | None = None
-    message_id: str | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class FromBusiness(BaseModel):
@@ -150,7 +140,7 @@ def _read(
         out.ignored.append(Ignored(reason=reason, message_id=message_id))
         return
     conv = conversation_id(instance, canonical(number))
-    if not message_id or not _SAFE_ID.match(message_id) or not is_conversation_id(conv):
+    if not message_id or not safe_id(message_id) or not is_conversation_id(conv):
         out.ignored.append(Ignored(reason="unaddressable", message_id=message_id))
         return
     content = _content(_dict(data.get("message")))

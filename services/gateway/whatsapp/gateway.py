@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from fastapi import BackgroundTasks
 
 from services.gateway.channels.base import Delivery
 from services.gateway.channels.spec import Parts
+from services.gateway.channels.webhooks import Ignored, StaffEchoes, journal_once
 from services.gateway.turns import MessageRefused, TurnKeeper
 from services.gateway.whatsapp.channel import WhatsAppChannel
 from services.gateway.whatsapp.errors import REENGAGEMENT_CODE
@@ -30,7 +30,6 @@ from services.gateway.whatsapp.parse import (
     CHANNEL,
     CONVERSATION_PREFIX,
     NOT_JSON,
-    Ignored,
     StatusUpdate,
     Webhook,
     parse_webhook,
@@ -47,14 +46,6 @@ from shared.state import journal_entry
 EVENTS_KEPT = 1000
 # Who the staff inbox says wrote a message sent from the WhatsApp Business app.
 ECHO_AGENT = "whatsapp-app"
-
-
-class StaffEchoes(Protocol):
-    """Where messages sent from the WhatsApp Business app go (the staff inbox)."""
-
-    async def record_echo(
-        self, conversation_id: str, message_id: str, text: str, at: datetime, agent: str
-    ) -> bool: ...
 
 
 def build(parts: Parts) -> WhatsApp:
@@ -208,15 +199,10 @@ class WhatsApp:
             message_id=item.message_id,
             detail=item.detail,
         )
-        conv = item.conversation_id
-        if conv is None:
+        if item.conversation_id is None:
             await self.records.event(entry, EVENTS_KEPT)
             return
-        if item.message_id:
-            seen = self.rt.keys.dedupe(conv, item.message_id)
-            if not await self.rt.redis.set(seen, "1", nx=True, ex=self.rt.settings.dedupe_ttl_s):
-                return  # a redelivery of something already journaled
-        await self.rt.store.append_journal(conv, entry)
+        await journal_once(self.rt, item.conversation_id, item.message_id, entry)
 
     async def on_handoff(self, conversation_id: str) -> None:
         """Nothing to tell Meta: the staff inbox is where a person takes the conversation."""

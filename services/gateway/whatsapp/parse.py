@@ -23,12 +23,12 @@ Messages become :class:`InboundMessage` with ``kind`` = Meta's type:
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from services.gateway.channels.webhooks import Ignored, safe_id
 from shared.contracts import InboundMessage, is_conversation_id
 
 CHANNEL = "whatsapp"
@@ -41,19 +41,6 @@ MEDIA_KINDS = ("image", "video", "audio", "document", "sticker")
 IGNORED_KINDS = ("system",)
 UNSUPPORTED_KINDS = ("unsupported", "unknown")
 EDIT_KIND = "edit"
-
-# A message id becomes part of Redis key names (inside a hash tag): no braces, blanks or
-# controls. A conversation id made of the numbers follows the shared rule.
-_SAFE_ID = re.compile(r"^[^\s{}\x00-\x1f]{1,128}$")
-
-
-class Ignored(BaseModel):
-    """Something acknowledged and journaled, not turned into a message or a status."""
-
-    reason: str
-    conversation_id: str | None = None
-    message_id: str | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class StatusUpdate(BaseModel):
@@ -402,7 +389,7 @@ def _time(raw: Any, tz: tzinfo) -> datetime | None:
 
 
 def _addressable(number: str, sender: str, wamid: str) -> bool:
-    return bool(_SAFE_ID.match(wamid)) and is_conversation_id(conversation_id(number, sender))
+    return safe_id(wamid) and is_conversation_id(conversation_id(number, sender))
 
 
 def _scalar(value: Any) -> bool:
