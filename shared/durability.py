@@ -92,6 +92,8 @@ class ReplicaAck:
         the client's slot map (the write itself was redirected to the new master) confirmed
         nothing: its answer is 0, and ``check`` asks the new master. Any other error is
         raised as the pipeline would."""
+        if not self.on:
+            return list(await pipe.execute())
         results = list(await pipe.execute(raise_on_error=False))
         for index, result in enumerate(results):
             if isinstance(result, ResponseError) and "WAIT cannot be used with replica" in str(
