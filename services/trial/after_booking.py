@@ -3,8 +3,6 @@ the tool gate, the last two after the person's yes), and the answer to that conf
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-
 from services.trial.before_booking import error_key, slot_values
 from services.trial.extraction import without_phrases
 from services.trial.gating import after_gate, ask_gate, id_args
@@ -12,11 +10,9 @@ from services.trial.models import (
     ContextState,
     PendingTool,
     ToolCall,
-    TrialExtraction,
     TrialState,
 )
 from services.trial.replies import base_values
-from services.trial.shift import weeks_later
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import ERROR_FIELD, validate_slot
 from shared.nlu.yesno import yes_no
@@ -42,19 +38,10 @@ def ask_cancel(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     return after_gate(t, state, ctx, decision)
 
 
-def moved_extraction(t: TrialTurn, state: TrialState) -> TrialExtraction:
-    """The turn's extraction with a move said relative to the booked class ("uma semana pra
-    frente") as the new date, when the message names no date of its own."""
-    ext = t.extraction
-    weeks = weeks_later(t.text)
-    if ext.desired_date is not None or weeks is None or state.desired_date is None:
-        return ext
-    moved = date.fromisoformat(state.desired_date) + timedelta(weeks=weeks)
-    return ext.model_copy(update={"desired_date": moved.isoformat()})
-
-
 def reschedule(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
-    ext = moved_extraction(t, state)
+    # A move said relative to the booked class ("uma semana pra frente", "adia duas semanas")
+    # is already a date: the extractor reads it against the slice's date (``reference_date``).
+    ext = t.extraction
     asking = state.model_copy(update={"rescheduling": True})
     if not ext.mentions_slot():
         return Reply(asking, ctx, key="trial_reschedule_ask", asks="date")
@@ -93,7 +80,7 @@ def answer_pending(
     t: TrialTurn, state: TrialState, ctx: ContextState, pending: PendingTool
 ) -> Reply:
     cleared = state.model_copy(update={"pending_tool": None})
-    if pending.tool == "reschedule_booking" and moved_extraction(t, state).mentions_slot():
+    if pending.tool == "reschedule_booking" and t.extraction.mentions_slot():
         return reschedule(t, cleared, ctx)
     answer = t.extraction.confirmed
     if t.action is not None and t.action == TOOL_ACTION[pending.tool]:

@@ -12,7 +12,6 @@ from services.trial.after_booking import (
     answer_pending,
     ask_cancel,
     lookup,
-    moved_extraction,
     reschedule,
 )
 from services.trial.before_booking import booking_flow, handoff, stop_flow
@@ -82,7 +81,7 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         return lookup(t, state, ctx)
     if state.stage == "booked":
         moving = state.rescheduling or asks_to_move(t.text)
-        if moving or moved_extraction(t, state).mentions_slot():
+        if moving or t.extraction.mentions_slot():
             return reschedule(t, state, ctx)
         return lookup(t, state, ctx)
     return booking_flow(t, state, ctx)

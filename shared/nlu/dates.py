@@ -213,6 +213,13 @@ _SMALL = {"um": 1, "uma": 1, "dois": 2, "duas": 2}
 # conversation's date (a booking being moved), else today.
 _SHIFT = re.compile(
     r"\b(\d{1,2}|um|uma|dois|duas)\s+(dias?|semanas?)\s+(?:para frente|depois|adiante|mais tarde)\b"
+    # "adia uma semana", "empurrar em duas semanas", "atrasa 1 semana": a delay by that much.
+    r"|\b(?:adi|empurr|atras)\w*\s+(?:(?:em|por)\s+)?(\d{1,2}|um|uma|dois|duas)\s+(dias?|semanas?)\b"
+)
+# "na semana seguinte" with no weekday: a week after the day named before, or the reference.
+_NEXT_WEEK = re.compile(
+    r"\b(?:n?a|para(?: a)?)\s+semana\s+seguinte\b"
+    r"(?!\s+(?:n?a|n?o)?\s*(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)"
 )
 # A date right after "para (o|a)" is where the person wants to go ("só volto dia 10, muda para o
 # dia 12"): it wins over the other days the message names.
@@ -373,8 +380,14 @@ def _following(text: str, today: date, before: str, reference: date | None) -> d
     shift = _SHIFT.search(text)
     if shift is not None:
         start = _anchor(before + " " + text[: shift.start()], today) or reference or today
-        count = _SMALL.get(shift[1]) or int(shift[1])
-        return start + timedelta(days=count * (7 if shift[2].startswith("semana") else 1))
+        said, unit = shift[1] or shift[3], shift[2] or shift[4]
+        count = _SMALL.get(said) or int(said)
+        return start + timedelta(days=count * (7 if unit.startswith("semana") else 1))
+    next_week = _NEXT_WEEK.search(text)
+    if next_week is not None:
+        week_of = _anchor(before + " " + text[: next_week.start()], today) or reference
+        if week_of is not None:
+            return week_of + timedelta(days=7)
     match = other or seguinte or elliptic
     if match is None:
         return None

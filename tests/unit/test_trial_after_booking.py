@@ -4,11 +4,15 @@ to the trial."""
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
 import pytest
 
 from services.triage.config import load_config as load_triage
 from services.triage.rules import classify
-from services.trial.shift import asks_to_move, weeks_later
+from services.trial.shift import asks_to_move
+from shared.nlu.dates import resolve_date
 from tests.unit.test_trial_flow import PACK, booked_chat
 
 TRIAGE = load_triage(PACK)
@@ -28,7 +32,15 @@ TRIAGE = load_triage(PACK)
     ],
 )
 def test_a_move_relative_to_the_class_is_a_number_of_weeks(text: str, weeks: int | None) -> None:
-    assert weeks_later(text) == weeks
+    """Read by the date extractor against the booked class's date (``reference``): a shift is
+    that many weeks after it; anything else does not depend on it."""
+    tz = ZoneInfo("America/Sao_Paulo")
+    now, booked = datetime(2026, 2, 5, 10, tzinfo=tz), date(2026, 2, 10)
+    moved = resolve_date(text, now, tz, reference=booked)
+    if weeks is None:
+        assert moved == resolve_date(text, now, tz)
+    else:
+        assert moved == booked + timedelta(weeks=weeks)
 
 
 def test_a_shift_moves_the_booked_class_and_keeps_its_time() -> None:
