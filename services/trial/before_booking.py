@@ -21,7 +21,13 @@ from services.trial.models import (
 from services.trial.replies import class_day_options, free_options, join_list
 from services.trial.schedule import free_times
 from services.trial.turn import Reply, TrialTurn
-from services.trial.validators import ERROR_FIELD, SeatsTaken, validate_age, validate_slot
+from services.trial.validators import (
+    ERROR_FIELD,
+    SeatsTaken,
+    ValidationResult,
+    validate_age,
+    validate_slot,
+)
 from shared.trial.days import parse_date, show_date
 
 ASK_CLIENT: dict[str, str] = {
@@ -157,6 +163,17 @@ def _ask_client(t: TrialTurn, state: TrialState, ctx: ContextState, missing: Ask
     return reply
 
 
+def _validated(t: TrialTurn, state: TrialState) -> ValidationResult:
+    """The slice's day and time checked against the classes, seats and the calendar now."""
+    return validate_slot(
+        state.desired_date,
+        state.desired_time,
+        now_local=t.now_local,
+        config=t.config,
+        seats_taken=t.seats,
+    )
+
+
 def _slot_aside(t: TrialTurn, state: TrialState) -> tuple[str | None, dict[str, Any]]:
     """What to say about the day or time this message gave, before asking a client field:
     why it cannot be booked and the nearest that can, or — asked as a question ("dia 29 vocês
@@ -164,13 +181,7 @@ def _slot_aside(t: TrialTurn, state: TrialState) -> tuple[str | None, dict[str, 
     ext = t.extraction
     if not ext.mentions_slot() or state.desired_date is None:
         return None, {}
-    result = validate_slot(
-        state.desired_date,
-        state.desired_time,
-        now_local=t.now_local,
-        config=t.config,
-        seats_taken=t.seats,
-    )
+    result = _validated(t, state)
     code = result.error
     if code in ASIDE_ERRORS:
         values = slot_values(t, state.desired_date, state.desired_time, t.seats, code=code)
@@ -191,13 +202,7 @@ def for_student(t: TrialTurn, state: TrialState, key: str) -> str:
 
 
 def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
-    result = validate_slot(
-        state.desired_date,
-        state.desired_time,
-        now_local=t.now_local,
-        config=t.config,
-        seats_taken=t.seats,
-    )
+    result = _validated(t, state)
     if result.ok:
         return Reply(
             state.model_copy(update={"stage": "awaiting_confirmation"}),
