@@ -319,15 +319,22 @@ def http_reference() -> str:
         "### Schemas\n",
     ]
     for name, schema in document.get("components", {}).get("schemas", {}).items():
-        parts.append(f"#### `{name}`\n")
-        if schema.get("description"):
-            parts.append(schema["description"].strip().split("\n\n")[0] + "\n")
-        rows_ = _schema_rows(schema)
-        if rows_:
-            parts.append(_table(("field", "type", "required", "description"), rows_) + "\n")
-        elif "enum" in schema:
-            parts.append("One of " + ", ".join(f"`{v}`" for v in schema["enum"]) + ".\n")
+        parts += _schema_section(name, schema)
     return "\n".join(parts).rstrip("\n")
+
+
+def _schema_section(name: str, schema: dict[str, Any]) -> list[str]:
+    """One JSON schema as a page section: its name, the first paragraph of its description,
+    and its fields (or its values, for an enum)."""
+    parts = [f"#### `{name}`\n"]
+    if schema.get("description"):
+        parts.append(schema["description"].strip().split("\n\n")[0] + "\n")
+    rows = _schema_rows(schema)
+    if rows:
+        parts.append(_table(("field", "type", "required", "description"), rows) + "\n")
+    elif "enum" in schema:
+        parts.append("One of " + ", ".join(f"`{v}`" for v in schema["enum"]) + ".\n")
+    return parts
 
 
 # --- bus ---------------------------------------------------------------------------------------
@@ -390,10 +397,5 @@ def bus_reference() -> str:
     for name, schema in sorted(document["components"]["schemas"].items()):
         if ":" in name:  # a stream's union of payloads, listed in the table above
             continue
-        parts.append(f"#### `{name}`\n")
-        if schema.get("description"):
-            parts.append(schema["description"].strip().split("\n\n")[0] + "\n")
-        rows_ = _schema_rows(schema)
-        if rows_:
-            parts.append(_table(("field", "type", "required", "description"), rows_) + "\n")
+        parts += _schema_section(name, schema)
     return "\n".join(parts).rstrip("\n")
