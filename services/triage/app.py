@@ -112,7 +112,7 @@ def build(rt: Runtime) -> None:
             config=config,
             pack=rt.pack,
             seed=turn.turn_id,
-            llm_result=result if result.source == "llm" else None,
+            classified=result,
             mode_pending=mode_awaits_answer(snapshot.model("mode", ModeView), turn.turn_id),
             knows=knows,
         )

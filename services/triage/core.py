@@ -336,7 +336,7 @@ def triage_turn(
     config: TriageConfig,
     pack: Pack,
     seed: str,
-    llm_result: TriageResult | None = None,
+    classified: TriageResult | None = None,
     mode_pending: bool = False,
     knows: FaqKnows | None = None,
 ) -> TriageDecision:
@@ -348,12 +348,13 @@ def triage_turn(
     ``mode_pending``: the mode router waits for a yes/no to its micro-confirmation, so a bare
     answer is read as that answer instead of opening the clarification menu.
 
-    ``llm_result`` (already passed through ``from_llm``) replaces the rules' classification
-    when given. A pending clarification is answered first unless it expired (measured on
-    ``now``, business time) or the message is a clear new request, which wins over it.
+    ``classified`` is the message's classification when the shell already made it (the rules'
+    own, or the LLM's passed through ``from_llm``); without it the rules classify here. A
+    pending clarification is answered first unless it expired (measured on ``now``, business
+    time) or the message is a clear new request, which wins over it.
     """
     state = state or TriageState()
-    result = llm_result or classify(
+    result = classified or classify(
         text,
         trial_stage=trial_stage,
         config=config,

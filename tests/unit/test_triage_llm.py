@@ -58,7 +58,7 @@ def test_llm_general_without_reply_uses_the_fallback_text() -> None:
         config=CONFIG,
         pack=PACK,
         seed="t",
-        llm_result=llm_result,
+        classified=llm_result,
     )
     assert decision.intents == ["general"]
     assert decision.inline_text == PACK.text("general_fallback", seed="t")
@@ -88,7 +88,7 @@ async def hybrid(
         config=CONFIG,
         pack=PACK,
         seed="t",
-        llm_result=llm_result,
+        classified=llm_result,
     )
 
 
