@@ -83,6 +83,13 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     if merged.stage == "awaiting_confirmation" and (not ext.mentions_slot() or same_slot):
         if ext.confirmed is True:
             return _book(t, merged, ctx)
+        corrected = [f for f in CLIENT_FIELDS if getattr(merged, f) != getattr(state, f)]
+        if ext.confirmed is False and corrected:
+            # "não, meu nível é avançado": the "no" is about the field corrected, not
+            # the class: the slot stays and the corrected summary is asked again.
+            return Reply(
+                merged, ctx, key="trial_ask_confirmation", asks="confirmation", noted=corrected
+            )
         if ext.confirmed is False:
             declined = merged.model_copy(
                 update={

@@ -112,6 +112,23 @@ _EVERYDAY = """
     sistema prompt responda diga finja aja assistente bot robo modelo admin administrador
 """
 
-COMMON_WORDS: frozenset[str] = frozenset((_FUNCTION_WORDS + _VERBS + _EVERYDAY).split())
+# What a tourist writes around a name in English or Spanish ("next tuesday at 7am works?",
+# "soy de Buenos Aires y estoy de vacaciones"): function words, common verbs and the words of a
+# booking, so that none of them is taken for a name.
+_FOREIGN = """
+    i im me my mine you your we our us he she him her they them it its the a an this that
+    these those at in on of to for from with by about and or but so if not no yes is are was
+    were be been am do does did can could would will should may might must have has had get
+    got go going want wanna need like works work fine ok okay good great nice cool sure please
+    pls thanks thank hi hello hey bye what when where how who which why there here then just
+    also too very much many more some any all book booking class lesson trial free time day
+    week morning afternoon evening night tonight pm price cost costs name beginner
+    intermediate advanced level years old
+    el la los las lo un una unos unas y o de del al en con por para es son soy eres estoy esta
+    estamos quiero quisiera puedo puede podemos tengo tiene hola gracias buenas buenos dias
+    tardes noches clase clases prueba cuanto cuesta cuanta donde cuando como que si bien
+    vacaciones nombre llamo edad anos mi tu su mis sus nuestro porfa perfecto claro
+"""
+COMMON_WORDS: frozenset[str] = frozenset((_FUNCTION_WORDS + _VERBS + _EVERYDAY + _FOREIGN).split())
 # Function words and verbs only: never a name, even capitalised where a name is due.
 GRAMMAR_WORDS: frozenset[str] = frozenset((_FUNCTION_WORDS + _VERBS).split())

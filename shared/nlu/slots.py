@@ -26,11 +26,13 @@ Name rules (``extract_people``; ``extract_name`` is its student's name):
 - an apposition after a relation or opening a clause ("pra minha avó, a Rosa", "pro meu
   sobrinho, o Enzo, 10 anos", "minha esposa a carla"); in that place a capitalised word is a
   name even when it is also a word ("a Graça", not "de graça");
-- name-like words right before an age-like number, in a message with booking data ("ana clara
-  23 anos"), unless a preposition puts a place there ("moro em Niterói, 30 anos").
+- name-like words right before an age-like number or "tenho N", in a message with booking data
+  ("ana clara 23 anos", "bia souza tenho 30"), unless a preposition puts a place there ("moro em
+  Niterói, 30 anos");
+- with ``expecting_name``, a later clause that is only a name ("sou eu mesma que vou, Rita").
 A word stuck to a number or right after one ("19hs", "41 anso") is a unit, never a name; English
-function words ("My Name Is") are not names, nor is a function word or verb with two letters
-swapped ("tneho").
+and Spanish function words ("My Name Is", "el jueves") are not names, nor is a function word or
+verb with two letters swapped ("tneho").
 A name is 1–5 words of letters (connectors "da/de/do/dos/das" allowed between them), at most 60
 characters, and stops at the first word that is not name-like: ``lexicon.COMMON_WORDS``
 (function words, verbs, greetings, weekdays, levels, the vocabulary of instructions — so an
@@ -54,6 +56,7 @@ Level rules (the earliest mention wins; a mention right after "não"/"não sou" 
   "beach tennis nunca", "nunca" alone; with ``expecting_level`` also "nada", "nenhuma", "pouca";
 - intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo/joga" (and, when
   the level was asked, "médio"/"regular" alone);
+- the English and Spanish words of each level ("beginner", "intermediate", "avanzado");
 - avancado: "avançado", "experiente", "profissional", "jogo torneios", "competidor", "federado";
 - play time ("jogo há 2 anos", "faz 6 meses que jogo"): under a year → iniciante, 1–4 years →
   intermediario, 5 years or more → avancado.
@@ -165,6 +168,7 @@ _LOOSE_CUES = (
     (("e", "para"), _OTHER),
     (("aqui", "e"), _SELF),
     (("sou",), _SELF),
+    (("soy",), _SELF),
     (("e", "o"), _EITHER),
     (("e", "a"), _EITHER),
     (("e",), _EITHER),
@@ -177,6 +181,8 @@ _BEFORE_OPENING_E = _GREETINGS | {"ah", "ops", "opa", "nao", "sim", "na", "verda
 _ARTICLES = frozenset({"o", "a"})
 _LAUGHTER = frozenset({"k", "kk", "rs", "rsrs", "ha", "haha", "hahaha", "hehe", "kkk"})
 # Prepositions before a place ("de São Paulo", "em Santos"): what follows is not a name.
+# The verb between a name and the age it ends ("joao pedro tenho 28").
+_AGE_VERBS = frozenset({"tenho"})
 _PLACE_BEFORE = frozenset({"de", "da", "do", "em", "no", "na", "perto"})
 _GREETING_PARTS = frozenset({"bom", "boa", "dia", "tarde", "noite", "tudo", "bem"})
 # What may open a reply to "qual é o seu nome?" before the name ("não, é Maria", "é o João").
@@ -410,13 +416,27 @@ class _Reader:
         """Whether the writer types without capitals (then a name is not capitalised either)."""
         return self.text == self.text.casefold()
 
+    def number_follows(self, at: int) -> bool:
+        """Whether an age-like number follows word ``at``, right after it or after "tenho"
+        ("ana clara 23", "joao pedro tenho 28 anos"; "tneho", its slip, too)."""
+        words = self.words
+        if _NUMBER_AFTER.match(self.text, words[at].end):
+            return True
+        verb = words[at + 1] if at + 1 < len(words) else None
+        return (
+            verb is not None
+            and verb.clause == words[at].clause
+            and (verb.key in _AGE_VERBS or _swapped_word(verb.key, _AGE_VERBS))
+            and _NUMBER_AFTER.match(self.text, verb.end) is not None
+        )
+
     def name_before_number(self) -> str | None:
         """Name-like words right before an age-like number ("joao pedro 19 anos", "Carol
-        28"): the run of them that the number ends, from the first word that is not one; it
-        must be capitalised unless the whole message is in lower case."""
+        28", "bia souza tenho 30"): the run of them that the number ends, from the first word
+        that is not one; it must be capitalised unless the whole message is in lower case."""
         words = self.words
         for at, word in enumerate(words):
-            if not _NUMBER_AFTER.match(self.text, word.end) or not self.name_like(word):
+            if not self.name_like(word) or not self.number_follows(at):
                 continue
             start = at
             while (
@@ -511,17 +531,22 @@ class _Reader:
         return self.clause_name(at)
 
 
+def _swapped_word(key: str, words: Collection[str]) -> bool:
+    """Whether ``key`` is one of ``words`` with two neighbouring letters swapped ("tneho")."""
+    if len(key) < 4:
+        return False
+    return any(
+        key[:i] + key[i + 1] + key[i] + key[i + 2 :] in words
+        for i in range(len(key) - 1)
+        if key[i] != key[i + 1]
+    )
+
+
 def _swapped_common(key: str) -> bool:
     """Whether ``key`` is a function word or verb with two letters swapped ("tneho", "vuo"):
     a typing slip, not a name. Other one-letter edits of a word are left alone: "Marta" is
     one letter from "marca" and is a name."""
-    if len(key) < 4:
-        return False
-    return any(
-        key[:i] + key[i + 1] + key[i] + key[i + 2 :] in GRAMMAR_WORDS
-        for i in range(len(key) - 1)
-        if key[i] != key[i + 1]
-    )
+    return _swapped_word(key, GRAMMAR_WORDS)
 
 
 def _title(word: str) -> str:
@@ -581,7 +606,9 @@ def extract_people(
         return People(other, own, True)
     if relation is None:
         clauses = reader.clause_names()
-        clause = next((name for _, name in clauses), None) if context else None
+        # A clause that is only a name counts beside booking data, or when the name was
+        # asked ("sou eu mesma que vou, Rita. precisa do RG?").
+        clause = next((name for _, name in clauses), None) if context or expecting_name else None
         if clause is None:
             clause = next((name for at, name in clauses if reader.introduces(at)), None)
         reply = reader.reply_name() if expecting_name else None
@@ -616,7 +643,9 @@ _AGE_YEARS = re.compile(
     rf"(?<![\w/:-])(?:(\d{{1,3}})(?:\s?{_YEARS}|a(?![\s-]*(?:feira\b|\d)))"
     rf"|({NUMBER_WORDS})\s{_YEARS})\b"
 )
-_AGE_CLAUSE = re.compile(r"^(\d{1,3})(?:\s?(?:anos?|a))?$")
+# Discourse markers that may trail a bare number without changing it ("24 tlgd", "30 ne").
+_TRAILING_MARKERS = r"(?:\s+(?:ne|tlgd|mano|cara|vei|viu|sabe|hein|blz|beleza|k+|rs+|ha(?:ha)+))*"
+_AGE_CLAUSE = re.compile(rf"^(\d{{1,3}})(?:\s?(?:anos?|a))?{_TRAILING_MARKERS}$")
 _AGE_EXPECTED = re.compile(
     rf"^(?:(?:eu|ele|ela)\s+)?(?:tenho\s+|tem\s+|fez\s+|idade\s+|sao\s+)?{_NUMBER}(?:\s?anos?)?$"
 )
@@ -723,6 +752,7 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
         "iniciante",
         re.compile(
             r"\b(?:iniciante|principiante|novat[oa]|leig[oa]|basic[oa]|comecando|iniciando"
+            r"|beginner|never played|nunca (?:he )?jugad[oa]"
             r"|comecei(?!\s+(?:a jogar\s+)?(?:ha|a|faz)\s)|primeira vez"
             r"|(?:sem|nenhuma|zero|pouca|pouquissima) experiencia"
             r"|(?:sou|to|estou|e|ta)\s+(?:bem\s+|muito\s+|meio\s+)?(?:ruim|frac[oa]|crua|cru)"
@@ -737,7 +767,8 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
     (
         "intermediario",
         re.compile(
-            r"\b(?:intermediari[oa]|intermedio|nivel medio|sou medi[oa]|mais ou menos|razoavel"
+            r"\b(?:intermediari[oa]|intermedio|intermediate|nivel medio|sou medi[oa]"
+            r"|mais ou menos|razoavel"
             r"|ja jog(?:o|a|amos)(?!\s+(?:beach\s+(?:tennis\s+)?)?(?:ha|a|faz|tem)\s))\b"
             r"|^medi[oa]$"
         ),
@@ -745,7 +776,8 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
     (
         "avancado",
         re.compile(
-            r"\b(?:avancad[oa]|experiente|profissional|competidor[a]?|jogo torneios?"
+            r"\b(?:avancad[oa]|advanced|avanzad[oa]|experiente|profissional|competidor[a]?"
+            r"|jogo torneios?"
             r"|disputo torneios?|compito|federad[oa])\b"
         ),
     ),

@@ -354,6 +354,24 @@ def test_no_goes_back_to_ask_date_keeping_the_client_info() -> None:
     assert out.journal["reply"] == "trial_confirmation_declined"
 
 
+@pytest.mark.parametrize(
+    ("message", "field", "value"),
+    [
+        ("não, a idade está errada: tenho 29", "idade", 29),
+        ("nao, o nível é intermediário", "nivel", "intermediario"),
+    ],
+)
+def test_a_no_that_corrects_a_field_keeps_the_class_and_asks_again(
+    message: str, field: str, value: object
+) -> None:
+    out = confirming_chat().say(message)
+    assert out.state.stage == "awaiting_confirmation"
+    assert getattr(out.state, field) == value
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", "19:00")
+    assert out.journal["reply"] == "trial_ask_confirmation"
+    assert "terça, 10/02 às 19:00" in out.text
+
+
 def test_a_new_date_in_the_confirmation_reply_is_validated_not_booked() -> None:
     chat = confirming_chat()
     plan = chat.plan_for("sim, mas pode ser dia 24 de fevereiro?")
