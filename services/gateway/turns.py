@@ -64,6 +64,7 @@ from shared.merge import queue_open
 from shared.metrics import TURNS_STARTED
 from shared.nlu.fragment import Fragments
 from shared.nlu.normalize import normalize
+from shared.nlu.starred import with_starred_corrections
 from shared.reply_window import window_expires_at
 from shared.service import Lookup
 from shared.settings import Settings
@@ -144,8 +145,9 @@ def screen_entries(
 
 def joined_text(messages: list[InboundMessage], unfinished: Callable[[str], bool]) -> str:
     """The texts of a turn's messages, one per line, except that a question with no subject
-    yet ("quanto custa") runs on into the next message ("a aula experimental"): one sentence."""
-    texts = [m.text for m in messages if m.text]
+    yet ("quanto custa") runs on into the next message ("a aula experimental"): one sentence.
+    A starred message ("Rafaela*") corrects the word before it instead of following it."""
+    texts = with_starred_corrections([m.text for m in messages if m.text])
     joints = (" " if unfinished(before) else "\n" for before in texts)
     return "".join(t + joint for t, joint in zip(texts, joints, strict=True)).rstrip(" \n")
 
