@@ -250,3 +250,10 @@ def test_a_real_question_next_to_a_booking_request_still_reaches_the_faq() -> No
 
 def test_a_question_about_the_class_with_no_day_stays_the_faq_s() -> None:
     assert "faq" in intents("como funciona a aula experimental?")
+
+
+@pytest.mark.parametrize(
+    "text", ["gostava de experimentar o beach tennis", "gostávamos de marcar a aula teste"]
+)
+def test_portugal_s_polite_imperfect_is_a_wish(text: str) -> None:
+    assert "trial" in intents(text)
