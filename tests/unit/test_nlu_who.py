@@ -1,11 +1,13 @@
-"""Who the student is, as people tell it: two-digit birth years, a level named over a level
-inferred, "nunca" near the sport, and an hour after "às" that is no group of people."""
+"""Who the student is and when, as people tell it: two-digit birth years, a level named over a level
+inferred, "nunca" near the sport, an hour after "às" that is no group of people, and the words
+around an hour that say its half of the day."""
 
 from datetime import date
 
 import pytest
 
 from shared.nlu.age import age_from_birth
+from shared.nlu.dates import resolve_time
 from shared.nlu.normalize import normalize
 from shared.nlu.party import party_in
 from shared.nlu.slots import extract_level
@@ -75,3 +77,21 @@ def test_an_hour_after_a_feminine_article_is_no_group(text: str) -> None:
 def test_a_number_with_people_after_it_is_a_group(text: str, size: int) -> None:
     party = party_in(text)
     assert party is not None and party.size == size
+
+
+CLASS_TIMES = {"07:00", "18:00", "19:00", "20:00"}
+
+
+@pytest.mark.parametrize(
+    ("text", "hour"),
+    [
+        ("quinta às 7, antes de ir trabalhar", 7),
+        ("pode ser às 7 bem cedinho", 7),
+        ("às 7, depois do expediente", 19),
+        ("de noite, lá pelas 8", 20),
+        ("às 7", 7),
+    ],
+)
+def test_words_around_an_hour_choose_its_half_of_the_day(text: str, hour: int) -> None:
+    found = resolve_time(text, valid_times=CLASS_TIMES)
+    assert found is not None and found.hour == hour
