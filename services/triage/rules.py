@@ -18,8 +18,10 @@ from services.triage.questions import (
     is_flow_question,
     is_question,
     parts,
+    sentences,
 )
 from shared.contracts import FlowView, ModeView
+from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
 from shared.nlu.upset import is_upset
@@ -157,6 +159,28 @@ def _without_flow_questions(text: str, config: TriageConfig) -> str:
     return " ".join(kept)
 
 
+def _is_booking_request(sentence: Clause, config: TriageConfig) -> bool:
+    """A question that asks for the class on a day or at an hour ("dá pra fazer a aula sexta às
+    8?", "tem aula teste amanhã?") is a booking request put politely: the booking answers it
+    with that day's free times, and an FAQ answer about the class on top repeats them."""
+    trial = config.intents.get("trial")
+    if trial is None or not sentence.asked:
+        return False
+    return trial.score(sentence.normalized) >= config.threshold and (
+        mentions_date(sentence.text) or bool(time_candidates(sentence.text))
+    )
+
+
+def _without_booking_requests(text: str, config: TriageConfig) -> str | None:
+    """``text`` without its booking requests put as questions (what is left for the FAQ), or
+    None when it has none."""
+    every = sentences(text)
+    kept = [s for s in every if not _is_booking_request(s, config)]
+    if len(kept) == len(every):
+        return None
+    return "\n".join(s.text + ("?" if s.asked else "") for s in kept)
+
+
 def _asks_something(text: str, config: TriageConfig) -> bool:
     return any(is_question(clause, config) for clause in parts(text) if clause.normalized)
 
@@ -226,13 +250,16 @@ def _classify(
     normalized = pack_vocabulary(pack).correct(normalize(text))
     active = active_stage(trial_stage, config) is not None
     confidences = {name: rules.score(normalized) for name, rules in config.intents.items()}
-    if active and "faq" in config.intents:
-        confidences["faq"] = config.intents["faq"].score(_without_flow_questions(text, config))
+    requests_left = _without_booking_requests(text, config)
+    asked = text if requests_left is None else requests_left
+    if "faq" in config.intents and (active or requests_left is not None):
+        faq_text = _without_flow_questions(asked, config) if active else normalize(asked)
+        confidences["faq"] = config.intents["faq"].score(pack_vocabulary(pack).correct(faq_text))
     intents: list[str] = [name for name, conf in confidences.items() if conf >= config.threshold]
     context_intent = config.active_context.intent
 
     unplaced = active or not intents
-    if "faq" not in intents and _faq_question(text, config, knows, active=active, now=now):
+    if "faq" not in intents and _faq_question(asked, config, knows, active=active, now=now):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
     if (

@@ -6,8 +6,9 @@ business date of the turn (``Turn.now`` in the business timezone), never the mac
 - a birth date after a birth word: "nasci em 12/08/1992", "nascida em 3.4.10", "data de
   nascimento 31/10/74" (a two-digit year is the past one) → the exact age on ``today``;
 - a birth year: "nasci em 1988", "ela nasceu em 2011", "ela é de 2011", "sou de 1990" → the age
-  turned this year, one less when the person says the birthday has not come yet ("ainda não
-  fez aniversário") — said or not, the year alone cannot be more exact;
+  turned this year (two digits only right after a birth word, "nasceu em 07", the past year:
+  "sou de 90" may be anything), one less when the person says the birthday has not come yet
+  ("ainda não fez aniversário") — said or not, the year alone cannot be more exact;
 - the age one turns: "faço 30 mês que vem", "vai fazer 8 em maio", "completo 40 em março" →
   one less (the age today). "faz 2 anos que jogo" is a span of time, not a birthday.
 - a typo of "anos" after a number ("41 anso", "30 anis") is read as "anos" (one edit, adjacent
@@ -34,6 +35,12 @@ _BIRTH_DATE = re.compile(
 _BIRTH_YEAR = re.compile(
     rf"\b(?:{_BIRTH_WORD}(?:\s+(?:em|no ano de|no ano|de))?"
     r"|\b(?:e|sou)\s+(?:de|do ano de))\s+((?:19|20)\d{2})\b"
+)
+# "nasci em 88": two digits are a year only after a birth word, and not a day ("nasci em 12 de
+# maio", "nasci em 12/5").
+_BIRTH_SHORT_YEAR = re.compile(
+    rf"\b{_BIRTH_WORD}(?:\s+(?:em|no ano de|no ano|de))?\s+(\d{{2}})\b"
+    r"(?!\s*(?:de\s+)?(?:jan|fev|mar|abr|mai|jun|jul|ago|set|out|nov|dez)|\s*[/.-]\d|\s*anos?\b)"
 )
 _RAW_BIRTH_DATE = re.compile(
     r"(?i)(\bnasc\w*\b\D{0,24}?)\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b"
@@ -81,9 +88,9 @@ def age_from_birth(text: str, normalized: str, today: date) -> int | None:
         except ValueError:
             return None
         return age_on(birth, today) if birth <= today else None
-    match = _BIRTH_YEAR.search(normalized)
+    match = _BIRTH_YEAR.search(normalized) or _BIRTH_SHORT_YEAR.search(normalized)
     if match:
-        year = int(match[1])
+        year = _year(match[1], today)
         if today.year - year < MIN_YEARS_OLD:
             return None
         return today.year - year - (1 if _NOT_YET.search(normalized) else 0)

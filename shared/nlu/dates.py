@@ -58,7 +58,9 @@ never give one. Markers: ``h``/``hrs``/``horas``, ``:mm``, a preposition (``às`
 when it cannot be a day and month ("10.02" is not a time). An hour 1–11 without a period has two
 readings (``time_candidates``: "às 8" → 08:00 and 20:00): ``resolve_time`` takes the one among
 ``valid_times`` (the business's slots) when there is one, else the literal hour unless it is
-before 07:00 ("às 3" → 15:00, "às 7" → 07:00). An hour right after "dia", "daqui",
+before 07:00 ("às 3" → 15:00, "às 7" → 07:00); words around the hour decide first when they say
+which half of the day it is ("às 7, antes do trabalho" → 07:00, "às 7 depois do trabalho" →
+19:00, "de noite, lá pelas 8" → 20:00). An hour right after "dia", "daqui",
 "durante", "há", "faz", "cada", "por", "de" or "em" is a date or a duration, not a time ("aula
 de 1h", "daqui 2 horas"). Without a correction the first time wins ("das 18h às 20h" → 18:00).
 ``meio-dia``/``meia-noite`` (with an optional "e meia") are understood, and so are minutes
@@ -269,6 +271,16 @@ _PERIOD_ONLY = re.compile(
 _PERIOD_HOURS = {"manha": (5, 12), "tarde": (12, 19), "noite": (18, 24)}
 _FIRST_SLOT = re.compile(r"\b(?:primeiro horario|horario mais cedo|mais cedo possivel|bem cedo)\b")
 _LAST_SLOT = re.compile(r"\b(?:ultimo horario|horario mais tarde|mais tarde possivel)\b")
+# Words around an hour with no period that say which half of the day it is ("às 7, antes do
+# trabalho" is 07:00, "às 7, depois do trabalho" 19:00) when both readings are class times.
+_EARLY_HINT = re.compile(
+    r"\b(?:antes d[oe] (?:ir (?:pro |para o )?)?(?:trabalho|trabalhar|servico|expediente|aula)"
+    r"|cedo|cedinho|madrugada)\b"
+)
+_LATE_HINT = re.compile(
+    r"\b(?:depois d[oe] (?:trabalho|trabalhar|servico|expediente)|saindo do (?:trabalho|servico)"
+    r"|apos o (?:trabalho|servico|expediente)|fim do dia|final do dia)\b"
+)
 _BARE_HOUR = re.compile(rf"^(?:(?:as|a)\s+)?({_HOUR})$")
 _DOTTED = re.compile(r"(?<![\d.,/])(\d{1,2})\.(\d{2})(?![\d.,/])")
 _DOTTED_DATE = re.compile(r"(?<![\d.,/])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})(?![\d.,/])")
@@ -731,6 +743,20 @@ def _preferred(
     return slots[0] if period is not None and len(slots) == 1 else None
 
 
+def _half_of_day_hint(normalized: str, candidates: list[time]) -> time | None:
+    """The reading of an hour with no period that the words around it choose: a part of the
+    day said elsewhere ("de manhã, às 7"), or a hint such as "antes do trabalho", "cedo" (the
+    earlier reading) or "depois do trabalho" (the later)."""
+    period = _PERIOD_ONLY.search(normalized)
+    if period is not None:
+        return next((c for c in candidates if _hour_in(c.hour, period[1])), None)
+    if _EARLY_HINT.search(normalized):
+        return candidates[0]
+    if _LATE_HINT.search(normalized):
+        return candidates[1]
+    return None
+
+
 def resolve_time(
     text: str,
     *,
@@ -749,6 +775,10 @@ def resolve_time(
     candidates = time_candidates(text, expecting=expecting)
     if not candidates:
         return _preferred(normalize(text), valid_times, previous)
+    if len(candidates) == 2:
+        hinted = _half_of_day_hint(normalize(text), candidates)
+        if hinted is not None and (not valid_times or hinted.strftime("%H:%M") in valid_times):
+            return hinted
     if valid_times:
         valid = next((c for c in candidates if c.strftime("%H:%M") in valid_times), None)
         if valid is not None:

@@ -27,9 +27,12 @@ _ME_AND = re.compile(
     rf"{_RELATIVE}\b"
 )
 # "meus dois filhos", "os 3", "pros dois", "nos dois", "somos 3 amigas", "as duas juntas".
+# After a feminine article ("as", "das", "pras", "para as") a number is an hour unless people
+# follow it: "às 7" and "das 8" say when, "as duas amigas" says who.
+_GROUP = rf"(?:\s+{_RELATIVE}|\s+(?:juntos|juntas|pessoas|alunos|alunas))"
 _COUNTED = re.compile(
-    rf"\b(?:meus|minhas|os|as|pros|pras|para os|para as|nos|somos(?: em)?|dos|das)\s+{_COUNT}"
-    rf"(?:\s+{_RELATIVE}|\s+(?:juntos|juntas|pessoas|alunos|alunas))?\b"
+    rf"\b(?:meus|minhas|os|pros|para os|nos|somos(?: em)?|dos)\s+{_COUNT}{_GROUP}?\b"
+    rf"|\b(?:as|das|pras|para as)\s+{_COUNT}{_GROUP}\b"
 )
 # Capitalized words that are no one's name when they open a clause inside a message.
 _NOT_NAMES = frozenset(
@@ -112,7 +115,7 @@ def party_in(text: str) -> Party | None:
     normalized = normalize(text)
     counted = _COUNTED.search(normalized)
     if counted is not None:
-        size = number_value(counted[1])
+        size = number_value(counted[1] or counted[2])
         if size is not None and size >= 2:
             return Party(size, _names(text))
     if _ME_AND.search(normalized):

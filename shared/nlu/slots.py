@@ -50,10 +50,13 @@ Durations are not ages ("jogo há 2 anos", "2 anos de experiência", "mais de 2 
 or an hour never is ("dia 23", "18h"). The raw number is returned (range checks belong to the
 trial service).
 
-Level rules (the earliest mention wins; a mention right after "não"/"não sou" is skipped):
+Level rules (a class word — "iniciante", "intermediária", "avançado" — wins over a level inferred
+from a story; otherwise the earliest mention wins; a mention right after "não"/"não sou" is
+skipped):
 - iniciante: "iniciante", "principiante", "básico", "novato", "começando", "comecei", "nunca
-  joguei/fiz/pratiquei...", "primeira vez", "sem/zero experiência", "já joguei (algumas vezes)",
-  "beach tennis nunca", "nunca" alone; with ``expecting_level`` also "nada", "nenhuma", "pouca";
+  joguei/fiz/pratiquei...", "nunca" a few words before a court, racket or ball, "primeira vez",
+  "sem/zero experiência", "já joguei (algumas vezes)", "beach tennis nunca", "nunca" alone; with
+  ``expecting_level`` also "nada", "nenhuma", "pouca";
 - intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo/joga" (and, when
   the level was asked, "médio"/"regular" alone);
 - the English and Spanish words of each level ("beginner", "intermediate", "avanzado");
@@ -90,7 +93,7 @@ _MORE_NOT_NAMES = """
     seg ter qua qui sex sab dom eae oie opa salve tmj flw bjs kkk kkkk tanto faz sei la
     pode ser nenhuma nenhum nada zero sobre gratis gratuito valor plano planos
     my name is im am the hi hello hey want book class please thanks
-    quase mais menos uns umas cerca
+    quase mais menos uns umas cerca nasci nasceu nascido nascida
 """
 _NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
 # The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos").
@@ -760,7 +763,9 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|beach(?: tennis)?,? (?:eu |ele |ela )?nunca"
             r"|(?:nunca|jamais)\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
-            r"|experimentei))\b"
+            r"|experimentei)"
+            # "nunca" with the sport's things a few words on: "nunca nem segurou uma raquete".
+            r"|(?:nunca|jamais)\s+(?:\w+\s+){0,5}?(?:quadras?|raquetes?|bolinhas?|beach|tenis))\b"
             r"|^nunca$"
         ),
     ),
@@ -782,6 +787,15 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
         ),
     ),
 )
+# A level named by its class word decides over one inferred from a story elsewhere in the
+# message: in "ele já joga, é nível avançado" the person chose the word, "já joga" only hints.
+_LEVEL_WORD = re.compile(r"\b(iniciante|principiante|intermediari|avancad)(?:[oa]s?|es?|s)?\b")
+_LEVEL_WORD_LEVEL: dict[str, Level] = {
+    "iniciante": "iniciante",
+    "principiante": "iniciante",
+    "intermediari": "intermediario",
+    "avancad": "avancado",
+}
 _LEVEL_VOCABULARY = Vocabulary.from_phrases(
     ["iniciante", "principiante", "intermediario", "intermediaria", "avancado", "avancada"]
 )
@@ -816,6 +830,9 @@ def extract_level(text: str, expecting_level: bool = False) -> Level | None:
         for level, pattern in _LEVEL_REPLIES:
             if pattern.match(first):
                 return level
+    for match in _LEVEL_WORD.finditer(normalized):
+        if not _NEGATED.search(normalized, 0, match.start()):
+            return _LEVEL_WORD_LEVEL[match[1]]
     found: list[tuple[int, Level]] = []
     for named, pattern in _LEVEL_PATTERNS:
         for match in pattern.finditer(normalized):

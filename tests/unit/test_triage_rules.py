@@ -226,3 +226,34 @@ def test_mode_question_answered_whichever_service_decides_the_turn_first() -> No
     assert not mode_awaits_answer(waiting, "t1")  # the turn that asked is not its answer
     assert not mode_awaits_answer(ModeView(mode="discovery"), "t3")
     assert not mode_awaits_answer(None, "t3")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Oi! Consigo fazer a aula experimental sexta que vem às 6? Sou a Rita, 35 anos",
+        "teria aula teste depois de amanhã?",
+        "posso agendar a experimental pro dia 17 às 20h?",
+    ],
+)
+def test_a_booking_request_put_as_a_question_is_the_booking_s(text: str) -> None:
+    """Asking for the class on a day or at an hour books it; the FAQ does not answer too."""
+    assert intents(text) == ["trial"]
+
+
+def test_a_real_question_next_to_a_booking_request_still_reaches_the_faq() -> None:
+    assert intents("posso fazer a aula teste na terça? quanto custa a mensalidade?") == [
+        "trial",
+        "faq",
+    ]
+
+
+def test_a_question_about_the_class_with_no_day_stays_the_faq_s() -> None:
+    assert "faq" in intents("como funciona a aula experimental?")
+
+
+@pytest.mark.parametrize(
+    "text", ["gostava de experimentar o beach tennis", "gostávamos de marcar a aula teste"]
+)
+def test_portugal_s_polite_imperfect_is_a_wish(text: str) -> None:
+    assert "trial" in intents(text)
