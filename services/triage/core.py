@@ -126,6 +126,17 @@ class _Turn:
         return any(is_direct_question(clause, self.config) for clause in parts(self.text))
 
     @property
+    def asks_question_of_its_own(self) -> bool:
+        """Whether some clause is a direct question that is not a bare yes or no ("pode ser?"
+        answers the bot) and says more than one word ("oi?", "hein?" ask nothing to look up)."""
+        return any(
+            is_direct_question(clause, self.config)
+            and yes_no(clause.text) is None
+            and len(clause.normalized.split()) > 1
+            for clause in parts(self.text)
+        )
+
+    @property
     def is_clear_request(self) -> bool:
         """A message that names a specialist intent outright wins over a pending question."""
         return any(intent != "general" for intent in self.result.intents)
@@ -245,6 +256,11 @@ def _unplaced(turn: _Turn) -> TriageDecision | None:
     if carries_booking_fields(turn.text, context=False):
         booking = config.active_context.intent
         return turn.decide(intents=[booking], pending=None, step="booking_fields")
+    if "faq" in config.routes and turn.asks_question_of_its_own:
+        # A question no keyword places ("vocês treinam quem nunca pegou numa raquete?") is
+        # still a question: the FAQ answers it or says honestly that it does not know, which
+        # helps more than a menu of what the bot can do.
+        return turn.decide(intents=["faq"], pending=None, step="question_unplaced")
     return None
 
 

@@ -21,6 +21,8 @@ import numpy as np
 
 from shared.faq.analysis import Analyzer, stem
 from shared.faq.config import FaqConfig, FaqEntry
+from shared.nlu.dates import without_dates_and_times
+from shared.nlu.normalize import normalize
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,28 @@ class FaqIndex:
         close = difflib.get_close_matches(word, candidates, n=1, cutoff=self.config.fuzzy_cutoff)
         return stem(close[0]) if close else term
 
+    def answers(self, match: Match) -> bool:
+        """Whether a match is good enough to be said (the FAQ's threshold and coverage)."""
+        return match.score >= self.config.threshold and match.coverage >= self.config.min_coverage
+
     def best(self, text: str, *, tags: Collection[str] = ()) -> Match | None:
         """The best entry for a clause, or None when the clause has no content words (or no
-        entry carries one of ``tags``, when given: the best among those entries)."""
-        terms = self.terms(text)
+        entry carries one of ``tags``, when given: the best among those entries).
+
+        A clause that falls short as a whole is tried again without the days and times it
+        names: in "amanhã às 19h tem estacionamento?" the day and time are values the person
+        gives, and their words (unknown, or another entry's) hide what is asked. A clause that
+        is nothing but a day ("abre sábado?") keeps it: then the day is the question."""
+        match = self._best(self.terms(text), tags)
+        if match is not None and self.answers(match):
+            return match
+        rest = without_dates_and_times(text)
+        if not self.content_terms(rest) or rest == normalize(text):
+            return match
+        reread = self._best(self.terms(rest), tags)
+        return reread if reread is not None and self.answers(reread) else match
+
+    def _best(self, terms: list[str], tags: Collection[str]) -> Match | None:
         allowed = [i for i, e in enumerate(self.config.entries) if set(e.tags) & set(tags)]
         if not terms or (tags and not allowed):
             return None
