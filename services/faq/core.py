@@ -246,6 +246,24 @@ def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseM
     return None
 
 
+def _continued(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseMatch | None:
+    """A short clause opened as a follow-up ("mas ...", "e ...") that the topic's entry knows
+    (at least the FAQ's ``min_coverage`` of its content): the topic goes on even when another
+    entry would match its words on their own ("mas aí eu pago?" after the rain answer asks
+    about the rescheduled class, not the payment methods)."""
+    rule = index.config.follow_up
+    words = normalize(clause).split()
+    if topic_entry is None or not words or len(words) > rule.max_words:
+        return None
+    if words[0] not in {normalize(w) for w in rule.openers}:
+        return None
+    content = index.content_terms(without_dates_and_times(clause))
+    known = {t for t in content if index.known(t)}
+    if known and index.share_in(content, topic_entry) >= index.config.min_coverage:
+        return _follow_up_match(clause, topic_entry)
+    return None
+
+
 def focus(answer: str, clause: str, index: FaqIndex, *, follow_up: bool = False) -> str | None:
     """The one part of ``answer`` that a follow-up ``clause`` asks about, as a sentence.
 
@@ -297,7 +315,7 @@ def retrieve(
     for clause in clauses:
         if asking and len(clauses) > 1 and not clause.question_shaped:
             continue
-        match = _judge(clause.text, index, context)
+        match = _continued(clause.text, index, topic_entry) or _judge(clause.text, index, context)
         age = _about_an_age(clause.text, index, topic_entry, ages_in(clause.text, now), said)
         if age is not None:
             match = age

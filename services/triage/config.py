@@ -219,6 +219,9 @@ class QuestionRules(BaseModel):
     start_words: list[str] = Field(default_factory=list)
     asking_patterns: list[str] = Field(default_factory=list)
     flow_patterns: list[str] = Field(default_factory=list)
+    # A statement closed by a tag that asks for a confirmation ("..., né"): a question
+    # without "?" nor a question word first.
+    tag_patterns: list[str] = Field(default_factory=list)
     joiner_words: list[str] = Field(default_factory=lambda: ["e", "ou", "tambem"])
     faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
     # Right after the FAQ answered, a message this short that asks something or opens with
@@ -227,6 +230,7 @@ class QuestionRules(BaseModel):
     _starts: re.Pattern[str] = PrivateAttr()
     _asking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _tags: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _joiners: re.Pattern[str] = PrivateAttr()
 
     def model_post_init(self, _context: object) -> None:
@@ -235,6 +239,7 @@ class QuestionRules(BaseModel):
         self._starts = re.compile(rf"^(?:{alternation})(?!\w)")
         self._asking = [re.compile(p) for p in self.asking_patterns]
         self._flow = [re.compile(p) for p in self.flow_patterns]
+        self._tags = [re.compile(p) for p in self.tag_patterns]
         joiners = "|".join(re.escape(w) for w in self.joiner_words) or r"(?!)"
         self._joiners = re.compile(rf"(\s*,?\s+(?:{joiners})\s+)", re.IGNORECASE)
 
@@ -246,9 +251,17 @@ class QuestionRules(BaseModel):
     def starts_question(self, normalized: str) -> bool:
         return bool(self._starts.match(normalized))
 
+    def ends_with_tag(self, normalized: str) -> bool:
+        return any(r.search(normalized) for r in self._tags)
+
     def asks(self, normalized: str) -> bool:
-        """A question word first, or a request for information anywhere."""
-        return self.starts_question(normalized) or any(r.search(normalized) for r in self._asking)
+        """A question word first, a tag asking for a confirmation last, or a request for
+        information anywhere."""
+        return (
+            self.starts_question(normalized)
+            or self.ends_with_tag(normalized)
+            or any(r.search(normalized) for r in self._asking)
+        )
 
     def about_flow(self, normalized: str) -> bool:
         return any(regex.search(normalized) for regex in self._flow)

@@ -27,7 +27,13 @@ from services.triage.models import (
     TriageResult,
     TriageState,
 )
-from services.triage.questions import FaqKnows, faq_text, is_direct_question, parts
+from services.triage.questions import (
+    FaqKnows,
+    faq_text,
+    is_direct_question,
+    parts,
+    sentences,
+)
 from services.triage.rules import active_stage, classify, needs_llm
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
@@ -133,7 +139,7 @@ class _Turn:
             is_direct_question(clause, self.config)
             and yes_no(clause.text) is None
             and len(clause.normalized.split()) > 1
-            for clause in parts(self.text)
+            for clause in [*sentences(self.text), *parts(self.text)]
         )
 
     @property

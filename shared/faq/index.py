@@ -156,13 +156,25 @@ class FaqIndex:
             mask = np.full(len(per_entry), -np.inf)
             mask[allowed] = 0.0
             per_entry = per_entry + mask
-        position = int(np.argmax(per_entry))
         # A number is a value the person gives ("meu filho de 7 anos"), not part of the topic.
         weights = {t: self._idf.get(t, self._unknown_idf) for t in set(terms) if not t.isdigit()}
         if not weights:
+            position = int(np.argmax(per_entry))
             return Match(entry_id=self.config.entries[position].id, score=0.0, coverage=0.0)
-        known = self._entry_terms[position]
-        coverage = sum(w for t, w in weights.items() if t in known) / sum(weights.values())
+        total = sum(weights.values())
+        coverages = np.asarray(
+            [
+                sum(w for t, w in weights.items() if t in known) / total
+                for known in self._entry_terms
+            ]
+        )
+        # An entry that knows enough of the question beats one that only matches a word of it
+        # more strongly ("a mensalidade aceita boleto?" is about paying, though "mensalidade"
+        # alone is the plans' word).
+        answering = (per_entry >= self.config.threshold) & (coverages >= self.config.min_coverage)
+        ranked = np.where(answering, per_entry, -np.inf) if answering.any() else per_entry
+        position = int(np.argmax(ranked))
+        coverage = float(coverages[position])
         return Match(
             entry_id=self.config.entries[position].id,
             score=float(per_entry[position]),

@@ -13,6 +13,7 @@ from services.faq.topic import FaqTopic
 from services.triage.config import load_config
 from services.triage.core import triage_turn
 from services.triage.faq_evidence import faq_knows
+from shared.faq.ages import ages_in
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.nlu.dates import without_dates_and_times
@@ -45,7 +46,7 @@ def test_a_question_no_rule_places_goes_to_the_faq_not_the_menu(text: str) -> No
     assert routed(text) == ["faq"]
 
 
-@pytest.mark.parametrize("text", ["hmmm deixa eu pensar aqui", "ahn?", "oi?"])
+@pytest.mark.parametrize("text", ["hmmm deixa eu pensar aqui", "ahn?", "oi?", "beleza, né"])
 def test_what_asks_nothing_to_look_up_still_gets_the_menu(text: str) -> None:
     assert "faq" not in routed(text)
 
@@ -97,3 +98,57 @@ def test_what_a_minor_brings_includes_the_guardians_authorization() -> None:
 @pytest.mark.parametrize("age", [None, 30])
 def test_an_adult_or_unknown_student_gets_no_authorization_note(age: int | None) -> None:
     assert "autorização" not in _bring(age)
+
+
+def routed_mid_booking(text: str) -> list[str]:
+    decision = triage_turn(
+        text,
+        state=None,
+        trial_stage="ask_date",
+        now=T0,
+        config=CONFIG,
+        pack=PACK,
+        seed="t",
+        knows=KNOWS,
+    )
+    return decision.routes
+
+
+@pytest.mark.parametrize(
+    "text", ["quarta dia 18 às 19h, lá tem vestiário?", "sexta 7h30. dá pra deixar o carro aí?"]
+)
+def test_a_question_beside_the_bookings_day_reaches_the_faq_too(text: str) -> None:
+    assert routed_mid_booking(text) == ["trial", "faq"]
+
+
+@pytest.mark.parametrize("text", ["ainda tem vaga sexta às 19h?", "que horário tem na quinta?"])
+def test_a_slot_question_stays_the_bookings(text: str) -> None:
+    assert routed_mid_booking(text) == ["trial"]
+
+
+@pytest.mark.parametrize("text", ["então a aula é só de terça, né", "vocês fecham no domingo né"])
+def test_a_statement_closed_by_a_tag_is_a_question(text: str) -> None:
+    assert routed(text) == ["faq"]
+
+
+@pytest.mark.parametrize(
+    ("text", "ages"),
+    [
+        ("ela treina faz uns 3 anos", []),
+        ("tenho 4 anos de quadra", []),
+        ("jogo há 6 anos e tenho 33", [33]),
+        ("ele faz 9 anos semana que vem", [9]),
+    ],
+)
+def test_how_long_someone_plays_is_no_age(text: str, ages: list[int]) -> None:
+    assert ages_in(text, None) == ages
+
+
+def test_a_follow_up_the_topic_knows_stays_on_the_topic() -> None:
+    topic = FaqTopic(entry_id="chuva", clause="se chover como fica", at=T0)
+    assert retrieve("mas aí eu pago?", index=INDEX, topic=topic).entry_ids == ["chuva"]
+    assert retrieve("e tem chuveiro?", index=INDEX, topic=topic).entry_ids == ["vestiario"]
+
+
+def test_an_entry_knowing_all_of_a_question_beats_a_stronger_partial_match() -> None:
+    assert retrieve("a mensalidade pode ser no cartão?", index=INDEX).entry_ids == ["pagamento"]
