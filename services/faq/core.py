@@ -315,7 +315,12 @@ def retrieve(
     for clause in clauses:
         if asking and len(clauses) > 1 and not clause.question_shaped:
             continue
-        match = _continued(clause.text, index, topic_entry) or _judge(clause.text, index, context)
+        match = _judge(clause.text, index, context)
+        continued = _continued(clause.text, index, topic_entry)
+        if continued is not None and not (
+            match and match.answered and match.entry_id == topic_entry
+        ):
+            match = continued
         age = _about_an_age(clause.text, index, topic_entry, ages_in(clause.text, now), said)
         if age is not None:
             match = age

@@ -318,10 +318,11 @@ class TriageConfig(BaseModel):
     mode_confirmation: ModeConfirmation = Field(default_factory=ModeConfirmation)
     # The intent an upset customer is routed to (``shared.nlu.upset``): a person takes over.
     upset_intent: SpecialistIntent | None = None
-    # What the answer to one intent offers next: an answered question about the trial class
-    # closes with an offer to book it, so a bare "quero sim" after it accepts that offer
+    # What the answer to one intent offers next, by what the question leaned to: an answered
+    # question about the trial class closes with an offer to book it, one about the plans with
+    # the plans to enroll in, so a bare "quero sim" after it accepts that offer
     # (``services.triage.acts``).
-    offers: dict[SpecialistIntent, SpecialistIntent] = Field(default_factory=dict)
+    offers: dict[SpecialistIntent, list[SpecialistIntent]] = Field(default_factory=dict)
     llm: LLMPrompt
 
     @model_validator(mode="after")
@@ -334,7 +335,7 @@ class TriageConfig(BaseModel):
             self.clarification.unclear_intent,
             *filter(None, [self.mode_confirmation.yes_intent, self.upset_intent]),
             *self.offers,
-            *self.offers.values(),
+            *(o for offered in self.offers.values() for o in offered),
             *(o.intent for o in self.clarification.options if o.intent is not None),
         }
         unknown = named - set(self.intents)

@@ -134,16 +134,22 @@ class FaqIndex:
 
         A clause that falls short as a whole is tried again without the days and times it
         names: in "amanhã às 19h tem estacionamento?" the day and time are values the person
-        gives, and their words (unknown, or another entry's) hide what is asked. A clause that
-        is nothing but a day ("abre sábado?") keeps it: then the day is the question."""
+        gives, and their words (unknown, or another entry's) hide what is asked; so is a clause
+        whose match knows less of it than the match of what is left once they are set aside
+        ("terça às 18h tem estacionamento?" is not about the trial class's Tuesdays). A clause
+        that is nothing but a day ("abre sábado?") keeps it: then the day is the question."""
         match = self._best(self.terms(text), tags)
-        if match is not None and self.answers(match):
+        if match is not None and self.answers(match) and match.coverage >= 1:
             return match
         rest = without_dates_and_times(text)
         if not self.content_terms(rest) or rest == normalize(text):
             return match
         reread = self._best(self.terms(rest), tags)
-        return reread if reread is not None and self.answers(reread) else match
+        if reread is None or not self.answers(reread):
+            return match
+        if match is not None and self.answers(match) and match.coverage >= reread.coverage:
+            return match
+        return reread
 
     def _best(self, terms: list[str], tags: Collection[str]) -> Match | None:
         allowed = [i for i, e in enumerate(self.config.entries) if set(e.tags) & set(tags)]

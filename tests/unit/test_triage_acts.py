@@ -168,3 +168,12 @@ def test_a_yes_mid_booking_is_an_answer_not_a_question_for_the_faq(reply: str) -
 def test_a_question_starting_like_a_yes_still_reaches_the_faq() -> None:
     decision = turn("pode levar acompanhante na aula?", stage="awaiting_confirmation")
     assert "faq" in decision.routes
+
+
+def test_accepting_after_a_plans_answer_starts_the_enrollment() -> None:
+    asked = turn("quanto fica o plano de três vezes por semana?", stage="booked")
+    assert asked.routes == ["faq"]
+    assert asked.state.last_move is not None and asked.state.last_move.intent == "enrollment"
+    decision = turn("fechou, vou nesse", asked.state, now=T0 + timedelta(minutes=2), stage="booked")
+    assert decision.routes == ["enrollment"]
+    assert decision.journal["clarification"] == "offer_accepted"
