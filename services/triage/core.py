@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from services.triage.acts import carries_booking_fields, named_option, offer_made, standing_offer
+from services.triage.acts import (
+    carries_booking_fields,
+    named_option,
+    offer_made,
+    standing_offer,
+)
 from services.triage.clarification import (
     confirm_text,
     expired,
@@ -35,7 +40,7 @@ from services.triage.questions import (
     sentences,
 )
 from services.triage.rules import active_stage, classify, needs_llm
-from shared.nlu.yesno import yes_no
+from shared.nlu.yesno import points_at, yes_no
 from shared.pack import Pack
 
 
@@ -241,7 +246,8 @@ def _answers_offer(turn: _Turn) -> TriageDecision | None:
     if turn.offer is None:
         return None
     answer = yes_no(turn.text)
-    small_talk = turn.result.intents == ["general"]
+    # "beleza, quero esse" points at what was offered: more than an acknowledgement.
+    small_talk = turn.result.intents == ["general"] and not points_at(turn.text)
     if answer is True and "?" not in turn.text and not small_talk:
         return turn.decide(intents=[turn.offer], pending=None, step="offer_accepted")
     if answer is False and not turn.result.intents:
@@ -273,6 +279,11 @@ def _unplaced(turn: _Turn) -> TriageDecision | None:
 def _classified(turn: _Turn) -> TriageDecision:
     """No clarification pending: route, answer small talk, or open the N1 menu."""
     result, config = turn.result, turn.config
+    if turn.mode_pending and points_at(turn.text):
+        # "quero esse" takes the item the answer offered, not the funnel's question beside it.
+        accepted = _answers_offer(turn)
+        if accepted is not None:
+            return accepted
     if not result.intents and turn.mode_pending:
         answer = yes_no(turn.text)
         if answer is True:

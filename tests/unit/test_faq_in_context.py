@@ -152,3 +152,13 @@ def test_a_follow_up_the_topic_knows_stays_on_the_topic() -> None:
 
 def test_an_entry_knowing_all_of_a_question_beats_a_stronger_partial_match() -> None:
     assert retrieve("a mensalidade pode ser no cartão?", index=INDEX).entry_ids == ["pagamento"]
+
+
+@pytest.mark.parametrize("text", ["e o horário livre, quanto fica?", "qto sai por mês?"])
+def test_how_much_something_comes_to_asks_a_price_not_a_place(text: str) -> None:
+    assert retrieve(text, index=INDEX).entry_ids == ["planos"]
+
+
+def test_a_day_free_reading_wins_when_it_knows_more_of_the_clause() -> None:
+    retrieval = retrieve("terça às 19h, tem onde parar o carro?", index=INDEX)
+    assert retrieval.entry_ids == ["estacionamento"]

@@ -177,3 +177,25 @@ def test_accepting_after_a_plans_answer_starts_the_enrollment() -> None:
     decision = turn("fechou, vou nesse", asked.state, now=T0 + timedelta(minutes=2), stage="booked")
     assert decision.routes == ["enrollment"]
     assert decision.journal["clarification"] == "offer_accepted"
+
+
+def test_pointing_at_the_offered_plan_beats_the_funnels_question_beside_it() -> None:
+    asked = turn("e o plano de duas vezes, quanto é?", stage="booked")
+    later = T0 + timedelta(minutes=2)
+
+    def reply(text: str) -> TriageDecision:
+        return triage_turn(
+            text,
+            state=asked.state,
+            trial_stage="booked",
+            now=later,
+            config=CONFIG,
+            pack=PACK,
+            seed="turn",
+            knows=KNOWS,
+            mode_pending=True,
+        )
+
+    assert reply("beleza, quero esse").routes == ["enrollment"]
+    # A bare yes answers the funnel's own question.
+    assert reply("sim").journal["clarification"] == "mode_yes"
