@@ -43,7 +43,7 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
         # 1950") is answered by the FAQ's age rule.
         elif age_question(clause, index, ages_in(clause, now), ages_in(message, now)):
             return True
-        match = index.best(clause)
+        match = index.best(clause, without_dates=beside_booking)
         if match is None or match.score < faq_config.threshold or match.coverage < min_coverage:
             return False
         if not beside_booking or not booking_tags:

@@ -128,7 +128,9 @@ class FaqIndex:
         """Whether a match is good enough to be said (the FAQ's threshold and coverage)."""
         return match.score >= self.config.threshold and match.coverage >= self.config.min_coverage
 
-    def best(self, text: str, *, tags: Collection[str] = ()) -> Match | None:
+    def best(
+        self, text: str, *, tags: Collection[str] = (), without_dates: bool = True
+    ) -> Match | None:
         """The best entry for a clause, or None when the clause has no content words (or no
         entry carries one of ``tags``, when given: the best among those entries).
 
@@ -137,9 +139,11 @@ class FaqIndex:
         gives, and their words (unknown, or another entry's) hide what is asked; so is a clause
         whose match knows less of it than the match of what is left once they are set aside
         ("terça às 18h tem estacionamento?" is not about the trial class's Tuesdays). A clause
-        that is nothing but a day ("abre sábado?") keeps it: then the day is the question."""
+        that is nothing but a day ("abre sábado?") keeps it: then the day is the question.
+        ``without_dates=False`` reads the clause only as said (triage's evidence: "dá pra marcar
+        pra terça?" is a booking request, not a question the FAQ knows once its day is gone)."""
         match = self._best(self.terms(text), tags)
-        if match is not None and self.answers(match) and match.coverage >= 1:
+        if not without_dates or (match is not None and self.answers(match) and match.coverage >= 1):
             return match
         rest = without_dates_and_times(text)
         if not self.content_terms(rest) or rest == normalize(text):
