@@ -27,7 +27,7 @@ from services.enrollment.config import EnrollmentConfig, Plan
 from shared.nlu.dates import resolve_time
 from shared.nlu.normalize import normalize
 from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
-from shared.nlu.yesno import yes_no
+from shared.nlu.yesno import points_at, yes_no
 
 Stage = Literal[
     "ask_plan", "ask_schedule", "ask_payment", "awaiting_confirmation", "requested", "handed_off"
@@ -105,7 +105,10 @@ class Outcome(BaseModel):
 
 # "3x", "3 x", "3 vezes", "duas vezes" (most numbers in words are digits by then; the library
 # leaves some small ones, such as "duas", as words).
-_TIMES_A_WEEK = re.compile(rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez)(?!\w)")
+# "3x", "2 vezes", "2 dias na semana": how many classes a week.
+_TIMES_A_WEEK = re.compile(
+    rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez|dias?\s+(?:na|por|da)\s+semana)(?!\w)"
+)
 # "plano de 3", "o de 2": a plan named by its count, once the plan was asked.
 _PLAN_OF = re.compile(r"\b(?:plano|o|a|aquele)\s+(?:de|das?)\s+([1-7])(?!\w|\s*(?:h|:))")
 _NUMBER = re.compile(r"(?<![\w:])(\d{2,5})(?![\w:])")
@@ -415,6 +418,10 @@ def decide(
     reading = read(text, config, stage=state.stage if state else None)
     if state is None and earlier:
         reading = with_earlier(reading, [read(said, config, stage=None) for said in earlier])
+        if reading.plan is None and points_at(text):
+            # "fechado, quero esse" right after asking about a plan takes the plan asked about.
+            asked = _plan(normalize(earlier[-1]), config, asked=False)
+            reading = reading.model_copy(update={"plan": asked}) if asked else reading
     if current.offered_plan and not reading.fills and reading.answer is True:
         reading = reading.model_copy(update={"plan": current.offered_plan})
     journal: dict[str, Any] = {"reading": reading.model_dump(exclude_defaults=True)}

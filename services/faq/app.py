@@ -55,6 +55,7 @@ def build(rt: Runtime) -> None:
             texts=rt.pack,
             seed=turn.turn_id,
             llm_answer=llm_answer,
+            student_age=_student_age(snapshot),
         )
         decision.reply(
             result.text,
@@ -87,3 +88,10 @@ def build(rt: Runtime) -> None:
         )
 
     on_tasks(rt, decide)
+
+
+def _student_age(snapshot: Snapshot) -> int | None:
+    """The student's age as the conversation's memory knows it, if it is a number."""
+    memory = snapshot.memory()
+    age = memory.value("idade") if memory is not None else None
+    return age if isinstance(age, int) and not isinstance(age, bool) else None

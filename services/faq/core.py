@@ -21,6 +21,7 @@ from services.faq.topic import FaqTopic
 from shared.faq.ages import age_question, ages_in
 from shared.faq.config import AgeRule, FaqConfig, FaqEntry
 from shared.faq.index import FaqIndex, Match
+from shared.nlu.dates import without_dates_and_times
 from shared.nlu.normalize import normalize
 
 
@@ -234,11 +235,31 @@ def _inherited(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseM
     words = normalize(clause).split()
     if topic_entry is None or not words or len(words) > rule.max_words:
         return None
-    content = index.content_terms(clause)
+    # The day or time a follow-up names ("e na quinta?", "e amanhã às 19h?") is a value for
+    # the topic, not a new topic.
+    content = index.content_terms(without_dates_and_times(clause))
     opened = words[0] in {normalize(w) for w in rule.openers}
     known = {t for t in content if index.known(t)}
     share = index.share_in(known, topic_entry)
     if not content or (opened and known and share >= index.config.min_coverage):
+        return _follow_up_match(clause, topic_entry)
+    return None
+
+
+def _continued(clause: str, index: FaqIndex, topic_entry: str | None) -> ClauseMatch | None:
+    """A short clause opened as a follow-up ("mas ...", "e ...") that the topic's entry knows
+    (at least the FAQ's ``min_coverage`` of its content): the topic goes on even when another
+    entry would match its words on their own ("mas aí eu pago?" after the rain answer asks
+    about the rescheduled class, not the payment methods)."""
+    rule = index.config.follow_up
+    words = normalize(clause).split()
+    if topic_entry is None or not words or len(words) > rule.max_words:
+        return None
+    if words[0] not in {normalize(w) for w in rule.openers}:
+        return None
+    content = index.content_terms(without_dates_and_times(clause))
+    known = {t for t in content if index.known(t)}
+    if known and index.share_in(content, topic_entry) >= index.config.min_coverage:
         return _follow_up_match(clause, topic_entry)
     return None
 
@@ -295,6 +316,11 @@ def retrieve(
         if asking and len(clauses) > 1 and not clause.question_shaped:
             continue
         match = _judge(clause.text, index, context)
+        continued = _continued(clause.text, index, topic_entry)
+        if continued is not None and not (
+            match and match.answered and match.entry_id == topic_entry
+        ):
+            match = continued
         age = _about_an_age(clause.text, index, topic_entry, ages_in(clause.text, now), said)
         if age is not None:
             match = age
@@ -357,6 +383,17 @@ def age_verdicts(ages: Sequence[int], rule: AgeRule, texts: TextSource, seed: st
     return "\n".join(lines)
 
 
+def _minor_note(retrieval: Retrieval, rule: AgeRule | None, student_age: int | None) -> str | None:
+    """The text key of the guardian's authorization note, when an entry about coming to class
+    was answered for a student under the adult age and the age entry (which says it) was not."""
+    if rule is None or rule.minor_note_text_key is None or student_age is None:
+        return None
+    ids = set(retrieval.entry_ids)
+    if rule.entry in ids or not ids & set(rule.minor_entries):
+        return None
+    return rule.minor_note_text_key if student_age < rule.adult_age else None
+
+
 def _wants_oferta_pointer(entries: list[FaqEntry], mode: str | None, config: FaqConfig) -> bool:
     pointer = config.oferta_pointer
     if mode not in pointer.modes:
@@ -373,12 +410,15 @@ def compose(
     texts: TextSource,
     seed: str,
     llm_answer: FaqLLMAnswer | None = None,
+    student_age: int | None = None,
 ) -> FaqResult:
     """The reply for a retrieval: answers, an honest "don't know", the trial pointer.
 
     An LLM phrasing is used only when it cites retrieved entries and nothing else; otherwise
     the entries' own text is said. ``asks_question`` is read from the final text, so it is
-    right whichever variant of a text was picked.
+    right whichever variant of a text was picked. ``student_age``: the age the conversation
+    gave for its student (the memory's), which adds the guardian's authorization to what a
+    minor must bring.
     """
     used_llm = False
     rule = config.age_rule
@@ -393,6 +433,8 @@ def compose(
         used_llm = True
         lines = [llm_answer.answer.strip()]
         entry_ids = [i for i in retrieval.entry_ids if i in set(llm_answer.ids_used)]
+    if (note := _minor_note(retrieval, rule, student_age)) is not None:
+        lines.append(texts.text(note, seed=seed))
     if retrieval.unanswered or not lines:
         key = config.partial_unknown_text_key if lines else config.unknown_text_key
         lines.append(texts.text(key, seed=seed))

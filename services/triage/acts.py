@@ -36,17 +36,22 @@ def offer_made(
 ) -> LastMove | None:
     """The offer this turn's reply closes with, if any.
 
-    An answered intent (``faq``) offers what ``triage.offers`` maps it to (``trial``) when the
-    message was about that: its intent leaned (some evidence, below detection: "como funciona
-    a aula experimental?"), and it was not already routed (then it is going on, not offered).
+    An answered intent (``faq``) offers one of what ``triage.offers`` maps it to (``trial``,
+    ``enrollment``): the one the message was most about, its intent leaning (some evidence,
+    below detection: "como funciona a aula experimental?", "quanto é o plano?"), and not
+    already routed (then it is going on, not offered).
     """
     for answered, offered in config.offers.items():
         if answered not in result.intents or config.routes[answered] not in routes:
             continue
-        if offered in result.intents:
-            continue
-        if result.confidences.get(offered, 0.0) >= config.llm_floor:
-            return LastMove(intent=offered, at=now)
+        leaning = [
+            (result.confidences.get(intent, 0.0), intent)
+            for intent in offered
+            if intent not in result.intents
+            and result.confidences.get(intent, 0.0) >= config.llm_floor
+        ]
+        if leaning:
+            return LastMove(intent=max(leaning)[1], at=now)
     return None
 
 

@@ -219,6 +219,9 @@ class QuestionRules(BaseModel):
     start_words: list[str] = Field(default_factory=list)
     asking_patterns: list[str] = Field(default_factory=list)
     flow_patterns: list[str] = Field(default_factory=list)
+    # A statement closed by a tag that asks for a confirmation ("..., né"): a question
+    # without "?" nor a question word first.
+    tag_patterns: list[str] = Field(default_factory=list)
     joiner_words: list[str] = Field(default_factory=lambda: ["e", "ou", "tambem"])
     faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
     # Right after the FAQ answered, a message this short that asks something or opens with
@@ -227,6 +230,7 @@ class QuestionRules(BaseModel):
     _starts: re.Pattern[str] = PrivateAttr()
     _asking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _tags: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _joiners: re.Pattern[str] = PrivateAttr()
 
     def model_post_init(self, _context: object) -> None:
@@ -235,6 +239,7 @@ class QuestionRules(BaseModel):
         self._starts = re.compile(rf"^(?:{alternation})(?!\w)")
         self._asking = [re.compile(p) for p in self.asking_patterns]
         self._flow = [re.compile(p) for p in self.flow_patterns]
+        self._tags = [re.compile(p) for p in self.tag_patterns]
         joiners = "|".join(re.escape(w) for w in self.joiner_words) or r"(?!)"
         self._joiners = re.compile(rf"(\s*,?\s+(?:{joiners})\s+)", re.IGNORECASE)
 
@@ -246,9 +251,17 @@ class QuestionRules(BaseModel):
     def starts_question(self, normalized: str) -> bool:
         return bool(self._starts.match(normalized))
 
+    def ends_with_tag(self, normalized: str) -> bool:
+        return any(r.search(normalized) for r in self._tags)
+
     def asks(self, normalized: str) -> bool:
-        """A question word first, or a request for information anywhere."""
-        return self.starts_question(normalized) or any(r.search(normalized) for r in self._asking)
+        """A question word first, a tag asking for a confirmation last, or a request for
+        information anywhere."""
+        return (
+            self.starts_question(normalized)
+            or self.ends_with_tag(normalized)
+            or any(r.search(normalized) for r in self._asking)
+        )
 
     def about_flow(self, normalized: str) -> bool:
         return any(regex.search(normalized) for regex in self._flow)
@@ -305,10 +318,11 @@ class TriageConfig(BaseModel):
     mode_confirmation: ModeConfirmation = Field(default_factory=ModeConfirmation)
     # The intent an upset customer is routed to (``shared.nlu.upset``): a person takes over.
     upset_intent: SpecialistIntent | None = None
-    # What the answer to one intent offers next: an answered question about the trial class
-    # closes with an offer to book it, so a bare "quero sim" after it accepts that offer
+    # What the answer to one intent offers next, by what the question leaned to: an answered
+    # question about the trial class closes with an offer to book it, one about the plans with
+    # the plans to enroll in, so a bare "quero sim" after it accepts that offer
     # (``services.triage.acts``).
-    offers: dict[SpecialistIntent, SpecialistIntent] = Field(default_factory=dict)
+    offers: dict[SpecialistIntent, list[SpecialistIntent]] = Field(default_factory=dict)
     llm: LLMPrompt
 
     @model_validator(mode="after")
@@ -321,7 +335,7 @@ class TriageConfig(BaseModel):
             self.clarification.unclear_intent,
             *filter(None, [self.mode_confirmation.yes_intent, self.upset_intent]),
             *self.offers,
-            *self.offers.values(),
+            *(o for offered in self.offers.values() for o in offered),
             *(o.intent for o in self.clarification.options if o.intent is not None),
         }
         unknown = named - set(self.intents)

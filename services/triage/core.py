@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from services.triage.acts import carries_booking_fields, named_option, offer_made, standing_offer
+from services.triage.acts import (
+    carries_booking_fields,
+    named_option,
+    offer_made,
+    standing_offer,
+)
 from services.triage.clarification import (
     confirm_text,
     expired,
@@ -27,9 +32,15 @@ from services.triage.models import (
     TriageResult,
     TriageState,
 )
-from services.triage.questions import FaqKnows, faq_text, is_direct_question, parts
+from services.triage.questions import (
+    FaqKnows,
+    faq_text,
+    is_direct_question,
+    parts,
+    sentences,
+)
 from services.triage.rules import active_stage, classify, needs_llm
-from shared.nlu.yesno import yes_no
+from shared.nlu.yesno import points_at, yes_no
 from shared.pack import Pack
 
 
@@ -124,6 +135,17 @@ class _Turn:
     def asks_something(self) -> bool:
         """Whether some clause of the message is a direct question."""
         return any(is_direct_question(clause, self.config) for clause in parts(self.text))
+
+    @property
+    def asks_question_of_its_own(self) -> bool:
+        """Whether some clause is a direct question that is not a bare yes or no ("pode ser?"
+        answers the bot) and says more than one word ("oi?", "hein?" ask nothing to look up)."""
+        return any(
+            is_direct_question(clause, self.config)
+            and yes_no(clause.text) is None
+            and len(clause.normalized.split()) > 1
+            for clause in [*sentences(self.text), *parts(self.text)]
+        )
 
     @property
     def is_clear_request(self) -> bool:
@@ -224,7 +246,8 @@ def _answers_offer(turn: _Turn) -> TriageDecision | None:
     if turn.offer is None:
         return None
     answer = yes_no(turn.text)
-    small_talk = turn.result.intents == ["general"]
+    # "beleza, quero esse" points at what was offered: more than an acknowledgement.
+    small_talk = turn.result.intents == ["general"] and not points_at(turn.text)
     if answer is True and "?" not in turn.text and not small_talk:
         return turn.decide(intents=[turn.offer], pending=None, step="offer_accepted")
     if answer is False and not turn.result.intents:
@@ -245,12 +268,22 @@ def _unplaced(turn: _Turn) -> TriageDecision | None:
     if carries_booking_fields(turn.text, context=False):
         booking = config.active_context.intent
         return turn.decide(intents=[booking], pending=None, step="booking_fields")
+    if "faq" in config.routes and turn.asks_question_of_its_own:
+        # A question no keyword places ("vocês treinam quem nunca pegou numa raquete?") is
+        # still a question: the FAQ answers it or says honestly that it does not know, which
+        # helps more than a menu of what the bot can do.
+        return turn.decide(intents=["faq"], pending=None, step="question_unplaced")
     return None
 
 
 def _classified(turn: _Turn) -> TriageDecision:
     """No clarification pending: route, answer small talk, or open the N1 menu."""
     result, config = turn.result, turn.config
+    if turn.mode_pending and points_at(turn.text):
+        # "quero esse" takes the item the answer offered, not the funnel's question beside it.
+        accepted = _answers_offer(turn)
+        if accepted is not None:
+            return accepted
     if not result.intents and turn.mode_pending:
         answer = yes_no(turn.text)
         if answer is True:

@@ -15,6 +15,7 @@ from services.triage.questions import FaqKnows
 from shared.faq.ages import age_question, ages_in
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
+from shared.nlu.dates import without_dates_and_times
 from shared.pack import Pack
 
 
@@ -26,16 +27,29 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
     index = FaqIndex(faq_config)
     min_coverage = max(config.questions.faq_min_coverage, faq_config.min_coverage)
 
-    def knows(clause: str, message: str = "", now: datetime | None = None) -> bool:
+    booking = faq_config.booking_context
+    booking_tags = set(booking.tags) if booking is not None else set()
+
+    def knows(
+        clause: str,
+        message: str = "",
+        now: datetime | None = None,
+        *,
+        beside_booking: bool = False,
+    ) -> bool:
+        if beside_booking:
+            clause = without_dates_and_times(clause)
         # A question about an age ("aceitam alguém de 99?", "tem limite de idade? nasci em
         # 1950") is answered by the FAQ's age rule.
-        if age_question(clause, index, ages_in(clause, now), ages_in(message, now)):
+        elif age_question(clause, index, ages_in(clause, now), ages_in(message, now)):
             return True
-        match = index.best(clause)
-        return (
-            match is not None
-            and match.score >= faq_config.threshold
-            and match.coverage >= min_coverage
-        )
+        match = index.best(clause, without_dates=beside_booking)
+        if match is None or match.score < faq_config.threshold or match.coverage < min_coverage:
+            return False
+        if not beside_booking or not booking_tags:
+            return True
+        # What the booking's own entries also know ("que horário tem?") is the booking's.
+        own = index.best(clause, tags=booking_tags)
+        return own is None or own.coverage < faq_config.min_coverage
 
     return knows

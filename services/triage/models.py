@@ -97,6 +97,7 @@ ClarificationStep = Literal[
     "offer_declined",
     "option_named",
     "booking_fields",
+    "question_unplaced",
 ]
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Protocol
 
 from services.triage.config import TriageConfig
+from shared.nlu.dates import without_dates_and_times
 from shared.nlu.normalize import normalize
 
 
@@ -23,7 +24,17 @@ class FaqKnows(Protocol):
     message it came from and the turn's business time (an age said elsewhere in it). Built by
     the shell from the FAQ index; None where no index is at hand, e.g. a config-only check."""
 
-    def __call__(self, clause: str, message: str = "", now: datetime | None = None) -> bool: ...
+    def __call__(
+        self,
+        clause: str,
+        message: str = "",
+        now: datetime | None = None,
+        *,
+        beside_booking: bool = False,
+    ) -> bool:
+        """``beside_booking``: read the clause without the days and times it names, and
+        count only an entry about something other than what is being booked."""
+        ...
 
 
 # Sentence ends: "?" marks the clause before it as a question. A "." splits only before a
@@ -72,8 +83,10 @@ def is_question(clause: Clause, config: TriageConfig) -> bool:
 
 
 def is_direct_question(clause: Clause, config: TriageConfig) -> bool:
-    """A "?" or a question word first: a question, not a word naming a topic ("dúvida")."""
-    return clause.asked or config.questions.starts_question(clause.normalized)
+    """A "?", a question word first or a tag asking for a confirmation last ("..., né"): a
+    question, not a word naming a topic ("dúvida")."""
+    rules, normalized = config.questions, clause.normalized
+    return clause.asked or rules.starts_question(normalized) or rules.ends_with_tag(normalized)
 
 
 def clauses(text: str, config: TriageConfig) -> list[Clause]:
@@ -111,10 +124,25 @@ def continues_questions(text: str, config: TriageConfig) -> bool:
     return words[0] in joiners or any(is_question(c, config) for c in parts(text))
 
 
-def is_flow_question(clause: Clause, config: TriageConfig) -> bool:
+def is_flow_question(
+    clause: Clause,
+    config: TriageConfig,
+    *,
+    knows: FaqKnows | None = None,
+    message: str = "",
+    now: datetime | None = None,
+) -> bool:
     """A question about the booking itself (a slot, why a field is asked): mid-booking it is
-    the booking flow's to answer, not the FAQ's."""
-    return config.questions.about_flow(clause.normalized)
+    the booking flow's to answer, not the FAQ's. A day or time given beside a question about
+    something else ("quinta às 19h, dá pra estacionar?") does not make it one: with ``knows``,
+    a clause the knowledge base answers outside the booking's own entries once its days and
+    times are set aside is the FAQ's (the booking still reads the day and time)."""
+    rules = config.questions
+    if not rules.about_flow(clause.normalized):
+        return False
+    if knows is None or rules.about_flow(without_dates_and_times(clause.text)):
+        return True
+    return not knows(clause.text, message, now, beside_booking=True)
 
 
 def faq_clauses(
@@ -136,7 +164,7 @@ def faq_clauses(
         normalized = clause.normalized
         if not normalized:
             continue
-        if active and is_flow_question(clause, config):
+        if active and is_flow_question(clause, config, knows=knows, message=text, now=now):
             continue
         topic = faq_rules is not None and faq_rules.score(normalized) >= config.threshold
         known = knows is not None and is_question(clause, config) and knows(clause.text, text, now)

@@ -139,7 +139,8 @@ def _faq_question(
         normalized = clause.normalized
         if not normalized or not is_question(clause, config) or _is_answer(clause):
             continue
-        if active and (is_flow_question(clause, config) or _is_small_talk(normalized, config)):
+        flow = is_flow_question(clause, config, knows=knows, message=text, now=now)
+        if active and (flow or _is_small_talk(normalized, config)):
             continue
         if knows(clause.text, text, now) or (
             active and clause.asked and len(normalized.split()) > 1

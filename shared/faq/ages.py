@@ -5,7 +5,8 @@ Whether someone may take a class is a question about an age, and the age is rare
 clause that asks ("vcs tem aula pra criança? minha filha tem 9"). Only numbers something marks
 as an age count: a unit ("9 anos"), a verb of having or turning ("tem 9", "fizer 8", "faço
 30"), a person before "de" ("filha de 7", "alguém de 99"), or a birth year, turned into an age
-at the turn's business time. A time ("às 18"), a price ("R$ 60") or a count ("3x") is none.
+at the turn's business time. A time ("às 18"), a price ("R$ 60"), a count ("3x") or how long
+someone has played ("jogo faz 2 anos") is none.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ _AGE = re.compile(
     rf"com|idade de|idade)\s+(?:so\s+|quase\s+|uns\s+)?{_NUMBER}(?!\s*(?:h\b|horas?|reais|x\b))"
     rf"|\b{_PEOPLE}\s+(?:de|com)\s+{_NUMBER}(?!\s*(?:h\b|horas?|reais|x\b|vezes))"
 )
+# A span of practice, not an age: "joga faz uns 2 anos", "treino há 3 anos", "5 anos que jogo".
+_PRACTICE_BEFORE = re.compile(r"\b(?:jog|trein|pratic)\w*(?:\s+\S+){0,2}\s*$")
+_SPAN_AFTER = re.compile(
+    r"\s*(?:anos?\s+)?(?:de (?:experiencia|jogo|pratica|beach|quadra)|que|jogando|atras)\b"
+)
 _BIRTH_YEAR = re.compile(r"\b(?:nasci|nasceu|nascid[oa]|nascemos)\s+(?:em|no ano de)?\s*(\d{4})\b")
 
 
@@ -43,6 +49,9 @@ def ages_in(text: str, now: datetime | None) -> list[int]:
     normalized = with_digits(normalize(text))
     found: list[tuple[int, int]] = []
     for match in _AGE.finditer(normalized):
+        before = normalized[: match.start()]
+        if _PRACTICE_BEFORE.search(before) or _SPAN_AFTER.match(normalized, match.end()):
+            continue
         value = next(int(group) for group in match.groups() if group is not None)
         found.append((match.start(), value))
     if now is not None:

@@ -74,6 +74,11 @@ class AgeRule(BaseModel):
     # Words asking whether someone may take part ("pode", "aceitam"): with an age, the
     # question is about that age whatever words name the person ("minha sogra de 70 pode?").
     permission_words: list[str] = Field(default_factory=list)
+    # Entries about coming to a class ("o que levar"): when the conversation's student is a
+    # minor, their answer adds the guardian's authorization (``minor_note_text_key``), which a
+    # parent asking what the child needs must hear even though the question names no age.
+    minor_entries: list[str] = Field(default_factory=list)
+    minor_note_text_key: str | None = None
 
 
 class FollowUp(BaseModel):

@@ -21,6 +21,8 @@ import numpy as np
 
 from shared.faq.analysis import Analyzer, stem
 from shared.faq.config import FaqConfig, FaqEntry
+from shared.nlu.dates import without_dates_and_times
+from shared.nlu.normalize import normalize
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,38 @@ class FaqIndex:
         close = difflib.get_close_matches(word, candidates, n=1, cutoff=self.config.fuzzy_cutoff)
         return stem(close[0]) if close else term
 
-    def best(self, text: str, *, tags: Collection[str] = ()) -> Match | None:
+    def answers(self, match: Match) -> bool:
+        """Whether a match is good enough to be said (the FAQ's threshold and coverage)."""
+        return match.score >= self.config.threshold and match.coverage >= self.config.min_coverage
+
+    def best(
+        self, text: str, *, tags: Collection[str] = (), without_dates: bool = True
+    ) -> Match | None:
         """The best entry for a clause, or None when the clause has no content words (or no
-        entry carries one of ``tags``, when given: the best among those entries)."""
-        terms = self.terms(text)
+        entry carries one of ``tags``, when given: the best among those entries).
+
+        A clause that falls short as a whole is tried again without the days and times it
+        names: in "amanhã às 19h tem estacionamento?" the day and time are values the person
+        gives, and their words (unknown, or another entry's) hide what is asked; so is a clause
+        whose match knows less of it than the match of what is left once they are set aside
+        ("terça às 18h tem estacionamento?" is not about the trial class's Tuesdays). A clause
+        that is nothing but a day ("abre sábado?") keeps it: then the day is the question.
+        ``without_dates=False`` reads the clause only as said (triage's evidence: "dá pra marcar
+        pra terça?" is a booking request, not a question the FAQ knows once its day is gone)."""
+        match = self._best(self.terms(text), tags)
+        if not without_dates or (match is not None and self.answers(match) and match.coverage >= 1):
+            return match
+        rest = without_dates_and_times(text)
+        if not self.content_terms(rest) or rest == normalize(text):
+            return match
+        reread = self._best(self.terms(rest), tags)
+        if reread is None or not self.answers(reread):
+            return match
+        if match is not None and self.answers(match) and match.coverage >= reread.coverage:
+            return match
+        return reread
+
+    def _best(self, terms: list[str], tags: Collection[str]) -> Match | None:
         allowed = [i for i, e in enumerate(self.config.entries) if set(e.tags) & set(tags)]
         if not terms or (tags and not allowed):
             return None
@@ -136,13 +166,25 @@ class FaqIndex:
             mask = np.full(len(per_entry), -np.inf)
             mask[allowed] = 0.0
             per_entry = per_entry + mask
-        position = int(np.argmax(per_entry))
         # A number is a value the person gives ("meu filho de 7 anos"), not part of the topic.
         weights = {t: self._idf.get(t, self._unknown_idf) for t in set(terms) if not t.isdigit()}
         if not weights:
+            position = int(np.argmax(per_entry))
             return Match(entry_id=self.config.entries[position].id, score=0.0, coverage=0.0)
-        known = self._entry_terms[position]
-        coverage = sum(w for t, w in weights.items() if t in known) / sum(weights.values())
+        total = sum(weights.values())
+        coverages = np.asarray(
+            [
+                sum(w for t, w in weights.items() if t in known) / total
+                for known in self._entry_terms
+            ]
+        )
+        # An entry that knows enough of the question beats one that only matches a word of it
+        # more strongly ("a mensalidade aceita boleto?" is about paying, though "mensalidade"
+        # alone is the plans' word).
+        answering = (per_entry >= self.config.threshold) & (coverages >= self.config.min_coverage)
+        ranked = np.where(answering, per_entry, -np.inf) if answering.any() else per_entry
+        position = int(np.argmax(ranked))
+        coverage = float(coverages[position])
         return Match(
             entry_id=self.config.entries[position].id,
             score=float(per_entry[position]),

@@ -508,6 +508,35 @@ def mentions_date(text: str) -> bool:
     return (_explicit(normalized, reference) or _relative(normalized, reference)) is not None
 
 
+_SAID_WHEN = (
+    _ISO,
+    _NUMERIC,
+    _DOTTED_DATE,
+    _MONTH_NAME,
+    _DAY_OF_MONTH,
+    _RELATIVE,
+    _WEEKDAY,
+    _PERIOD_ONLY,
+)
+
+
+def without_dates_and_times(text: str) -> str:
+    """``text`` normalized, with the days and clock times it names taken out ("terça dia 15
+    às 18h tem estacionamento?" → "tem estacionamento?"): what is left is what a question
+    asks about, the day and time being values the person gives. A bare number stays (it may
+    count people or years)."""
+    normalized = _dots_as_slashes(normalize(text))
+    for pattern in _SAID_WHEN:
+        normalized = pattern.sub(" ", normalized)
+
+    def clock(match: re.Match[str]) -> str:
+        said = match["clock"] or match["suffix"] or match["period"] or match["ampm"]
+        return " " if said or match["pre"] else match[0]
+
+    normalized = _TIME.sub(clock, normalized)
+    return " ".join(normalized.split())
+
+
 def _latest_first(normalized: str) -> Iterator[str]:
     """The text after each correction marker, latest first, then the whole text."""
     for marker in reversed(list(_CORRECTION.finditer(normalized))):

@@ -422,3 +422,13 @@ def split_yes_no(text: str) -> tuple[bool | None, str]:
 def yes_no(text: str) -> bool | None:
     """True/False when the message leads with a yes/no answer, else None (rules in module doc)."""
     return split_yes_no(text)[0]
+
+
+# "quero esse", "fico com essa": a demonstrative points at a thing the other side named.
+_POINTING = re.compile(r"\b(?:esse|essa|este|desse|dessa|deste|nesse|nessa|neste|aquele|aquela)\b")
+
+
+def points_at(text: str) -> bool:
+    """Whether a reply points at something the last answer named ("fechado, quero esse"): it
+    takes up an item of that answer, where a bare "sim" answers whatever yes/no was asked."""
+    return bool(_POINTING.search(normalize(text)))

@@ -74,6 +74,8 @@ def turn(text: str, state: EnrollmentState | None, *, allowed: bool = True, n: i
         ("e o de 3x, quanto fica?", None, {}),
         # A plan's count is not an hour.
         ("plano de 3x", "ask_schedule", {"plan": "tres_vezes"}),
+        # Days a week count classes a week.
+        ("vou treinar 3 dias por semana", None, {"plan": "tres_vezes"}),
     ],
 )
 def test_read(text: str, stage: str | None, expected: dict[str, object]) -> None:
@@ -336,3 +338,20 @@ def test_more_days_than_the_plan_offers_the_plan_that_covers_them() -> None:
 def test_every_weekday_is_more_than_any_counted_plan_so_the_open_plan_is_offered() -> None:
     outcome = turn("plano de 3x, de segunda a sábado às 6h", None)
     assert outcome.state is not None and outcome.state.offered_plan == "horario_livre"
+
+
+def test_pointing_at_the_plan_just_asked_about_starts_with_it() -> None:
+    outcome = decide(
+        "show, quero esse",
+        state=None,
+        config=CONFIG,
+        texts=PACK,
+        seed="t9",
+        now=NOW,
+        conversation_id="c1",
+        turn_id="t9",
+        allowed=True,
+        earlier=["bom dia", "e pra quem vai duas vezes na semana, quanto é?"],
+    )
+    assert outcome.state is not None and outcome.state.plan == "duas_vezes"
+    assert outcome.state.stage == "ask_schedule"

@@ -168,3 +168,34 @@ def test_a_yes_mid_booking_is_an_answer_not_a_question_for_the_faq(reply: str) -
 def test_a_question_starting_like_a_yes_still_reaches_the_faq() -> None:
     decision = turn("pode levar acompanhante na aula?", stage="awaiting_confirmation")
     assert "faq" in decision.routes
+
+
+def test_accepting_after_a_plans_answer_starts_the_enrollment() -> None:
+    asked = turn("quanto fica o plano de três vezes por semana?", stage="booked")
+    assert asked.routes == ["faq"]
+    assert asked.state.last_move is not None and asked.state.last_move.intent == "enrollment"
+    decision = turn("fechou, vou nesse", asked.state, now=T0 + timedelta(minutes=2), stage="booked")
+    assert decision.routes == ["enrollment"]
+    assert decision.journal["clarification"] == "offer_accepted"
+
+
+def test_pointing_at_the_offered_plan_beats_the_funnels_question_beside_it() -> None:
+    asked = turn("e o plano de duas vezes, quanto é?", stage="booked")
+    later = T0 + timedelta(minutes=2)
+
+    def reply(text: str) -> TriageDecision:
+        return triage_turn(
+            text,
+            state=asked.state,
+            trial_stage="booked",
+            now=later,
+            config=CONFIG,
+            pack=PACK,
+            seed="turn",
+            knows=KNOWS,
+            mode_pending=True,
+        )
+
+    assert reply("beleza, quero esse").routes == ["enrollment"]
+    # A bare yes answers the funnel's own question.
+    assert reply("sim").journal["clarification"] == "mode_yes"

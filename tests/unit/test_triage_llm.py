@@ -117,7 +117,7 @@ async def test_hybrid_asks_the_llm_only_when_rules_are_unsure(fake_openai: FakeO
 async def test_hybrid_does_not_ask_the_llm_for_a_menu_choice(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(fail(500))  # the menu opens (the LLM fails), then "2" answers it
     async with client(fake_openai) as llm:
-        menu = await hybrid("vc é um robo?", llm)
+        menu = await hybrid("hmm deixa eu pensar aqui", llm)
         assert menu.journal["clarification"] == "n1_menu" and llm.calls == 1
         chosen = await hybrid("2", llm, state=menu.state)
         assert llm.calls == 1
@@ -131,7 +131,7 @@ async def test_hybrid_falls_back_to_rules_on_any_llm_failure(
 ) -> None:
     fake_openai.script(step)  # type: ignore[arg-type]
     async with client(fake_openai, timeout_s=0.5) as llm:
-        decision = await hybrid("vc é um robo?", llm)
+        decision = await hybrid("hmm deixa eu pensar aqui", llm)
         assert (llm.calls, llm.failures) == (1, 1)
     assert decision.journal["source"] == "rules"
     assert decision.journal["clarification"] == "n1_menu"
