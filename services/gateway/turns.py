@@ -39,7 +39,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError, TimeoutError
 from structlog.typing import FilteringBoundLogger
@@ -59,7 +59,7 @@ from shared.contracts import (
     sent_at_problem,
     utcnow,
 )
-from shared.durability import NotReplicated, ReplicaAck
+from shared.durability import NotReplicated, ReplicaAck, master_of
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.merge import queue_open
@@ -557,12 +557,16 @@ class TurnKeeper:
         The journal append and its ``WAIT`` share one connection to the master that ran the
         start (the journal is in the conversation's slot), so the ``WAIT`` covers the start
         too. A dropped connection is retried (a retry may append the entry twice, for the
-        same turn id; it is never missing). A start no replica confirmed is not published:
-        it stays on the master with its lease, and once the lease expires the sweeper takes
-        its messages up again, in one turn that is answered once, whichever node holds them
-        by then."""
+        same turn id; it is never missing), on the same master only: a slot that moved in a
+        failover has a new master that may lack the start. A start no replica confirmed is not
+        published: it stays on the master with its lease, and once the lease expires the
+        sweeper takes its messages up again, in one turn that is answered once, whichever
+        node holds them by then."""
         key = self.keys.journal(conversation_id)
+        origin = self._master_name(key)
         for attempt in range(1, START_JOURNAL_ATTEMPTS + 1):
+            if attempt > 1 and self._moved(key, origin, conversation_id, turn_id):
+                return False
             try:
                 async with self.redis.pipeline(transaction=False) as pipe:
                     self.store.queue_journal(pipe, conversation_id, started)
@@ -580,6 +584,11 @@ class TurnKeeper:
                     error=repr(error),
                 )
                 await asyncio.sleep(0.05 * 2**attempt)  # a retry's backoff, not a wait for an event
+        # A cluster pipeline retries a broken connection itself, after refreshing its slot
+        # map, and sends the retried WAIT to its default node (the target is not kept): what
+        # it confirmed says nothing if the conversation changed masters meanwhile.
+        if self._moved(key, origin, conversation_id, turn_id):
+            return False
         try:
             await self.ack.check(
                 self.redis, waits, done[len(done) - len(waits) :], f"start of turn {turn_id}"
@@ -594,6 +603,25 @@ class TurnKeeper:
             )
             return False
         return True
+
+    def _moved(self, key: str, origin: str, conversation_id: str, turn_id: str) -> bool:
+        """Whether ``key``'s slot has another master than ``origin`` now (a failover): the new
+        master may not have the start, and a WAIT there confirms nothing about it."""
+        if self._master_name(key) == origin:
+            return False
+        self.log.warning(
+            "turn start's master changed before a replica confirmed it; not published, "
+            "retaken when its lease expires",
+            conversation_id=conversation_id,
+            turn_id=turn_id,
+        )
+        return True
+
+    def _master_name(self, key: str) -> str:
+        """The master the client sends ``key``'s commands to now ('' on one Redis)."""
+        if isinstance(self.redis, RedisCluster):
+            return master_of(self.redis, key).name
+        return ""
 
     async def _publish_turn(self, conversation_id: str, turn: Turn, *started: str) -> None:
         """Publish a started turn (or the channel's own answer to it), open the merger's record
