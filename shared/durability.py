@@ -19,11 +19,11 @@ by its id, waits again.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.asyncio import RedisCluster
 from redis.asyncio.cluster import ClusterNode
-from redis.exceptions import ResponseError, SlotNotCoveredError
+from redis.exceptions import ConnectionError, ResponseError, SlotNotCoveredError, TimeoutError
 
 from shared.connections import AnyRedis
 from shared.logs import get_logger
@@ -34,6 +34,15 @@ log = get_logger(__name__)
 
 class NotReplicated(Exception):
     """A write no replica confirmed in time: it may be lost in a failover; retry later."""
+
+
+class Waited(NamedTuple):
+    """One ``WAIT`` queued: a key written on the master it went to, and that master's name
+    (``host:port``; '' on a single Redis). ``check`` asks *that* node about its replicas,
+    never whoever serves the slot by then (see ``ReplicaAck._short``)."""
+
+    key: str
+    node: str
 
 
 # How long a master found without any replica is written to without waiting, before WAIT is
@@ -65,14 +74,14 @@ class ReplicaAck:
     def on(self) -> bool:
         return self.replicas > 0
 
-    def queue(self, pipe: Any, redis: AnyRedis, *keys: str) -> list[str]:
+    def queue(self, pipe: Any, redis: AnyRedis, *keys: str) -> list[Waited]:
         """Queue one ``WAIT`` on ``pipe`` for each master that holds one of ``keys`` (after
-        the pipeline's writes, last); the keys it waits for, one per master (none when off,
-        or for a master just found without a replica). Give them to ``check`` with the
-        ``WAIT`` answers, the pipeline's last results."""
+        the pipeline's writes, last); what it waits for, one per master (none when off, or
+        for a master just found without a replica). Give them to ``check`` with the ``WAIT``
+        answers, the pipeline's last results."""
         if not self.on:
             return []
-        waited: list[str] = []
+        waited: list[Waited] = []
         if isinstance(redis, RedisCluster):
             seen: set[str] = set()
             for key in keys:
@@ -81,17 +90,18 @@ class ReplicaAck:
                     continue
                 seen.add(node.name)
                 pipe.execute_command("WAIT", self.replicas, self.timeout_ms, target_nodes=node)
-                waited.append(key)
+                waited.append(Waited(key, node.name))
         elif keys and not self._alone(""):
             pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
-            waited.append(keys[0])
+            waited.append(Waited(keys[0], ""))
         return waited
 
     async def execute(self, pipe: Any) -> list[Any]:
         """Run ``pipe``; its results. A ``WAIT`` sent to a master that a failover demoted under
         the client's slot map (the write itself was redirected to the new master) confirmed
-        nothing: its answer is 0, and ``check`` asks the new master. Any other error is
-        raised as the pipeline would."""
+        nothing: its answer is 0, and ``check`` refuses the write (the slot's master changed),
+        so the sender's retry waits on the new master. Any other error is raised as the
+        pipeline would."""
         if not self.on:
             return list(await pipe.execute())
         results = list(await pipe.execute(raise_on_error=False))
@@ -105,22 +115,41 @@ class ReplicaAck:
         return results
 
     async def check(
-        self, redis: AnyRedis, waited: list[str], answers: list[Any], what: str
+        self, redis: AnyRedis, waited: list[Waited], answers: list[Any], what: str
     ) -> None:
-        """Raise ``NotReplicated`` unless each ``WAIT`` answered enough replicas or its master
-        has none connected."""
-        for key, acknowledged in zip(waited, answers, strict=True):
+        """Raise ``NotReplicated`` unless each ``WAIT`` answered enough replicas or the master
+        that took the write has none connected."""
+        for wait, acknowledged in zip(waited, answers, strict=True):
             if int(acknowledged) < self.replicas:
-                await self._short(redis, key, acknowledged, what)
+                await self._short(redis, wait, acknowledged, what)
 
-    async def _short(self, redis: AnyRedis, key: str, acknowledged: Any, what: str) -> None:
+    async def _short(self, redis: AnyRedis, wait: Waited, acknowledged: Any, what: str) -> None:
+        """A ``WAIT`` fell short: accept the write only if the master that took it has no
+        replica at all (unless strict).
+
+        On a cluster the node asked is the one the write and its ``WAIT`` went to. After a
+        failover the slot's new master is a promoted replica with no replica of its own
+        (its old master is dead): asking it would accept a write that went to the dead
+        master and that the promoted replica never received, the loss this class exists to
+        prevent. So a slot whose master changed since the write, or a master that no longer
+        answers, is a refusal: the sender's retry lands on the new master and waits there."""
+        name = wait.node
         if isinstance(redis, RedisCluster):
-            node = master_of(redis, key)
-            info = await redis.info("replication", target_nodes=node)
-            name = node.name
+            now = master_of(redis, wait.key)
+            if now.name != name:
+                raise NotReplicated(
+                    f"{what}: written on {name}, whose slot {now.name} serves now; "
+                    "the write may be lost with the old master"
+                )
+            try:
+                info = await redis.info("replication", target_nodes=now)
+            except (ConnectionError, TimeoutError) as error:
+                raise NotReplicated(
+                    f"{what}: {acknowledged} of {self.replicas} replica(s) confirmed and "
+                    f"{name} no longer answers ({error})"
+                ) from error
         else:
             info = await redis.info("replication")
-            name = ""
         if not self.strict and int(info.get("connected_slaves", 0)) == 0:
             self._alone_until[name] = time.monotonic() + ALONE_S
             log.warning(

@@ -532,15 +532,19 @@ return id
 # Delivery to a Redis-backed channel, once per key, with the reply's history line in the same
 # step (so the history is in the order the person saw). With the conversation's state as a
 # fourth key (a bot's reply), nothing is delivered while a person owns the conversation (its
-# meta slice's ``handoff``): the check and the delivery are one step.
+# meta slice's ``handoff``): the check and the delivery are one step. With the conversation's
+# lease as a fifth key and the reply's turn id (a reply to a turn), nothing is delivered when
+# another turn holds the lease: that turn took up this one's messages again (this one outlived
+# its lease, or its start was lost in a failover) and answers them itself.
 # KEYS: sent, replies stream (trimmed exactly: "~" would keep whole 100-entry nodes of a small
-# per-conversation stream), history, then the state for a bot's reply.
+# per-conversation stream), history, then the state for a bot's reply, then the lease.
 # ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen, history_json, history_ttl_s,
-# history_kept. Returns {'sent', stream id} | {'duplicate'} | {'human'} (not delivered).
+# history_kept, then the turn id with the lease. Returns {'sent', stream id} | {'duplicate'} |
+# {'human'} | {'superseded'} (the last two not delivered).
 DELIVER_ONCE = (
     ARG_CHECKS
     + """
-if #KEYS ~= 3 and #KEYS ~= 4 then bad_arg('expected 3 or 4 keys, got ' .. #KEYS) end
+if #KEYS < 3 or #KEYS > 5 then bad_arg('expected 3 to 5 keys, got ' .. #KEYS) end
 str_arg(1, 'payload_json')
 int_arg(2, 'sent_ttl_s', 1)
 int_arg(3, 'stream_ttl_s', 1)
@@ -548,9 +552,15 @@ int_arg(4, 'maxlen', 1)
 str_arg(5, 'history_json')
 int_arg(6, 'history_ttl_s', 1)
 int_arg(7, 'history_kept', 1)
-if #KEYS == 4 then
+local turn_id = nil
+if #KEYS == 5 then turn_id = str_arg(8, 'turn_id') end
+if #KEYS >= 4 then
   local raw = redis.call('HGET', KEYS[4], 'meta')
   if raw and cjson.decode(raw).handoff == 'human' then return {'human'} end
+end
+if turn_id then
+  local holder = redis.call('GET', KEYS[5])
+  if holder and holder ~= turn_id then return {'superseded'} end
 end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return {'duplicate'} end
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'reply', ARGV[1])

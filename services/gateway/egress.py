@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from structlog.typing import FilteringBoundLogger
 
-from services.gateway.channels.base import HUMAN_OWNER, Channel, Delivery
+from services.gateway.channels.base import HUMAN_OWNER, SUPERSEDED, Channel, Delivery
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
@@ -49,6 +49,9 @@ class Egress:
         if delivery.status == HUMAN_OWNER:
             await self._dropped(reply)
             return
+        if delivery.status == SUPERSEDED:
+            await self._dropped(reply, SUPERSEDED)
+            return
         REPLIES.labels(reply.channel, delivery.status, self.turns.keys.tenant).inc()
         await self._record(channel, reply, delivery)
         journal = []
@@ -73,10 +76,12 @@ class Egress:
         )
         await self._done(reply, *journal)
 
-    async def _dropped(self, reply: Reply) -> None:
-        """A person took over while this turn was in flight: the bot stays silent."""
-        REPLIES.labels(reply.channel, "dropped_human", self.turns.keys.tenant).inc()
-        dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason="human_owner")
+    async def _dropped(self, reply: Reply, reason: str = HUMAN_OWNER) -> None:
+        """A person took over while this turn was in flight (or another turn took up its
+        messages again and answers them): the reply is not sent, the turn is closed."""
+        label = "dropped_human" if reason == HUMAN_OWNER else f"dropped_{reason}"
+        REPLIES.labels(reply.channel, label, self.turns.keys.tenant).inc()
+        dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason=reason)
         await self._done(reply, dropped)
 
     async def _record(self, channel: Channel, reply: Reply, delivery: Delivery) -> None:

@@ -39,14 +39,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import Pipeline
+from redis.exceptions import ConnectionError, TimeoutError
 from structlog.typing import FilteringBoundLogger
 
 from services.gateway.burst import Quiet, quiet_after
 from services.gateway.history import history_entry
 from shared import lua, tracing
 from shared.bus import riding
+from shared.connections import retryable
 from shared.contracts import (
     DeadLetter,
     InboundMessage,
@@ -57,7 +59,7 @@ from shared.contracts import (
     sent_at_problem,
     utcnow,
 )
-from shared.durability import ReplicaAck
+from shared.durability import NotReplicated, ReplicaAck, master_of
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.merge import queue_open
@@ -89,6 +91,7 @@ ReplyWindow = Callable[[str], timedelta | None]
 
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
 SWEEP_BATCH = 200  # due conversations started per partition and sweep
+START_JOURNAL_ATTEMPTS = 5  # a start's journal entry and replica wait, over broken connections
 
 # Single-key script on the pending set: remove a member only if its score is still `expected`.
 ZREM_IF_SCORE = (
@@ -510,32 +513,124 @@ class TurnKeeper:
             await self.release(conversation_id, turn_id)
             return
         with tracing.turn_started(entries, turn_id=turn_id, seq=seq, messages=len(messages)):
-            await self._publish_turn(
-                conversation_id,
-                build_turn(
-                    turn_id, conversation_id, seq, prev_ms, messages, self.fragments.is_unfinished
-                ),
+            turn = build_turn(
+                turn_id, conversation_id, seq, prev_ms, messages, self.fragments.is_unfinished
             )
+            started = self._started_entry(turn)
+            if self._confirms_starts:
+                if not await self._confirm_start(conversation_id, turn_id, started):
+                    return
+                await self._publish_turn(conversation_id, turn)
+            else:
+                await self._publish_turn(conversation_id, turn, started)
 
-    async def _publish_turn(self, conversation_id: str, turn: Turn) -> None:
-        """Publish a started turn (or the channel's own answer to it), open the merger's record
-        of it and journal its start, in one round trip."""
-        turn_id, seq = turn.turn_id, turn.seq
+    def _started_entry(self, turn: Turn) -> str:
+        """The turn's ``turn.started`` journal entry: which messages it took up."""
         # The wait the latest message called for: the one its arrival scheduled.
         quiet = self.quiet_after(turn.messages[-1].text)
-        journal = [
-            journal_entry(
-                "gateway",
-                turn_id,
-                "turn.started",
-                seq=seq,
-                messages=[m.text for m in turn.messages],
-                message_ids=[m.message_id for m in turn.messages],
-                now=turn.now.isoformat(),
-                quiet_ms=quiet.ms,
-                quiet_rule=quiet.rule,
+        return journal_entry(
+            "gateway",
+            turn.turn_id,
+            "turn.started",
+            seq=turn.seq,
+            messages=[m.text for m in turn.messages],
+            message_ids=[m.message_id for m in turn.messages],
+            now=turn.now.isoformat(),
+            quiet_ms=quiet.ms,
+            quiet_rule=quiet.rule,
+        )
+
+    @property
+    def _confirms_starts(self) -> bool:
+        """Whether a start is journaled and confirmed on its own before the turn goes out.
+
+        With replicas to wait for, a start a replica does not hold could be lost with its
+        master and redone by the promoted replica while the first turn is answered too (one
+        message, two answers). On a cluster the publish pipeline spans several nodes, and
+        one node's broken connection fails it after the others ran theirs: the turn went
+        out, its journal entry did not. One Redis without replicas needs neither (its
+        pipeline is one connection, retried whole), and keeps the single round trip."""
+        return self.ack.on or self.settings.redis_mode == "cluster"
+
+    async def _confirm_start(self, conversation_id: str, turn_id: str, started: str) -> bool:
+        """Journal the turn's start and wait for a replica to hold it, with the start script's
+        writes before it, on the conversation's master; True when the turn may go out.
+
+        The journal append and its ``WAIT`` share one connection to the master that ran the
+        start (the journal is in the conversation's slot), so the ``WAIT`` covers the start
+        too. A dropped connection is retried (a retry may append the entry twice, for the
+        same turn id; it is never missing), on the same master only: a slot that moved in a
+        failover has a new master that may lack the start. A start no replica confirmed is not
+        published: it stays on the master with its lease, and once the lease expires the
+        sweeper takes its messages up again, in one turn that is answered once, whichever
+        node holds them by then."""
+        key = self.keys.journal(conversation_id)
+        origin = self._master_name(key)
+        for attempt in range(1, START_JOURNAL_ATTEMPTS + 1):
+            if attempt > 1 and self._moved(key, origin, conversation_id, turn_id):
+                return False
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    self.store.queue_journal(pipe, conversation_id, started)
+                    waits = self.ack.queue(pipe, self.redis, key)
+                    done = await retryable(self.ack.execute(pipe))
+                break
+            except (ConnectionError, TimeoutError) as error:
+                if attempt == START_JOURNAL_ATTEMPTS:
+                    raise
+                self.log.warning(
+                    "turn start journal write failed; retrying",
+                    conversation_id=conversation_id,
+                    turn_id=turn_id,
+                    attempt=attempt,
+                    error=repr(error),
+                )
+                await asyncio.sleep(0.05 * 2**attempt)  # a retry's backoff, not a wait for an event
+        # A cluster pipeline retries a broken connection itself, after refreshing its slot
+        # map, and sends the retried WAIT to its default node (the target is not kept): what
+        # it confirmed says nothing if the conversation changed masters meanwhile.
+        if self._moved(key, origin, conversation_id, turn_id):
+            return False
+        try:
+            await self.ack.check(
+                self.redis, waits, done[len(done) - len(waits) :], f"start of turn {turn_id}"
             )
-        ]
+        except NotReplicated as error:
+            self.log.warning(
+                "turn start not confirmed by a replica; not published, retaken when its lease "
+                "expires",
+                conversation_id=conversation_id,
+                turn_id=turn_id,
+                error=str(error),
+            )
+            return False
+        return True
+
+    def _moved(self, key: str, origin: str, conversation_id: str, turn_id: str) -> bool:
+        """Whether ``key``'s slot has another master than ``origin`` now (a failover): the new
+        master may not have the start, and a WAIT there confirms nothing about it."""
+        if self._master_name(key) == origin:
+            return False
+        self.log.warning(
+            "turn start's master changed before a replica confirmed it; not published, "
+            "retaken when its lease expires",
+            conversation_id=conversation_id,
+            turn_id=turn_id,
+        )
+        return True
+
+    def _master_name(self, key: str) -> str:
+        """The master the client sends ``key``'s commands to now ('' on one Redis)."""
+        if isinstance(self.redis, RedisCluster):
+            return master_of(self.redis, key).name
+        return ""
+
+    async def _publish_turn(self, conversation_id: str, turn: Turn, *started: str) -> None:
+        """Publish a started turn (or the channel's own answer to it), open the merger's record
+        of it and journal what is given (``started``: its start, unless already journaled by
+        ``_confirm_start``), in one round trip."""
+        turn_id = turn.turn_id
+        journal = list(started)
         answer = self.own_answer(turn) if self.own_answer else None
         body = turn.model_dump_json()
         k, settings = self.keys, self.settings
@@ -561,7 +656,8 @@ class TurnKeeper:
             else:
                 journal.append(answer[1])
                 await self.publish(k.route(k.outbound, conversation_id), answer[0], pipeline=pipe)
-            self.store.queue_journal(pipe, conversation_id, *journal)
+            if journal:
+                self.store.queue_journal(pipe, conversation_id, *journal)
             await pipe.execute()
         TURNS_STARTED.labels(self.keys.tenant).inc()
 

@@ -113,3 +113,45 @@ def test_asking_for_a_replica_that_is_not_there_is_strict_and_refuses_with_503(
         response = up.post("ack-none", "oi")
         assert response.status_code == 503
         assert response.headers["retry-after"]
+
+
+def test_a_turn_start_no_replica_confirmed_is_not_published_and_is_answered_once_later(
+    master_with_replica: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    """The message is on the replica (202), then the replica stops acknowledging before the
+    turn starts: the start (the inbox moved to in flight, the lease) is only on the master, and
+    a failover now would let the promoted replica start the message again. So the turn is not
+    published; once the replica answers, the start is taken up again when its lease expires,
+    and the message is answered once."""
+    url, replica = master_with_replica
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    env = {
+        "ORQ_ACK_TIMEOUT_MS": "300",
+        "ORQ_LOG_LEVEL": "INFO",
+        # Room to stop the replica between the 202 and the start, and a quick retake.
+        "ORQ_BURST_WINDOW_MS": "3000",
+        "ORQ_LEASE_TTL_MS": "3000",
+        "ORQ_SWEEP_INTERVAL_MS": "500",
+    }
+    with System.up(url, prefix, **env) as up:
+        assert up.watcher.wait_for("wait for replicas", 10), up.watcher.tail()
+        message_id = uuid.uuid4().hex
+        accepted = up.post("start-lag", "quanto custa a aula?", message_id=message_id)
+        assert accepted.status_code == 202, accepted.text
+
+        os.kill(replica.pid, signal.SIGSTOP)
+        try:
+            assert up.watcher.wait_for("turn start not confirmed by a replica", 30), (
+                up.watcher.tail()
+            )
+            assert up.replies("start-lag", wait=0)["replies"] == []
+        finally:
+            os.kill(replica.pid, signal.SIGCONT)
+
+        reply = up.next_reply("start-lag", wait=30)
+        assert reply["text"]
+        assert up.replies("start-lag", reply["cursor"], wait=0)["replies"] == []
+        started = [e for e in up.journal("start-lag") if e["event"] == "turn.started"]
+        # Every start took up this one message; only the one confirmed was answered.
+        assert {tuple(e["message_ids"]) for e in started} == {(message_id,)}
+        assert reply["turn_id"] == started[-1]["turn_id"]

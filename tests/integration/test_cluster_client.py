@@ -9,6 +9,8 @@ a handler during a failover is retried on a new connection instead of failing wi
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,8 +18,14 @@ import uvloop
 from redis.asyncio.cluster import RedisCluster
 
 from orquestra.redis_cluster import LocalCluster
+from services.gateway.turns import TurnKeeper
 from shared.connections import AnyRedis, connect, connect_cluster, stream_keys
+from shared.contracts import InboundMessage, Turn, new_id
+from shared.keys import Keys
+from shared.logs import get_logger
+from shared.lua import register
 from shared.settings import Settings
+from shared.state import StateStore
 
 
 def close_every_transport(client: AnyRedis) -> int:
@@ -102,3 +110,83 @@ def test_the_streams_of_a_group_read_are_the_first_half_after_streams() -> None:
     args = (b"GROUP", "g", "c-1", b"COUNT", "8", b"BLOCK", "1000", b"STREAMS", "a", "b", ">", ">")
     assert stream_keys(args) == ["a", "b"]
     assert stream_keys(("COUNT", "1")) == []
+
+
+def close_transports_of(client: RedisCluster, key: str) -> int:
+    """Close the sockets of the idle connections to the node that holds ``key`` (as
+    ``close_every_transport`` does for every node). Returns how many were closed."""
+    node = client.get_node_from_key(key)
+    assert node is not None
+    idle = list(node._free)
+    for connection in idle:
+        connection._writer.transport.abort()
+    return len(idle)
+
+
+@pytest.mark.cluster
+def test_a_turn_start_whose_journal_write_meets_a_closed_transport_is_journaled_and_published(
+    redis_cluster: LocalCluster,
+) -> None:
+    """A turn started, then its ``turn.started`` entry is written on a connection whose peer
+    closed it (uvloop's ``RuntimeError``, not a connection error to redis-py, and a cluster
+    pipeline does not retry it). The entry is written again on a new connection, before the
+    turn goes out: a published turn always has its start in the journal."""
+    prefix = f"orqtest-{uuid.uuid4().hex[:8]}:"
+    settings = Settings(prefix=prefix, redis_mode="cluster", burst_window_ms=600_000)
+    keys = Keys(prefix)
+    conversation = "closed-start"
+    at = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    message = InboundMessage(
+        channel="http",
+        conversation_id=conversation,
+        message_id="m-1",
+        text="quanto custa a aula?",
+        sent_at=at,
+        received_at=at,
+        contact=conversation,
+    )
+    published: list[Turn] = []
+
+    async def publish(stream: str, payload: Any, *, pipeline: object = None) -> None:
+        published.append(Turn.model_validate_json(payload))
+
+    async def scenario() -> list[dict[str, Any]]:
+        client = connect_cluster(redis_cluster.url, 4)
+        scripts = register(client)  # type: ignore[arg-type]
+        store = StateStore(
+            client,  # type: ignore[arg-type]
+            scripts,
+            keys,
+            journal_max=50,
+            state_ttl_s=3600,
+            outbox_ttl_s=60,
+        )
+        keeper = TurnKeeper(
+            client,  # type: ignore[arg-type]
+            scripts,
+            keys,
+            settings,
+            store,
+            publish,
+            get_logger("test"),
+        )
+        try:
+            assert await keeper.ingest(message)
+            turn_id = new_id()
+            started = await scripts.try_start(
+                keys=keeper._start_keys(conversation),
+                args=[turn_id, settings.lease_ttl_ms, keeper._keep_s, keeper._max_ts_ms],
+            )
+            assert started[0] == "started"
+            assert close_transports_of(client, keys.journal(conversation)) > 0
+            await keeper._after_start(conversation, turn_id, started, None)
+            return await store.journal(conversation)
+        finally:
+            keeper.cancel_timers()
+            await client.aclose()
+
+    journal = uvloop.run(scenario())
+    [turn] = published
+    starts = [e for e in journal if e["event"] == "turn.started"]
+    assert {e["turn_id"] for e in starts} == {turn.turn_id}
+    assert starts[0]["message_ids"] == ["m-1"]

@@ -1,10 +1,16 @@
-"""Replica acknowledgement on a Redis with no replica: what waits, what is refused."""
+"""Replica acknowledgement on a Redis with no replica, and across a cluster failover: what
+waits, what is refused."""
 
 from __future__ import annotations
+
+import asyncio
+import signal
 
 import pytest
 from redis.asyncio import Redis
 
+from orquestra.redis_cluster import LocalCluster
+from shared.connections import connect_cluster
 from shared.durability import NotReplicated, ReplicaAck, replicas_of
 
 
@@ -31,3 +37,43 @@ async def test_a_master_without_replicas_is_written_to_without_waiting_unless_st
     with pytest.raises(NotReplicated):
         await promise(redis, strict, f"{unique_prefix}c")
     assert await promise(redis, ReplicaAck(0), f"{unique_prefix}d") == []  # off: no WAIT
+
+
+@pytest.mark.cluster
+async def test_a_write_its_dead_master_never_replicated_is_refused_after_the_failover(
+    fresh_cluster: LocalCluster,
+) -> None:
+    """The write goes to a master whose replica does not acknowledge (stopped), the master
+    dies, the replica is promoted. Whether the promoted replica has the write, the gateway
+    cannot tell (here it does: a stopped replica reads what its socket buffered once it runs
+    again; a link dropped before the write would have lost it). The promoted replica has no
+    replica of its own: asked about the slot now, it would look like a master with nobody to
+    wait for, and the write would be accepted unconfirmed. It is refused: the slot's master
+    changed since the write."""
+    seed = fresh_cluster.nodes[0]  # the client's URL stays up
+    key = next(
+        name
+        for name in (f"orq-test-{{failover-{i}}}:ingest" for i in range(100))
+        if fresh_cluster.node_of(name) is not seed
+    )
+    master = fresh_cluster.node_of(key)
+    replica = fresh_cluster.replica_of(master)
+    assert replica.process is not None
+    client = connect_cluster(fresh_cluster.url, 4)
+    ack = ReplicaAck(1, timeout_ms=100)
+    try:
+        replica.process.send_signal(signal.SIGSTOP)
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.set(key, "accepted?")
+            waits = ack.queue(pipe, client, key)
+            done = await ack.execute(pipe)
+        assert int(done[1]) == 0
+        fresh_cluster.kill(master)
+        replica.process.send_signal(signal.SIGCONT)
+        await asyncio.to_thread(fresh_cluster.await_takeover, master)
+        await client.nodes_manager.initialize()  # the slot map a retried command would find
+        with pytest.raises(NotReplicated, match="slot"):
+            await ack.check(client, waits, done[1:], f"write of {key}")
+    finally:
+        replica.process.send_signal(signal.SIGCONT)
+        await client.aclose()

@@ -405,6 +405,48 @@ async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_deliver
     assert "reply.dropped" in journal and "agent.delivered" in journal
 
 
+async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
+    keeper, redis_url: str
+) -> None:
+    """A turn that outlived its lease (a failover stalled it) has its messages taken up again by
+    a second turn. Both run to the end; only the turn holding the lease is answered, so the
+    person sees one answer. The first reply is dropped in the delivery script itself."""
+    import httpx
+
+    from services.gateway.channels.http import HttpChannel
+    from services.gateway.egress import Egress
+    from services.gateway.handoff import Handoff
+    from shared.contracts import Reply
+
+    turns, published, store = keeper
+    keys = turns.keys
+    history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
+    settings = turns.settings.model_copy(update={"redis_url": redis_url})
+    channel = HttpChannel(turns.redis, turns.scripts, keys, settings, 3600, 2, 50, history)
+    async with httpx.AsyncClient() as client:
+        pack = load_pack("ctsmash")
+        handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
+        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"))
+        await turns.ingest(message("c11", "m1", "onde fica a CT?", T0))
+        await start_now(turns, "c11")
+        await turns.redis.delete(keys.lease("c11"))  # what its expiry does
+        await start_now(turns, "c11")
+        first, second = published
+        assert first.messages == second.messages
+        for turn, text in ((first, "primeira"), (second, "segunda")):
+            reply = Reply(
+                turn_id=turn.turn_id, conversation_id="c11", channel="http", text=text,
+                bubbles=[text],
+            )  # fmt: skip
+            await egress.handle(reply.model_dump_json().encode())
+        replies, _ = await channel.read("c11", "0-0", 0)
+    await channel.aclose()
+    assert [r["text"] for r in replies] == ["segunda"]
+    assert await turns.redis.get(keys.lease("c11")) is None
+    dropped = [e for e in await store.journal("c11") if e["event"] == "reply.dropped"]
+    assert [(e["turn_id"], e["reason"]) for e in dropped] == [(first.turn_id, "superseded")]
+
+
 async def test_the_latest_message_sets_the_wait_and_a_fragment_calls_the_channel_hook(
     redis: Redis, unique_prefix: str
 ) -> None:

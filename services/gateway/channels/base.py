@@ -26,6 +26,9 @@ from shared.contracts import InboundMessage, Reply, Turn
 
 # A ``Delivery`` status: not delivered, because a person owns the conversation (``guards_owner``).
 HUMAN_OWNER = "human_owner"
+# A reply to a turn whose messages another turn took up again (it holds the lease now): that
+# turn answers them, this reply is not delivered.
+SUPERSEDED = "superseded"
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class Delivery:
     """Outcome of handing a reply to a channel."""
 
     # "sent" | "duplicate" | "failed" | "unknown" (a person's message that may have gone) |
-    # HUMAN_OWNER
+    # HUMAN_OWNER | SUPERSEDED
     status: str
     detail: str = ""
 

@@ -13,7 +13,13 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError, TryAgainError
 
-from services.gateway.channels.base import HUMAN_OWNER, Delivery, Limits, PlainChannel
+from services.gateway.channels.base import (
+    HUMAN_OWNER,
+    SUPERSEDED,
+    Delivery,
+    Limits,
+    PlainChannel,
+)
 from services.gateway.channels.spec import ChannelSpec, Parts
 from services.gateway.history import History, reply_entry
 from shared import lua
@@ -89,6 +95,8 @@ class HttpChannel(PlainChannel):
         ]
         if reply.author != "agent":  # a staff member's message goes whoever owns it
             keys.append(self.keys.state(reply.conversation_id))
+            if not reply.scheduled:  # a reply to a turn: not one another turn took over
+                keys.append(self.keys.lease(reply.conversation_id))
         args = [
             json.dumps(payload, ensure_ascii=False),
             self.sent_ttl_s,
@@ -97,6 +105,7 @@ class HttpChannel(PlainChannel):
             reply_entry(reply),
             self.history.ttl_s,
             self.history.kept,
+            *([reply.turn_id] if len(keys) == 5 else []),
         ]
         if self.ack.on:
             result = await self._deliver_acknowledged(keys, args)
@@ -104,6 +113,8 @@ class HttpChannel(PlainChannel):
             result = await self.scripts.deliver_once(keys=keys, args=args)
         if result[0] == "human":
             return Delivery(HUMAN_OWNER)
+        if result[0] == "superseded":
+            return Delivery(SUPERSEDED)
         return Delivery(result[0], result[1] if len(result) > 1 else "")
 
     async def _deliver_acknowledged(self, keys: list[str], args: list[Any]) -> list[str]:
