@@ -248,7 +248,10 @@ def _answers_offer(turn: _Turn) -> TriageDecision | None:
     answer = yes_no(turn.text)
     # "beleza, quero esse" points at what was offered: more than an acknowledgement.
     small_talk = turn.result.intents == ["general"] and not points_at(turn.text)
-    if answer is True and "?" not in turn.text and not small_talk:
+    # "tá, então marca a experimental primeiro" after the plans were offered names its own
+    # request: the message's request wins over the offer.
+    other = [i for i in turn.result.intents if i not in ("general", "faq", turn.offer)]
+    if answer is True and "?" not in turn.text and not small_talk and not other:
         return turn.decide(intents=[turn.offer], pending=None, step="offer_accepted")
     if answer is False and not turn.result.intents:
         text = turn.pack.text(turn.config.clarification.texts.declined, seed=turn.seed)

@@ -199,3 +199,14 @@ def test_pointing_at_the_offered_plan_beats_the_funnels_question_beside_it() -> 
     assert reply("beleza, quero esse").routes == ["enrollment"]
     # A bare yes answers the funnel's own question.
     assert reply("sim").journal["clarification"] == "mode_yes"
+
+
+def test_a_request_named_beside_a_yes_wins_over_the_offer() -> None:
+    asked = turn("quanto é o plano de três vezes por semana?")
+    assert asked.state.last_move is not None and asked.state.last_move.intent == "enrollment"
+    later = T0 + timedelta(minutes=2)
+    decision = turn(
+        "ok, mas antes marca a aula experimental pra mim, sou a Clara", asked.state, now=later
+    )
+    assert decision.routes == ["trial"]
+    assert decision.journal["clarification"] != "offer_accepted"
