@@ -521,8 +521,8 @@ _SAID_WHEN = (
 
 
 def without_dates_and_times(text: str) -> str:
-    """``text`` normalized, with the days and clock times it names taken out ("terça dia 15
-    às 18h tem estacionamento?" → "tem estacionamento?"): what is left is what a question
+    """``text`` normalized, with the days and clock times it names taken out ("sábado dia 9
+    às 10h abre cedo?" → "abre cedo?"): what is left is what a question
     asks about, the day and time being values the person gives. A bare number stays (it may
     count people or years)."""
     normalized = _dots_as_slashes(normalize(text))
