@@ -59,8 +59,8 @@ when it cannot be a day and month ("10.02" is not a time). An hour 1–11 withou
 readings (``time_candidates``: "às 8" → 08:00 and 20:00): ``resolve_time`` takes the one among
 ``valid_times`` (the business's slots) when there is one, else the literal hour unless it is
 before 07:00 ("às 3" → 15:00, "às 7" → 07:00); words around the hour decide first when they say
-which half of the day it is ("às 7, antes do trabalho" → 07:00, "às 7 depois do trabalho" →
-19:00, "de noite, lá pelas 8" → 20:00). An hour right after "dia", "daqui",
+which half of the day it is ("às 7, antes de ir pro trabalho" → 07:00, "às 7 saindo do
+trabalho" → 19:00, "de noite, lá pelas 8" → 20:00). An hour right after "dia", "daqui",
 "durante", "há", "faz", "cada", "por", "de" or "em" is a date or a duration, not a time ("aula
 de 1h", "daqui 2 horas"). Without a correction the first time wins ("das 18h às 20h" → 18:00).
 ``meio-dia``/``meia-noite`` (with an optional "e meia") are understood, and so are minutes
@@ -271,8 +271,8 @@ _PERIOD_ONLY = re.compile(
 _PERIOD_HOURS = {"manha": (5, 12), "tarde": (12, 19), "noite": (18, 24)}
 _FIRST_SLOT = re.compile(r"\b(?:primeiro horario|horario mais cedo|mais cedo possivel|bem cedo)\b")
 _LAST_SLOT = re.compile(r"\b(?:ultimo horario|horario mais tarde|mais tarde possivel)\b")
-# Words around an hour with no period that say which half of the day it is ("às 7, antes do
-# trabalho" is 07:00, "às 7, depois do trabalho" 19:00) when both readings are class times.
+# Words around an hour with no period that say which half of the day it is ("às 7, cedinho"
+# is 07:00, "às 7, saindo do serviço" 19:00) when both readings are class times.
 _EARLY_HINT = re.compile(
     r"\b(?:antes d[oe] (?:ir (?:pro |para o )?)?(?:trabalho|trabalhar|servico|expediente|aula)"
     r"|cedo|cedinho|madrugada)\b"

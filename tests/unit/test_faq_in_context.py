@@ -147,7 +147,7 @@ def test_how_long_someone_plays_is_no_age(text: str, ages: list[int]) -> None:
 def test_a_follow_up_the_topic_knows_stays_on_the_topic() -> None:
     topic = FaqTopic(entry_id="chuva", clause="se chover como fica", at=T0)
     assert retrieve("mas aí eu pago?", index=INDEX, topic=topic).entry_ids == ["chuva"]
-    assert retrieve("e tem chuveiro?", index=INDEX, topic=topic).entry_ids == ["vestiario"]
+    assert retrieve("e vocês têm chuveiro?", index=INDEX, topic=topic).entry_ids == ["vestiario"]
 
 
 def test_an_entry_knowing_all_of_a_question_beats_a_stronger_partial_match() -> None:

@@ -72,7 +72,7 @@ def test_an_hour_after_a_feminine_article_is_no_group(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("queremos marcar as duas amigas", 2), ("pras 3 meninas", 3), ("os dois nunca jogaram", 2)],
+    [("queremos marcar as duas amigas", 2), ("pras 3 meninas", 3), ("os dois nunca treinaram", 2)],
 )
 def test_a_number_with_people_after_it_is_a_group(text: str, size: int) -> None:
     party = party_in(text)
