@@ -24,9 +24,9 @@ DEFAULT_MIX: tuple[str, ...] = (
     + ("greeting",) * 2
 )
 BOOKING_MIX: tuple[str, ...] = ("booking", "booking_fast")
-# The default mix without small talk: every message has something to answer (no greeting or
-# opener alone), for measuring what the burst rule costs a complete message.
-COMPLETE_MIX: tuple[str, ...] = tuple(kind for kind in DEFAULT_MIX if kind != "greeting")
+# Questions only: every message asks something, so the gateway waits only its short window
+# after each (``shared.nlu.fragment``), for measuring what the burst rule costs a question.
+COMPLETE_MIX: tuple[str, ...] = ("faq",)
 
 CLASS_WEEKDAY = 1  # Tuesday
 CLASS_HOURS = (7, 18, 19, 20)

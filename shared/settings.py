@@ -104,15 +104,15 @@ class Settings(BaseSettings):
     burst_window_ms: int = Field(
         default=250,
         description=(
-            "Quiet window that lets a burst of messages become one turn (after a complete message)."
+            "Quiet window that lets a burst of messages become one turn (after a question)."
         ),
     )
     burst_fragment_ms: int = Field(
-        default=2500,
+        default=3500,
         description=(
-            'Quiet window after a fragment: a greeting or opener alone ("oi", "queria '
-            "saber\"), words from the pack's `burst` section; both windows `0` turn "
-            "coalescing off."
+            "Quiet window after a message that may go on: one that asks nothing (no question "
+            'mark: "oi", "quero marcar", "sou a Ana", "32") or is only a greeting; both windows '
+            "`0` turn coalescing off."
         ),
     )
     control_words: list[str] = Field(

@@ -20,6 +20,11 @@ from orquestra.redis_server import free_port
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# The wait after a message that may go on, in tests: the default (seconds, a person typing)
+# would add that much to every statement a test sends. The burst tests run with the default.
+TEST_FRAGMENT_MS = "400"
+
+
 def service_env(redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
     env = {
         **os.environ,
@@ -27,6 +32,7 @@ def service_env(redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
         "ORQ_PREFIX": prefix,
         "ORQ_LOG_LEVEL": "WARNING",
         "ORQ_LOG_JSON": "true",
+        "ORQ_BURST_FRAGMENT_MS": TEST_FRAGMENT_MS,
         "PYTHONUNBUFFERED": "1",
     }
     env.update(extra)

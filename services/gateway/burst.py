@@ -1,11 +1,11 @@
 """How long the gateway waits for quiet before the waiting messages become a turn.
 
-The latest message decides: a control word starts at once; a fragment (a greeting or opener
-alone, ``shared.nlu.fragment``) waits ``burst_fragment_ms`` for the rest of what the person is
-typing; anything else waits only the short ``burst_window_ms``. So "oi" / "queria saber" /
-"quanto custa o plano de 3x?" sent seconds apart become one turn, while a complete question
-alone pays no more than the short window. A fragment never waits less than the short window:
-``burst_fragment_ms`` 0 (or below the window) turns the longer wait off.
+The latest message decides: a control word starts at once; a fragment (a message that asks
+nothing, or only greets: ``shared.nlu.fragment``) waits ``burst_fragment_ms`` for the rest of
+what the person is typing; a question waits only the short ``burst_window_ms``. So "oi" /
+"quero marcar a experimental" / "sou o Caio, 40" / "iniciante" sent seconds apart become one
+turn, while a question alone pays no more than the short window. A fragment never waits less
+than the short window: ``burst_fragment_ms`` 0 (or below the window) turns the longer wait off.
 """
 
 from __future__ import annotations

@@ -1,19 +1,20 @@
 """Is a message only the start of what someone is about to say?
 
-People on WhatsApp often send "oi", then "queria saber", then the question, a second or two
-apart. Answering the first alone greets (or shows the clarification menu) while the question is
-still being typed, so the gateway waits longer after such a *fragment* and only its short window
-after a message that carries something to answer.
+People on WhatsApp often type one thing in several messages, a second or a few apart: "oi",
+"queria marcar a experimental", "sou a Ana", "32", "iniciante". Answering each piece alone asks
+for what the next piece is about to say, so the gateway waits longer after a message that may go
+on (a *fragment*) and only its short window after one that is done.
 
-A fragment is a message made only of the pack's greetings and openers, plus emojis and
-punctuation: every word is covered by one of those phrases. A question that does not yet say
-what it is about ("quanto custa", "qual o valor") is a fragment too while it has no question
-mark: "quanto custa" / "a aula experimental" is one question typed in two messages, while
-"quanto custa?" is finished. Any other word (a request, a
-question's subject, a name, an age, a date, "sim", a menu number) makes the message complete,
-so the rule errs towards answering at once. The words come from the pack: the triage's
-small-talk entries named in ``burst.general`` (the greetings) and the phrases of
-``burst.openers``. Pure: no I/O, the same answer for the same text and pack.
+A message is done when it asks something: it has a question mark ("quanto custa?", "tem vaga
+terça?"), unless it is only a greeting ("oi, tudo bem?"), which is the start of a talk, not its
+subject. Everything else may go on: a greeting or opener, a request, a name, an age, a level, a
+day, a "sim" — a statement is where people split what they say, a question is where they stop
+and wait. A question typed without its question mark is answered after the longer wait, not
+lost. Greetings and openers come from the pack: the triage's small-talk entries named in
+``burst.general`` and the phrases of ``burst.openers``. The pack's ``burst.unfinished`` are
+questions that do not yet say what they are about ("quanto custa", "qual o valor"): with no end
+mark, the message after them is their subject, and the two are read as one sentence. Pure: no
+I/O, the same answer for the same text and pack.
 """
 
 from __future__ import annotations
@@ -97,14 +98,11 @@ class Fragments:
         return cls(phrases, config.unfinished)
 
     def is_fragment(self, text: str) -> bool:
-        """True when ``text`` has words or symbols but says nothing beyond greetings and
-        openers (or, with no question mark, a question that names no subject yet). An empty
-        text (a photo without caption) is not a fragment."""
+        """True when ``text`` asks nothing (no question mark) or is only greetings and openers.
+        An empty text (a photo without caption) is not a fragment: nothing was typed."""
         if not text.strip():
             return False
-        if self._unfinished is not None and not text.rstrip().endswith("?"):
-            return self._unfinished.covers(text)
-        return self.covers(text)
+        return not asks(text) or self.covers(text)
 
     def is_unfinished(self, text: str) -> bool:
         """A question that names no subject yet and has no end mark ("quanto custa"): the next
@@ -141,6 +139,11 @@ class Fragments:
         return 0
 
 
+def asks(text: str) -> bool:
+    """Whether ``text`` has a question mark (the Spanish opening one too)."""
+    return "?" in text or "¿" in text
+
+
 def _same(pattern: str, word: str) -> bool:
     if pattern.endswith("*"):
         return word.startswith(pattern[:-1])
@@ -154,5 +157,5 @@ def fragments_of(pack: Pack) -> Fragments:
 
 
 def is_fragment(text: str, pack: Pack) -> bool:
-    """Whether ``text`` is only a greeting/opener in ``pack``'s words (see the module doc)."""
+    """Whether ``text`` may be followed by more of the same thought (see the module doc)."""
     return fragments_of(pack).is_fragment(text)

@@ -30,6 +30,14 @@ def started(system: System, conversation: str) -> list[dict]:
     return [e for e in system.journal(conversation) if e["event"] == "turn.started"]
 
 
+@pytest.fixture(scope="module")
+def system(redis_url: str, prefix: str) -> Iterator[System]:
+    """The bot with the default windows (other tests shorten the longer one), its own prefix."""
+    env = {"ORQ_BURST_FRAGMENT_MS": str(DEFAULTS.burst_fragment_ms)}
+    with System.up(redis_url, f"{prefix}bursts:", **env) as running:
+        yield running
+
+
 def test_fragments_seconds_apart_ending_in_a_question_get_one_answer(system: System) -> None:
     conversation = cid("fragments")
     for text in ("oi", "queria saber", "quanto custa o plano de 3x?"):
@@ -41,6 +49,32 @@ def test_fragments_seconds_apart_ending_in_a_question_get_one_answer(system: Sys
     assert turn["messages"] == ["oi", "queria saber", "quanto custa o plano de 3x?"]
     assert (turn["quiet_ms"], turn["quiet_rule"]) == (DEFAULTS.burst_window_ms, "window")
     assert PLAN_3X_PRICE in reply["text"]
+    assert system.replies(conversation, after=reply["cursor"])["replies"] == []
+
+
+def test_a_booking_typed_in_pieces_is_one_turn_that_asks_for_nothing_given(
+    system: System,
+) -> None:
+    """A request, then who, then the level, seconds apart: none of the pieces asks anything,
+    so the gateway waits after each and the bot reads them together."""
+    conversation = cid("pieces")
+    pieces = (
+        "boa tarde",
+        "gostaria de agendar uma experimental",
+        "aqui é o Heitor Campos, 38 anos",
+        "jogo faz uns meses, intermediário",
+    )
+    for text in pieces:
+        assert system.post(conversation, text).status_code == 202
+        if text != pieces[-1]:
+            time.sleep(1.5)  # the input: a person typing the next piece
+    reply = system.next_reply(conversation)
+    (turn,) = started(system, conversation)
+    assert turn["messages"] == list(pieces)
+    assert (turn["quiet_ms"], turn["quiet_rule"]) == (DEFAULTS.burst_fragment_ms, "fragment")
+    trial = system.conversation(conversation)["trial"]
+    assert (trial["nome"], trial["idade"], trial["nivel"]) == ("Heitor Campos", 38, "intermediario")
+    assert "nome" not in reply["text"].lower() and "anos" not in reply["text"].lower()
     assert system.replies(conversation, after=reply["cursor"])["replies"] == []
 
 

@@ -81,8 +81,8 @@ def test_reply_outcome_reads_bookings_and_full_classes() -> None:
 
 
 def test_the_complete_mix_says_nothing_the_gateway_would_wait_on() -> None:
-    """The burst part measures complete messages: none may be a fragment (a greeting alone),
-    which would wait the longer window; the default mix does have some."""
+    """The burst part measures questions: none may be a fragment (a message asking nothing,
+    or a greeting alone), which would wait the longer window; the default mix has many."""
     pack = load_pack("ctsmash")
     complete = [conversation(i, run_id="r", base=BASE, mix=COMPLETE_MIX) for i in range(40)]
     assert not [m.text for c in complete for m in c.messages if is_fragment(m.text, pack)]
