@@ -55,6 +55,34 @@ def test_a_list_of_topics_gets_each_answer(index: FaqIndex, pack: Pack) -> None:
     assert ask("endereço e preço?", index, pack).entry_ids == ["endereco", "planos"]
 
 
+@pytest.mark.parametrize(
+    ("text", "entries"),
+    [
+        (
+            "Prezados, gostaria de obter esclarecimentos a respeito do horário de "
+            "funcionamento aos domingos. Atenciosamente, Marta Queiroz",
+            ["horarios"],
+        ),
+        (
+            "Solicito informações referentes aos valores das mensalidades e ao endereço.",
+            ["planos", "endereco"],
+        ),
+        (
+            "Poderiam me informar se há estacionamento no local? Desde já agradeço.",
+            ["estacionamento"],
+        ),
+    ],
+)
+def test_a_formal_letters_framing_leaves_its_topics(
+    index: FaqIndex, pack: Pack, text: str, entries: list[str]
+) -> None:
+    """The verbs and salutations of a formal request frame the question; the topics it names
+    are what is answered, nothing is left unanswered."""
+    result = ask(text, index, pack)
+    assert result.entry_ids == entries
+    assert result.unanswered == []
+
+
 def test_the_same_entry_asked_twice_is_answered_once(index: FaqIndex, pack: Pack) -> None:
     result = ask("quanto custa? qual o valor da mensalidade?", index, pack)
     assert result.entry_ids == ["planos"]
