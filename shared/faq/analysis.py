@@ -3,16 +3,17 @@
 No maintained Portuguese stemmer is installed (bm25s takes one as a callable, PyStemmer is
 not a dependency), so :func:`stem` is a deliberately light suffix stripper: it only has to make
 "fica"/"ficam", "preço"/"precos", "levar"/"levo" meet, not to be linguistically right. The
-stopword list is bm25s's Portuguese list plus the pack's own words.
+stopword list is bm25s's Portuguese list plus the pack's own words, and its English and Spanish
+lists for a tourist's function words (less any word the pack's own text uses).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from bm25s.stopwords import STOPWORDS_PORTUGUESE
+from bm25s.stopwords import STOPWORDS_EN_PLUS, STOPWORDS_PORTUGUESE, STOPWORDS_SPANISH
 
 from shared.nlu.normalize import normalize, strip_accents
 
@@ -87,8 +88,13 @@ class Analyzer:
         filler_phrases: list[str],
         question_words: list[str],
         synonyms: dict[str, str],
+        own_words: Collection[str] = (),
     ) -> None:
         library = {strip_accents(w.casefold()) for w in STOPWORDS_PORTUGUESE}
+        # A tourist's function words ("are you", "los", "una") say nothing about the topic,
+        # unless the pack's own text uses the word ("antes", "nada" are Portuguese too).
+        foreign = {strip_accents(w.casefold()) for w in (*STOPWORDS_EN_PLUS, *STOPWORDS_SPANISH)}
+        library |= foreign - set(own_words)
         kept = {normalize(w) for w in kept_words}
         self.stopwords = frozenset((library | {normalize(w) for w in extra_stopwords}) - kept)
         # Longest first so "boa tarde" goes before "boa".

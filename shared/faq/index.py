@@ -58,6 +58,12 @@ class FaqIndex:
             filler_phrases=config.filler_phrases,
             question_words=config.question_words,
             synonyms=config.synonyms,
+            own_words={
+                w
+                for e in config.entries
+                for text in (*e.questions, e.answer)
+                for w in normalize(text).split()
+            },
         )
         self._entries = {e.id: e for e in config.entries}
         documents: list[list[str]] = []

@@ -1,8 +1,9 @@
 """Portuguese text normalization for matching (never for display).
 
 Lower case, no accents, repeated letters folded ("siiim" → "sim"), common WhatsApp spellings
-expanded ("vc" → "voce", "qro" → "quero"), a tourist's English or Spanish days and months
-read as Portuguese ("friday", "viernes" → "sexta"), idioms of wanting rewritten ("tô afim de" →
+expanded ("vc" → "voce", "qro" → "quero"), a tourist's English or Spanish read in Portuguese
+words ("friday", "viernes" → "sexta"; "trial class" → "aula experimental":
+``shared.nlu.foreign``), idioms of wanting rewritten ("tô afim de" →
 "quero"), punctuation turned into spaces, whitespace collapsed. Typos are not fixed here: that
 needs a vocabulary (``shared.nlu.fuzzy``).
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+
+from shared.nlu.foreign import rewrite_phrases, rewrite_words
 
 # Spellings people type on WhatsApp, mapped to the word rules are written against.
 SLANG = {
@@ -75,58 +78,10 @@ SLANG = {
     "afim": "a fim",
     "fzr": "fazer",
 }
-# Days and months of a tourist's English or Spanish, as the Portuguese words every date rule
-# reads ("next friday, the 3rd" → "proxima sexta, dia 3"; "el jueves 4 de marzo"); a
-# weekday read as a date is then never taken for a name either. "may" and "march" are English
-# verbs too, so they are left out.
-FOREIGN_CALENDAR = {
-    "monday": "segunda",
-    "tuesday": "terca",
-    "wednesday": "quarta",
-    "thursday": "quinta",
-    "friday": "sexta",
-    "saturday": "sabado",
-    "sunday": "domingo",
-    "lunes": "segunda",
-    "martes": "terca",
-    "miercoles": "quarta",
-    "jueves": "quinta",
-    "viernes": "sexta",
-    "january": "janeiro",
-    "february": "fevereiro",
-    "april": "abril",
-    "june": "junho",
-    "july": "julho",
-    "august": "agosto",
-    "september": "setembro",
-    "october": "outubro",
-    "november": "novembro",
-    "december": "dezembro",
-    "enero": "janeiro",
-    "febrero": "fevereiro",
-    "marzo": "marco",
-    "mayo": "maio",
-    "junio": "junho",
-    "julio": "julho",
-    "septiembre": "setembro",
-    "setiembre": "setembro",
-    "octubre": "outubro",
-    "noviembre": "novembro",
-    "diciembre": "dezembro",
-    "today": "hoje",
-    "hoy": "hoje",
-    "tomorrow": "amanha",
-    "next": "proxima",
-}
 # Idioms that say what a person wants, rewritten to the word the pack's rules are written
 # against ("tô afim de jogar" is "quero jogar"); applied after the word spellings above.
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:(?:estou|esta|to|tou|tava|estava)\s+)?a fim(?:\s+de)?\b"), "quero"),
-    # An English ordinal day ("the 3rd"), Spanish "a las 18" and "30 years old" read as
-    # "dia 3", "as 18" and "30 anos".
-    (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b"), r"dia \1"),
-    (re.compile(r"\ba las\b"), "as"),
-    (re.compile(r"\b(\d{1,3}) years? old\b"), r"\1 anos"),
 )
 
 _REPEATS = re.compile(r"([a-z])\1{2,}")
@@ -147,8 +102,8 @@ def normalize(text: str) -> str:
     Cached: every extractor reads the same message, and a pure function of a string may."""
     lowered = strip_accents(text.casefold())
     folded = _REPEATS.sub(r"\1", lowered)
-    words = _NON_WORD.sub(" ", folded).split()
-    expanded = " ".join(SLANG.get(w) or FOREIGN_CALENDAR.get(w, w) for w in words)
+    words = rewrite_phrases(" ".join(_NON_WORD.sub(" ", folded).split())).split()
+    expanded = " ".join(SLANG.get(w) or w for w in rewrite_words(words))
     for pattern, replacement in PHRASES:
         expanded = pattern.sub(replacement, expanded)
     return _SPACES.sub(" ", expanded).strip()

@@ -122,13 +122,13 @@ def test_one_field_out_of_the_blue_still_asks(text: str) -> None:
 
 @pytest.mark.parametrize("text", ["tenho 41 anos", "sou intermediária"])
 def test_one_field_answering_the_menu_gets_the_booking(text: str) -> None:
-    menu = turn("hello there, good afternoon")
+    menu = turn("hmmm deixa eu pensar aqui")
     decision = turn(text, menu.state, now=T0 + timedelta(minutes=1))
     assert decision.routes == ["trial"] and decision.journal["clarification"] == "n1_fields"
 
 
 def test_booking_fields_answering_the_menu_get_the_booking() -> None:
-    menu = turn("hello there, good afternoon")
+    menu = turn("hmmm deixa eu pensar aqui")
     assert menu.journal["clarification"] == "n1_menu"
     decision = turn("my name is Otávio, 29 anos", menu.state, now=T0 + timedelta(minutes=1))
     assert decision.routes == ["trial"] and decision.journal["clarification"] == "n1_fields"
@@ -150,7 +150,7 @@ def test_capitals_alone_are_not_anger() -> None:
 
 
 def test_booking_fields_answering_the_confirmation_are_a_yes() -> None:
-    menu = turn("hello there, good afternoon")
+    menu = turn("hmmm deixa eu pensar aqui")
     confirming = turn("experimentar", menu.state, now=T0 + timedelta(minutes=1))
     assert confirming.journal["clarification"] == "n2_confirm"
     reply = "Otávio, 29, jogo faz um ano"
