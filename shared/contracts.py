@@ -12,7 +12,15 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AliasPath, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    AliasPath,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -116,6 +124,13 @@ class FlowView(SliceView):
     confirming: str | None = Field(default=None, validation_alias=AliasPath("pending_tool", "tool"))
     # The person asked to move the class and has not given the new date yet.
     rescheduling: bool = False
+    # After a booking, the next person of a group was offered: a yes books them.
+    offering_next: bool = Field(default=False, validation_alias="next_person")
+
+    @field_validator("offering_next", mode="before")
+    @classmethod
+    def _offered(cls, value: object) -> bool:
+        return bool(value)
 
 
 class TrialView(FlowView):

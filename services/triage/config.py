@@ -222,6 +222,9 @@ class QuestionRules(BaseModel):
     # A statement closed by a tag that asks for a confirmation ("..., né"): a question
     # without "?" nor a question word first.
     tag_patterns: list[str] = Field(default_factory=list)
+    # A question about a booking already made ("ficou marcado?", "qual horário ficou a aula
+    # dela?"): the booking answers it with the class it holds, not the FAQ with the timetable.
+    status_patterns: list[str] = Field(default_factory=list)
     joiner_words: list[str] = Field(default_factory=lambda: ["e", "ou", "tambem"])
     faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
     # Right after the FAQ answered, a message this short that asks something or opens with
@@ -231,6 +234,7 @@ class QuestionRules(BaseModel):
     _asking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _tags: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _status: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _joiners: re.Pattern[str] = PrivateAttr()
 
     def model_post_init(self, _context: object) -> None:
@@ -240,6 +244,7 @@ class QuestionRules(BaseModel):
         self._asking = [re.compile(p) for p in self.asking_patterns]
         self._flow = [re.compile(p) for p in self.flow_patterns]
         self._tags = [re.compile(p) for p in self.tag_patterns]
+        self._status = [re.compile(p) for p in self.status_patterns]
         joiners = "|".join(re.escape(w) for w in self.joiner_words) or r"(?!)"
         self._joiners = re.compile(rf"(\s*,?\s+(?:{joiners})\s+)", re.IGNORECASE)
 
@@ -265,6 +270,9 @@ class QuestionRules(BaseModel):
 
     def about_flow(self, normalized: str) -> bool:
         return any(regex.search(normalized) for regex in self._flow)
+
+    def about_booking(self, normalized: str) -> bool:
+        return any(regex.search(normalized) for regex in self._status)
 
 
 class LLMPrompt(BaseModel):

@@ -32,8 +32,9 @@ from shared.pack import Pack
 def trial_context(flow: FlowView | None) -> str | None:
     """A flow's effective stage, as triage sees it, from its slice's public view.
 
-    A booked trial that waits for an answer — a cancel or reschedule confirmation, or the new
-    date of a reschedule — is a conversation going on, so "sim" or "19h" must reach trial.
+    A booked trial that waits for an answer — a cancel or reschedule confirmation, the new
+    date of a reschedule, or a yes to booking the group's next person — is a conversation going
+    on, so "sim" or "19h" must reach trial.
     """
     if flow is None:
         return None
@@ -41,6 +42,8 @@ def trial_context(flow: FlowView | None) -> str | None:
         return "awaiting_tool_confirmation"
     if flow.rescheduling:
         return "rescheduling"
+    if flow.offering_next:
+        return "offering_next"
     return flow.stage
 
 
@@ -163,12 +166,16 @@ def _without_flow_questions(text: str, config: TriageConfig) -> str:
 def _is_booking_request(sentence: Clause, config: TriageConfig) -> bool:
     """A question that asks for the class on a day or at an hour ("dá pra fazer a aula sexta às
     8?", "tem aula teste amanhã?") is a booking request put politely: the booking answers it
-    with that day's free times, and an FAQ answer about the class on top repeats them."""
+    with that day's free times, and an FAQ answer about the class on top repeats them. So is a
+    question about how a booking stands ("qual horário ficou a aula dela?"): the booking
+    answers it with the class it holds, while the FAQ knows only the timetable."""
     trial = config.intents.get("trial")
     if trial is None or not sentence.asked:
         return False
     return trial.score(sentence.normalized) >= config.threshold and (
-        mentions_date(sentence.text) or bool(time_candidates(sentence.text))
+        mentions_date(sentence.text)
+        or bool(time_candidates(sentence.text))
+        or config.questions.about_booking(sentence.normalized)
     )
 
 

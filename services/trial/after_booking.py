@@ -31,6 +31,12 @@ def lookup(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     return after_gate(t, state, ctx, ask_gate(t, ctx, call, confirmed=False))
 
 
+def lookup_of(t: TrialTurn, state: TrialState, ctx: ContextState, booking_id: str) -> Reply:
+    """The status of another booking of this conversation (a group's earlier one)."""
+    call = ToolCall(tool="get_booking", args={"booking_id": booking_id})
+    return after_gate(t, state, ctx, ask_gate(t, ctx, call, confirmed=False))
+
+
 def ask_cancel(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     call = ToolCall(tool="cancel_booking", args=id_args(t))
     values = base_values(state, now_local=t.now_local, config=t.config)

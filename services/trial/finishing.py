@@ -61,10 +61,26 @@ def _slot_full(t: TrialTurn, r: Reply, day: str, hour: str, state: TrialState) -
 def _finish_get(t: TrialTurn, r: Reply, call: ToolCall, result: ToolResult) -> Reply:
     booking = result.booking
     key = t.config.booking_context_key
+    if (
+        result.status == "found"
+        and booking is not None
+        and booking.status == "active"
+        and any(b.booking_id == booking.booking_id for b in r.state.booked)
+        and booking.booking_id != r.state.booking_id
+    ):
+        # A group's earlier booking, asked about by name: said as theirs, the slice unchanged.
+        values = {
+            "nome": booking.nome or "",
+            "data": show_date(booking.date, t.config),
+            "hora": booking.time,
+            "codigo": booking.booking_id,
+        }
+        return Reply(r.state, r.context, key="trial_status_of", values=values)
     if result.status == "found" and booking is not None and booking.status == "active":
         state = r.state.booked_as(booking.booking_id, booking.date, booking.time)
         ctx = r.context.with_value(key, booking.booking_id, t.now)
-        return Reply(state, ctx, key="trial_status")
+        # With several people booked, the class is said as whose it is.
+        return Reply(state, ctx, key="trial_status_of" if len(state.booked) > 1 else "trial_status")
     if call.args.get("booking_id") == r.state.booking_id:
         return Reply(r.state.without_booking(), r.context.without(key), key="trial_status_none")
     return Reply(r.state, r.context, key="trial_status_none")

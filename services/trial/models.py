@@ -48,6 +48,22 @@ class PendingTool(BaseModel):
     asked_at: AwareDatetime
 
 
+class PartyMember(BaseModel):
+    """The next person of a group, offered once a booking is made: what is known of them."""
+
+    nome: str | None = None
+    idade: int | None = None
+    nivel: Nivel | None = None
+
+
+class BookedClass(BaseModel):
+    """A booking this conversation made, by whom it is for (a group books one at a time, and
+    "o Beto ficou marcado?" asks about one of them)."""
+
+    nome: str
+    booking_id: str
+
+
 class TrialState(_Slice):
     """The ``trial`` slice; defaults are the seed's ``ensure_trial_defaults``."""
 
@@ -86,6 +102,12 @@ class TrialState(_Slice):
     # noted once when heard, the next booking offered after this one is made.
     party_size: int | None = None
     party_names: list[str] = Field(default_factory=list)
+    # The message that told of the group, read again for each person's age and level.
+    party_text: str | None = None
+    # After a booking: the next person of the group, offered (their class is not booked yet).
+    next_person: PartyMember | None = None
+    # Every booking this conversation made, by person.
+    booked: list[BookedClass] = Field(default_factory=list)
 
     def missing_client_field(self) -> Asked | None:
         return next((f for f in CLIENT_FIELDS if getattr(self, f) is None), None)

@@ -1,55 +1,115 @@
-"""What a booking reply adds for what the message asked besides its data.
+"""A group booked one person at a time.
 
-Several people in one booking: the trial books one person at a time, says so when it hears
-a group ("pra mim e pro meu marido", "somos 3 amigas"), naming the others it was told, and
-offers the next booking right after one is made.
+The trial books one person per booking: it says so when it hears a group ("pra mim e pro meu
+marido", "somos 3 amigas"), naming the others it was told, and once a booking is made it offers
+the next person's, in the same class. While that offer stands (``TrialState.next_person``), a
+yes, the person's data or a request to book them ("marca ele no mesmo horário") starts their
+booking with what the group's message said of them (their age and level, read again from the
+words around their name) and the class just booked, unless the message names another; asked
+whether they are booked already ("o Beto ficou marcado?"), the bot says not yet and offers
+again; a no lets the offer go. Every booking made is kept by person (``TrialState.booked``),
+so "a Laura tá marcada?" is answered about Laura's booking, not the last one.
 
-Only the acknowledgement lives here: who the student of this booking is stays the slots'
-reading (``extraction``); the names of the others are those the message gave besides it.
+Who the student of a booking is stays the slots' reading (``extraction``); the names of the
+others are those the group's message gave besides it.
 """
 
 from __future__ import annotations
 
 import re
 
-from services.trial.models import TrialState
+from services.trial.before_booking import booking_flow
+from services.trial.models import BookedClass, ContextState, PartyMember, TrialState
 from services.trial.replies import join_list
-from services.trial.turn import TrialTurn
-from shared.nlu.normalize import normalize
+from services.trial.turn import Reply, TrialTurn
+from shared.nlu.normalize import normalize, strip_accents
 from shared.nlu.party import party_in
+from shared.nlu.slots import extract_age, extract_level
+
+# The group spoken of as one ("os dois são iniciantes", "todas iniciantes"): what follows is
+# said of each of them.
+_ALL_OF_THEM = re.compile(r"\b(os dois|as duas|ambos|ambas|todos|todas|os tres|as tres)\b.*")
+# The class already booked, asked for again ("no mesmo horário", "junto com ela").
+_SAME_CLASS = re.compile(r"\b(mesm[oa]s?|junt[oa]s?|igual)\b")
+_PRONOUNS = frozenset({"ele", "ela", "dele", "dela", "o outro", "a outra"})
 
 
-def _others(state: TrialState) -> list[str]:
-    student = normalize(state.nome or "").split()[:1]
-    return [n for n in state.party_names if normalize(n).split()[:1] != student]
+def _first(name: str | None) -> str:
+    return next(iter(normalize(name or "").split()), "")
 
 
 def _said(t: TrialTurn, key: str, **values: object) -> str:
     return t.pack.text(key, seed=t.seed, **values)
 
 
+def _member(state: TrialState, name: str | None) -> PartyMember:
+    """What the group's message said of ``name``: the age and level in the words from their
+    name to the next person's, or said of the whole group."""
+    text = strip_accents((state.party_text or "").casefold())
+    key = strip_accents((name or "").casefold())
+    found = re.search(rf"\b{re.escape(key)}\b", text) if key else None
+    if found is None:
+        return PartyMember(nome=name)
+    starts = [
+        m.start()
+        for other in state.party_names
+        if (k := strip_accents(other.casefold())) != key
+        for m in re.finditer(rf"\b{re.escape(k)}\b", text)
+        if m.start() > found.start()
+    ]
+    words = text[found.start() : min(starts, default=len(text))]
+    level = extract_level(words)
+    if level is None and (group := _ALL_OF_THEM.search(text)) is not None:
+        level = extract_level(group[0])
+    return PartyMember(nome=name, idade=extract_age(words), nivel=level)
+
+
+def _booked_now(state: TrialState) -> TrialState:
+    """The slice with the booking just made kept by person."""
+    if state.booking_id is None or any(b.booking_id == state.booking_id for b in state.booked):
+        return state
+    entry = BookedClass(nome=state.nome or "", booking_id=state.booking_id)
+    return state.model_copy(update={"booked": [*state.booked, entry]})
+
+
+def _not_booked(state: TrialState) -> list[str]:
+    booked = {_first(b.nome) for b in state.booked} | {_first(state.nome)}
+    return [n for n in state.party_names if _first(n) not in booked]
+
+
 def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, str]:
     """The state and text once the turn's group is taken into account: a group heard for the
-    first time is noted (said before the reply's question); a booking just made with a group
-    noted offers the next person's (said after the confirmation), once."""
-    if state.stage == "booked" and t.before.stage != "booked" and state.party_size:
-        others = _others(state)
+    first time is noted (said before the reply's question); a booking just made is kept by
+    person and, with people of the group still to book, offers the next one's (said after the
+    confirmation)."""
+    if state.stage == "booked" and t.before.stage != "booked":
+        state = _booked_now(state)
+        remaining = (state.party_size or 0) - len(state.booked)
+        if remaining < 1:
+            return state.model_copy(update={"party_size": None, "party_names": []}), text
+        others = _not_booked(state)
         offer = (
             _said(t, "trial_party_next_named", outros=join_list(others, t.config))
             if others
             else _said(t, "trial_party_next")
         )
-        done = state.model_copy(update={"party_size": None, "party_names": []})
-        return done, f"{text} {offer}".strip()
+        offered = state.model_copy(
+            update={"next_person": _member(state, others[0] if others else None)}
+        )
+        return offered, f"{text} {offer}".strip()
     if state.stage == "booked" or state.party_size is not None:
         return state, text
     heard = party_in(t.text)
     if heard is None:
         return state, text
     noted = state.model_copy(
-        update={"party_size": heard.size or 2, "party_names": list(heard.names)}
+        update={
+            "party_size": heard.size or 2,
+            "party_names": list(heard.names),
+            "party_text": t.text,
+        }
     )
-    others = _others(noted)
+    others = _not_booked(noted)
     if others:
         note = _said(t, "trial_party_named", outros=join_list(others, t.config))
     elif (heard.size or 2) > 2:
@@ -57,6 +117,96 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
     else:
         note = _said(t, "trial_party_one_more")
     return noted, f"{note} {text}".strip()
+
+
+def _names_next(t: TrialTurn, nxt: PartyMember) -> bool:
+    """Whether the message speaks of the person offered: their name, or "ele"/"ela"."""
+    words = normalize(t.text).split()
+    first = _first(nxt.nome)
+    return bool(first and first in words) or any(
+        " ".join(words[i : i + len(p.split())]) == p for p in _PRONOUNS for i in range(len(words))
+    )
+
+
+def booked_named(t: TrialTurn, state: TrialState, *, current: bool = False) -> BookedClass | None:
+    """A booking of this conversation for someone the message names ("a Laura tá marcada?"
+    after Miguel's booking), other than the slice's own unless ``current``; None if none."""
+    words = set(normalize(t.text).split())
+    return next(
+        (
+            b
+            for b in reversed(state.booked)
+            if (current or b.booking_id != state.booking_id) and _first(b.nome) in words
+        ),
+        None,
+    )
+
+
+def _with_heard(nxt: PartyMember, t: TrialTurn) -> PartyMember:
+    """The next person with what this message says of them ("ele é iniciante também")."""
+    ext = t.extraction
+    return nxt.model_copy(
+        update={
+            "idade": ext.idade if ext.idade is not None else nxt.idade,
+            "nivel": ext.nivel or nxt.nivel,
+            "nome": nxt.nome or ext.nome,
+        }
+    )
+
+
+def next_person_turn(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply | None:
+    """The turn while the next person of a group is offered: their status asked (not booked
+    yet: offered again), a no (the offer goes), or an acceptance (their booking starts). None:
+    the message is about something else (the booked class's status, a move, a cancel)."""
+    nxt = state.next_person
+    if nxt is None or t.code is not None or t.action in ("cancel", "reschedule", "handoff"):
+        return None
+    ext = t.extraction
+    if t.action == "status":
+        # "o Dario ficou marcado?" about a booked person is that booking's status.
+        if booked_named(t, state, current=True) is not None or not _names_next(t, nxt):
+            return None
+        heard = state.model_copy(update={"next_person": _with_heard(nxt, t)})
+        booked = join_list([b.nome for b in state.booked], t.config)
+        values = {"nome": nxt.nome or "", "marcados": booked}
+        key = "trial_party_not_yet" if nxt.nome else "trial_party_not_yet_unnamed"
+        return Reply(heard, ctx, key=key, values=values, asks="confirmation")
+    if ext.confirmed is False and not ext.has_data():
+        return Reply(
+            state.model_copy(update={"next_person": None}),
+            ctx,
+            key="trial_party_declined",
+            values={"nome": nxt.nome or ""},
+        )
+    same = bool(_SAME_CLASS.search(normalize(t.text)))
+    if not (ext.confirmed is True or ext.has_data() or same or "trial" in t.intents):
+        return None
+    return _start_next(t, state, ctx, _with_heard(nxt, t))
+
+
+def _start_next(t: TrialTurn, state: TrialState, ctx: ContextState, member: PartyMember) -> Reply:
+    """The next person's booking, begun with what is known of them and the class just booked
+    (unless the message names another day or time); a yes in the same message books it."""
+    writer_books_for_self = not state.for_someone_else
+    fresh = state.model_copy(
+        update={
+            "stage": "awaiting_confirmation" if t.extraction.confirmed else "ask_date",
+            "nome": member.nome,
+            "idade": member.idade,
+            "nivel": member.nivel,
+            "contact_name": state.nome if writer_books_for_self else state.contact_name,
+            "for_someone_else": True,
+            "booking_id": None,
+            "booking_created": False,
+            "declined_date": None,
+            "declined_time": None,
+            "rescheduling": False,
+            "pending_tool": None,
+            "attempts": {},
+            "next_person": None,
+        }
+    )
+    return booking_flow(t, fresh, ctx)
 
 
 def with_times(t: TrialTurn, state: TrialState, text: str) -> str:

@@ -142,4 +142,5 @@ def base_values(
         # The others of a group booked one at a time (services/trial/party.py).
         "outros": "",
         "outras": "",
+        "marcados": "",
     }

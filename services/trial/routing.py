@@ -12,10 +12,12 @@ from services.trial.after_booking import (
     answer_pending,
     ask_cancel,
     lookup,
+    lookup_of,
     reschedule,
 )
 from services.trial.before_booking import booking_flow, handoff, stop_flow
 from services.trial.models import ContextState, TrialState
+from services.trial.party import booked_named, next_person_turn
 from services.trial.shift import asks_to_move
 from services.trial.turn import Reply, TrialTurn
 
@@ -62,6 +64,17 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         if t.action in (None, "status", TOOL_ACTION[state.pending_tool.tool]):
             return answer_pending(t, state, ctx, state.pending_tool)
         state = state.model_copy(update={"pending_tool": None})
+    if state.stage == "booked" and state.next_person is not None:
+        offered = next_person_turn(t, state, ctx)
+        if offered is not None:
+            return offered
+        state = state.model_copy(update={"next_person": None})
+    # "a Lúcia tá marcada?", "e a da Lúcia?": a group's earlier booking, named.
+    asks_status = t.action == "status" or (
+        state.stage == "booked" and t.action is None and not t.extraction.mentions_slot()
+    )
+    if asks_status and (other := booked_named(t, state)) is not None:
+        return lookup_of(t, state, ctx, other.booking_id)
     if t.code is not None and t.code != state.booking_id:
         return lookup(t, state, ctx)
     has_booking = state.booking_created or t.config.booking_context_key in ctx.entries

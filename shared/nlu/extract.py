@@ -13,7 +13,8 @@ from zoneinfo import ZoneInfo
 from shared.nlu.age import without_birth_date
 from shared.nlu.dates import resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
-from shared.nlu.slots import extract_age, extract_level, extract_people
+from shared.nlu.party import includes_writer
+from shared.nlu.slots import People, extract_age, extract_level, extract_people
 from shared.nlu.yesno import yes_no
 
 
@@ -37,6 +38,10 @@ def extract_slots(
     ``reference_time`` the time already said ("da noite" after "às 7" is 19:00).
     """
     people = extract_people(text, expecting_name=expecting == "nome", not_names=not_names)
+    if people.for_someone_else and includes_writer(text):
+        # "pra mim e pro meu marido": a group booked one at a time starts with the writer,
+        # whose own name ("sou a Telma") is the first student's; the others come next.
+        people = People(people.contact_name, None, False)
     today = now.astimezone(tz).date()
     # A birth date gives the age; it is never the day of the class.
     when = without_birth_date(text)

@@ -110,6 +110,12 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def includes_writer(text: str) -> bool:
+    """Whether the group is the writer and someone else ("pra mim e pro meu marido", "eu e
+    a minha filha")."""
+    return _ME_AND.search(normalize(text)) is not None
+
+
 def party_in(text: str) -> Party | None:
     """The group a booking message speaks of, or None when it speaks of one person."""
     normalized = normalize(text)
@@ -118,6 +124,6 @@ def party_in(text: str) -> Party | None:
         size = number_value(counted[1] or counted[2])
         if size is not None and size >= 2:
             return Party(size, _names(text))
-    if _ME_AND.search(normalized):
+    if includes_writer(text):
         return Party(2, _names(text))
     return None

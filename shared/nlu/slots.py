@@ -741,7 +741,11 @@ _DURATION_NUMBER = (
     rf"(?:uns\s+|umas\s+|mais de\s+|quase\s+)?(\d{{1,2}}|{NUMBER_WORDS}|alguns|poucos)"
 )
 _DURATION_UNIT = r"(anos?|mes|meses|semanas?)"
-_PLAY = r"(?:jogo|pratico|treino|faco aula|jogando|praticando|treinando)"
+# Playing, in every person ("jogo", "ela joga", "jogamos", "eles treinam") or ongoing.
+_PLAY = (
+    r"(?:(?:jog|pratic|trein)(?:o|a|am|amos)|(?:faco|faz|fazem|fazemos) aula"
+    r"|jogando|praticando|treinando)"
+)
 _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
     (
         None,
@@ -762,8 +766,9 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|beach(?: tennis)?,? (?:eu |ele |ela )?nunca"
-            r"|(?:nunca|jamais)\s+(?:\w+\s+)?(?:joguei|jogou|jogamos|fiz|pratiquei|treinei|tive|peguei"
-            r"|experimentei)"
+            # Every person of the past: "nunca joguei", "ela nunca jogou", "os dois nunca jogaram".
+            r"|(?:nunca|jamais)\s+(?:\w+\s+)?(?:jog|fiz|fez|fizemos|fizeram|pratic|trein|tive|teve"
+            r"|tivemos|tiveram|peg|experiment)(?:uei|ei|ou|amos|aram|emos|eram)?\b"
             # "nunca" with the sport's things a few words on: "nunca nem segurou uma raquete".
             r"|(?:nunca|jamais)\s+(?:\w+\s+){0,5}?(?:quadras?|raquetes?|bolinhas?|beach|tenis))\b"
             r"|^nunca$"

@@ -9,7 +9,7 @@ from pydantic import AliasPath
 from services.mode_router.state import ModeState
 from services.mode_router.types import ConversationMode
 from services.triage.models import TriageState
-from services.trial.models import PendingTool, TrialState
+from services.trial.models import PartyMember, PendingTool, TrialState
 from shared.contracts import FlowView, MetaView, ModeView, TriageView, TrialView
 from shared.state import Snapshot
 
@@ -66,12 +66,14 @@ def test_the_trial_is_read_through_its_view_from_the_owners_own_dump() -> None:
         booking_id="CT-7K2Q",
         contact_name="Ana",
         for_someone_else=True,
+        next_person=PartyMember(nome="Caio"),
     )
     expected = TrialView(
         stage="booked",
         awaiting_field="confirmation",
         confirming="cancel_booking",
         rescheduling=True,
+        offering_next=True,
         nome="Sofia",
         idade=9,
         nivel="iniciante",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.trial.models import ToolResult
+from services.trial.models import BookedClass, PartyMember, ToolResult
 from shared.nlu.normalize import normalize
 from shared.nlu.party import Party, party_in
 from tests.unit.test_trial_flow import Chat, confirming_chat, view
@@ -48,8 +48,100 @@ def test_the_next_booking_is_offered_after_the_first_is_made() -> None:
     out = chat.say("sim", result=ToolResult(status="created", booking=booked))
     said = normalize(out.text)
     assert "ivo" in said and "quer que eu marque" in said
-    # Offered once: the group is done with.
-    assert (out.state.party_size, out.state.party_names) == (None, [])
+    assert out.state.next_person == PartyMember(nome="Ivo")
+    assert [b.booking_id for b in out.state.booked] == ["AE-7K3Q9P"]
+
+
+def test_the_last_of_the_group_booked_offers_no_one_else() -> None:
+    chat = confirming_chat()
+    assert chat.state is not None
+    earlier = BookedClass(nome="Ivo", booking_id="AE-1111AA")
+    chat.state = chat.state.model_copy(
+        update={"party_size": 2, "party_names": ["João", "Ivo"], "booked": [earlier]}
+    )
+    out = chat.say(
+        "sim", result=ToolResult(status="created", booking=view("AE-2222BB", "2026-02-10", "19:00"))
+    )
+    assert "quer que eu marque" not in normalize(out.text)
+    assert (out.state.party_size, out.state.next_person) == (None, None)
+
+
+GROUP = (
+    "Bom dia! Quero marcar a experimental pra mim e pra minha cunhada. Sou a Lúcia, tenho 39 "
+    "e nunca peguei numa raquete. A minha cunhada, a Vera, tem 44 e já joga faz um ano"
+)
+
+
+def _first_booked() -> Chat:
+    chat = Chat()
+    chat.say(GROUP)
+    chat.say("terça dia 10 às 19h")
+    chat.say(
+        "sim", result=ToolResult(status="created", booking=view("AE-1111AA", "2026-02-10", "19:00"))
+    )
+    return chat
+
+
+def test_a_group_with_the_writer_starts_with_the_writer() -> None:
+    chat = Chat()
+    out = chat.say(GROUP)
+    assert (out.state.nome, out.state.idade, out.state.nivel) == ("Lúcia", 39, "iniciante")
+    assert not out.state.for_someone_else
+    assert "vera" in normalize(out.text)
+
+
+def test_the_next_person_is_offered_with_what_the_group_message_said_of_them() -> None:
+    chat = _first_booked()
+    assert chat.state is not None
+    assert chat.state.next_person == PartyMember(nome="Vera", idade=44, nivel="intermediario")
+
+
+def test_asked_whether_the_next_person_is_booked_the_bot_says_not_yet_and_offers() -> None:
+    chat = _first_booked()
+    out = chat.say("e a Vera, ficou marcada também?")
+    said = normalize(out.text)
+    assert "vera" in said and "ainda nao" in said and "lucia" in said
+    assert out.state.next_person is not None and out.state.booking_id == "AE-1111AA"
+
+
+def test_a_yes_to_the_offer_books_the_next_person_in_the_same_class() -> None:
+    chat = _first_booked()
+    plan = chat.plan_for("pode sim, marca ela junto, confirmado")
+    assert plan.tool_call is not None and plan.tool_call.tool == "create_booking"
+    args = plan.tool_call.args
+    assert (args["nome"], args["idade"], args["nivel"]) == ("Vera", 44, "intermediario")
+    assert (args["date"], args["time"]) == ("2026-02-10", "19:00")
+
+
+def test_the_next_person_on_another_day_is_asked_to_confirm_that_day() -> None:
+    chat = _first_booked()
+    out = chat.say("quero sim, mas pra ela na terça dia 24 às 20h")
+    assert out.state.stage == "awaiting_confirmation" and out.state.nome == "Vera"
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-02-24", "20:00")
+
+
+def test_a_no_lets_the_offer_go() -> None:
+    chat = _first_booked()
+    out = chat.say("não, por enquanto não")
+    assert out.state.next_person is None and out.state.booking_id == "AE-1111AA"
+
+
+def test_an_earlier_booking_of_the_group_is_looked_up_by_name() -> None:
+    chat = _first_booked()
+    chat.say(
+        "pode sim, marca ela junto, confirmado",
+        result=ToolResult(status="created", booking=view("AE-2222BB", "2026-02-10", "19:00")),
+    )
+    plan = chat.plan_for("a Lúcia continua marcada né?")
+    assert plan.tool_call is not None
+    assert (plan.tool_call.tool, plan.tool_call.args) == (
+        "get_booking",
+        {"booking_id": "AE-1111AA"},
+    )
+    found = view("AE-1111AA", "2026-02-10", "19:00").model_copy(update={"nome": "Lúcia"})
+    out = chat.say("a Lúcia continua marcada né?", result=ToolResult(status="found", booking=found))
+    assert "Lúcia" in out.text and "AE-1111AA" in out.text
+    assert out.state.booking_id == "AE-2222BB"
 
 
 def test_a_booking_message_asking_for_the_times_gets_them() -> None:
