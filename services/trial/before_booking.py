@@ -28,6 +28,7 @@ from services.trial.validators import (
     validate_age,
     validate_slot,
 )
+from shared.nlu.dates import slot_preference
 from shared.trial.days import parse_date, show_date
 
 ASK_CLIENT: dict[str, str] = {
@@ -43,8 +44,23 @@ ASIDE_ERRORS = frozenset(
 )
 
 
-def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
+def _first_or_last_free(t: TrialTurn, state: TrialState) -> TrialExtraction:
+    """The extraction with "o primeiro horário (que tiver)" or "o último" read as the first or
+    last class of the day that has not started and has a seat (the rules alone know only the
+    pack's class times, so they read 07:00 at two in the afternoon)."""
     ext = t.extraction
+    which = slot_preference(t.text)
+    day = parse_date(ext.desired_date or state.desired_date)
+    if which is None or day is None:
+        return ext
+    times = free_times(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
+    if not times:
+        return ext
+    return ext.model_copy(update={"desired_time": times[0] if which == "first" else times[-1]})
+
+
+def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
+    ext = _first_or_last_free(t, state)
     if ext.confirmed is False and not ext.has_data() and state.stage != "awaiting_confirmation":
         # A plain refusal while a field is asked ("não quero mais", "agora não") declines the
         # booking: asking the same question again would count it as a failed answer and end

@@ -134,6 +134,8 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_party_next_named",
         "trial_party_next",
         "trial_party_not_yet",
+        "trial_party_fits",
+        "trial_party_too_many",
         "trial_party_not_yet_unnamed",
         "trial_party_declined",
         "trial_status_of",

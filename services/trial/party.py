@@ -116,7 +116,17 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
         note = _said(t, "trial_party_more", outras=(heard.size or 2) - 1)
     else:
         note = _said(t, "trial_party_one_more")
-    return noted, f"{note} {text}".strip()
+    return noted, f"{_fits(t, heard.size)} {note} {text}".strip()
+
+
+def _fits(t: TrialTurn, size: int | None) -> str:
+    """Whether a group of ``size`` fits in one class (its seats), said when the group is
+    heard: "somos 4 amigas, dá pra fazer juntas?" is answered before anything is asked."""
+    seats = t.config.seats_per_slot
+    if size is None or size < 2:
+        return ""
+    key = "trial_party_fits" if size <= seats else "trial_party_too_many"
+    return _said(t, key, vagas=seats, pessoas=size)
 
 
 def _names_next(t: TrialTurn, nxt: PartyMember) -> bool:

@@ -143,4 +143,6 @@ def base_values(
         "outros": "",
         "outras": "",
         "marcados": "",
+        "vagas": config.seats_per_slot,
+        "pessoas": "",
     }

@@ -727,7 +727,10 @@ def _dots_as_colons(text: str) -> str:
 def time_candidates(text: str, *, expecting: bool = False) -> list[time]:
     """The readings of the time a message refers to: one, or two for an hour without a period
     ("às 8" → 08:00 and 20:00), literal first. The latest correction wins; see the module doc."""
-    normalized = normalize(_dots_as_colons(text))
+    # Each message of a burst (a line of the turn's text) normalized apart: a "não" opening the
+    # next message ("19h" / "não pera" / "dia 23") corrects what follows it, it does not take
+    # back the hour that ended the message before.
+    normalized = "\n".join(normalize(line) for line in _dots_as_colons(text).splitlines())
     found = next(filter(None, map(_first_mention, _latest_first(normalized))), None)
     if found is None and expecting:
         bare = _BARE_HOUR.match(normalized)
@@ -770,6 +773,17 @@ def _preferred(
     if slots and _LAST_SLOT.search(normalized):
         return slots[-1]
     return slots[0] if period is not None and len(slots) == 1 else None
+
+
+def slot_preference(text: str) -> str | None:
+    """ "first" for the first class of a day ("o primeiro horário que tiver"), "last" for the
+    last one, else None: the caller, who knows which classes are still free, picks it."""
+    normalized = normalize(text)
+    if _FIRST_SLOT.search(normalized):
+        return "first"
+    if _LAST_SLOT.search(normalized):
+        return "last"
+    return None
 
 
 def _half_of_day_hint(normalized: str, candidates: list[time]) -> time | None:

@@ -19,7 +19,7 @@ _COUNT = r"(\d|dois|duas|tres|quatro|cinco|seis)"
 _RELATIVE = (
     r"(?:marido|esposa|mulher|namorad[oa]|noiv[oa]|filh[oa]s?|net[oa]s?|sobrinh[oa]s?|"
     r"irma(?:o|os|s)?|prim[oa]s?|amig[oa]s?|pai|mae|avo|avos|tia|tio|sogr[oa]|cunhad[oa]|"
-    r"colega|parceir[oa]|companheir[oa]|menin[oa]s?|garot[oa]s?|crianca|criancas)"
+    r"colegas?|parceir[oa]s?|companheir[oa]s?|menin[oa]s?|garot[oa]s?|crianca|criancas)"
 )
 # "pra mim e pro meu marido", "eu e minha filha", "eu e o Beto".
 _ME_AND = re.compile(
@@ -32,6 +32,8 @@ _ME_AND = re.compile(
 _GROUP = rf"(?:\s+{_RELATIVE}|\s+(?:juntos|juntas|pessoas|alunos|alunas))"
 _COUNTED = re.compile(
     rf"\b(?:meus|minhas|os|pros|para os|nos|somos(?: em)?|dos)\s+{_COUNT}{_GROUP}?\b"
+    # "vamos em 4 amigos", "seremos 5 pessoas", "em 3 colegas": a count of the people.
+    rf"|\b(?:vamos|iremos|seremos|vamos ser|estamos|em)\s+(?:em\s+)?{_COUNT}{_GROUP}\b"
     rf"|\b(?:as|das|pras|para as)\s+{_COUNT}{_GROUP}\b"
 )
 # Capitalized words that are no one's name when they open a clause inside a message.
@@ -121,7 +123,7 @@ def party_in(text: str) -> Party | None:
     normalized = normalize(text)
     counted = _COUNTED.search(normalized)
     if counted is not None:
-        size = number_value(counted[1] or counted[2])
+        size = number_value(next(g for g in counted.groups() if g is not None))
         if size is not None and size >= 2:
             return Party(size, _names(text))
     if includes_writer(text):

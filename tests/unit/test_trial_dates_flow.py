@@ -130,3 +130,17 @@ def test_a_cancelled_booking_leaves_the_stage_cancelled_until_a_new_one() -> Non
     out = chat.say("quero marcar de novo, terça dia 24 às 18h")
     assert out.state.stage == "awaiting_confirmation"
     assert (out.state.desired_date, out.state.desired_time) == ("2026-02-24", "18:00")
+
+
+@pytest.mark.parametrize(
+    ("text", "hour"),
+    [("dá pra fazer hoje? pode ser o primeiro horário livre", "19:00"),
+     ("quero hoje, no último horário", "20:00")],
+)  # fmt: skip
+def test_the_first_or_last_class_is_the_first_or_last_still_free(text: str, hour: str) -> None:
+    """At two in the afternoon the 07:00 class has gone and the 18:00 one is full: "o
+    primeiro horário" is the first one that can still be booked."""
+    afternoon = datetime(2026, 3, 10, 14, 0, tzinfo=TZ)
+    chat = Chat(now=afternoon, seats={("2026-03-10", "18:00"): 6})
+    out = chat.say(text)
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-03-10", hour)

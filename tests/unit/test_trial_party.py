@@ -154,3 +154,27 @@ def test_a_booking_message_asking_for_the_times_gets_them() -> None:
 def test_a_booking_message_without_a_times_request_gets_no_times_added() -> None:
     out = Chat().say("Bom dia, sou a Tereza Lins, 40 anos")
     assert "07:00" not in out.text
+
+
+@pytest.mark.parametrize(
+    ("text", "fits"),
+    [
+        ("somos em 3 vizinhas e queremos fazer a aula", True),
+        ("somos 9 colegas da firma, dá pra todo mundo junto?", False),
+    ],
+)
+def test_a_group_is_told_whether_it_fits_in_one_class(text: str, fits: bool) -> None:
+    """The class's seats (6 in the pack) answer "dá pra irmos juntos?" before anything else."""
+    said = normalize(Chat().say(text).text)
+    assert "ate 6 vagas" in said
+    assert ("juntos no mesmo horario" in said) is fits
+    assert ("nao cabem" in said) is not fits
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("vamos em 5 colegas do escritório", 5), ("seremos 3 pessoas", 3), ("vamos às 7", None)],
+)
+def test_a_group_counted_by_going_in_n(text: str, size: int | None) -> None:
+    heard = party_in(text)
+    assert (heard.size if heard else None) == size
