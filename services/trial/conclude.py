@@ -75,6 +75,15 @@ def _withdrawn(t: TrialTurn, state: TrialState) -> list[Event]:
     return [{"type": "handoff.withdrawn", "data": {"reason": "answered", "stage": state.stage}}]
 
 
+def _guardian_note(t: TrialTurn, state: TrialState) -> str | None:
+    """The guardian's authorization, said as soon as a minor's age is noted (the booking says
+    it again when it is made): a young person booking alone learns it before choosing a day."""
+    minor = state.idade is not None and state.idade < t.config.adult_age
+    if not minor or state.idade == t.before.idade or state.stage == "booked":
+        return None
+    return "trial_guardian_note" if state.nome else "trial_guardian_note_unnamed"
+
+
 def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> TrialOutcome:
     if r.handoff is None:
         r = _count_attempts(t, r)
@@ -109,6 +118,8 @@ def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> Tri
         text = f"{t.pack.text('trial_noted', seed=t.seed, anotado=anotado)} {text}"
     for key in r.after:
         text = f"{text} {t.pack.text(key, seed=t.seed, **values)}"
+    if text and (note := _guardian_note(t, r.state)) is not None:
+        text = f"{text} {t.pack.text(note, seed=t.seed, **values)}"
     # After a handoff for failed answers the next message is still read as the answer to the
     # question that failed (a name given then resumes the booking instead of waiting).
     asked = r.state.asked if r.handoff == "attempts" else reading

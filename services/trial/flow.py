@@ -106,6 +106,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_no_options",
         "trial_too_young",
         "trial_guardian_note",
+        "trial_guardian_note_unnamed",
         "trial_noted",
         "trial_summary",
         "trial_summary_empty",

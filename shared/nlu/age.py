@@ -52,6 +52,9 @@ _NOT_YET = re.compile(
 _TURNING = re.compile(
     r"\b(?:faco|farei|fara|vou fazer|vai fazer|completo|completa|vou completar|vai completar"
     r"|(?:ele|ela) faz)\s+(\d{1,3})(?:\s+anos)?\b(?!\s+(?:que|de)\b)"
+    # Anyone's "faz 10 em julho", "faz 12 anos amanhã": a day to come says it is a birthday.
+    r"|\bfaz\s+(\d{1,3})(?:\s+anos)?\s+(?=(?:em|no|na|mes que vem|semana que vem|ano que vem"
+    r"|amanha|depois de amanha|daqui)\b)"
 )
 _NUMBER_THEN_WORD = re.compile(r"\b(\d{1,3})\s?([a-z]{3,5})\b")
 
@@ -99,7 +102,7 @@ def age_from_birth(text: str, normalized: str, today: date) -> int | None:
 
 def turning_spans(normalized: str) -> list[tuple[int, int, int]]:
     """(start, end, age today) of every "faço 30 mês que vem": the age turned soon, minus one."""
-    return [(m.start(), m.end(), int(m[1]) - 1) for m in _TURNING.finditer(normalized)]
+    return [(m.start(), m.end(), int(m[1] or m[2]) - 1) for m in _TURNING.finditer(normalized)]
 
 
 def with_years_typos_fixed(normalized: str) -> str:

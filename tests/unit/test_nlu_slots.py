@@ -256,3 +256,17 @@ def test_extract_level(text: str, expected: str) -> None:
 )
 def test_no_level(text: str) -> None:
     assert extract_level(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "age"),
+    [
+        ("meu afilhado faz 11 em agosto", 10),
+        ("a Duda faz 15 anos semana que vem", 14),
+        ("ele faz 9 no domingo", 8),
+        ("faz 4 anos que treino", None),
+    ],
+)
+def test_anyones_birthday_to_come_is_the_age_minus_one(text: str, age: int | None) -> None:
+    """ "faz N" followed by a day to come turns N then: the age today is N - 1."""
+    assert extract_age(text) == age

@@ -735,3 +735,14 @@ def test_after_a_no_a_correction_of_half_the_slot_keeps_the_other_half(
     assert (out.state.desired_date, out.state.desired_time) == slot
     assert out.state.stage == "awaiting_confirmation"
     assert (out.state.declined_date, out.state.declined_time) == (None, None)
+
+
+def test_a_minors_age_brings_the_guardian_note_once_as_it_is_noted() -> None:
+    chat = Chat()
+    chat.say("quero marcar a experimental pra minha sobrinha Yasmin")
+    out = chat.say("ela tem 14")
+    assert "responsável" in out.text and "Yasmin" in out.text
+    assert "responsável" not in chat.say("intermediária").text
+    alone = Chat().say("oi, tenho 16 anos e queria fazer a aula experimental")
+    assert "menores de 18" in alone.text
+    assert "responsável" not in Chat().say("oi, tenho 19 anos e queria fazer a aula").text
