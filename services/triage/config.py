@@ -317,6 +317,9 @@ class TriageConfig(BaseModel):
     # Small-talk kinds, highest priority first ("obrigado, tchau" answers as bye).
     general: list[GeneralKind] = Field(default_factory=list)
     fallback_text_key: str = "general_fallback"
+    # Small talk that ends the talk for now ("valeu, qualquer coisa te chamo"): mid-booking it
+    # is answered as such, not taken for an answer to the booking's question.
+    closing: list[str] = Field(default_factory=list)
     active_context: ActiveContext = Field(default_factory=ActiveContext)
     # Further flows that make short answers theirs while they go on, after ``active_context``
     # in priority (see ``rules.active_flow``).

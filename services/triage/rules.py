@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from services.triage.config import TriageConfig
+from services.triage.config import GeneralKind, TriageConfig
 from services.triage.models import TriageResult
 from services.triage.questions import (
     Clause,
@@ -116,6 +116,22 @@ def _answers_active_flow(text: str, config: TriageConfig) -> bool:
         if not any(rules.score(normalized) >= config.threshold for rules in others):
             return True
     return False
+
+
+def _closes_talk(text: str, config: TriageConfig) -> GeneralKind | None:
+    """The closing small talk a message is made of ("valeu, qualquer coisa te chamo"): every
+    clause small talk, one of them a kind the pack says ends the talk; None otherwise."""
+    clauses = [clause.normalized for clause in parts(text) if clause.normalized]
+    if not clauses or not all(_is_small_talk(c, config) for c in clauses):
+        return None
+    return next(
+        (
+            kind
+            for kind in config.general
+            if kind.name in config.closing and any(kind.matches(c) for c in clauses)
+        ),
+        None,
+    )
 
 
 def _is_answer(clause: Clause) -> bool:
@@ -281,6 +297,13 @@ def _classify(
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
 
     if active:
+        closing = _closes_talk(text, config) if trial_stage != "awaiting_confirmation" else None
+        if closing is not None and not intents:
+            return TriageResult(
+                intents=["general"],
+                general_response=pack.text(closing.text_key, seed=seed),
+                confidences={**confidences, "general": 1.0},
+            )
         context = config.active_context
         if context.answered_in(normalized) and not _asks_something(text, config):
             return TriageResult(

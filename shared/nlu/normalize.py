@@ -77,6 +77,10 @@ SLANG = {
     "fds": "fim de semana",
     "afim": "a fim",
     "fzr": "fazer",
+    "qlqr": "qualquer",
+    "qlq": "qualquer",
+    "qq": "qualquer",
+    "qqr": "qualquer",
 }
 # Idioms that say what a person wants, rewritten to the word the pack's rules are written
 # against ("tô afim de jogar" is "quero jogar"); applied after the word spellings above.

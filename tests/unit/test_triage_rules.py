@@ -257,3 +257,23 @@ def test_a_question_about_the_class_with_no_day_stays_the_faq_s() -> None:
 )
 def test_portugal_s_polite_imperfect_is_a_wish(text: str) -> None:
     assert "trial" in intents(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "intents"),
+    [
+        ("brigadão! mais tarde eu te aviso", ["general"]),
+        ("valeu, qualquer coisa volto aqui... tchau", ["general"]),
+        ("valeu, me chamo Ciro, 41", ["trial"]),
+        ("beleza", ["trial"]),
+        ("obrigada!", ["trial"]),
+    ],
+)
+def test_closing_small_talk_mid_booking_is_not_an_answer(text: str, intents: list[str]) -> None:
+    """A goodbye ("I'll get back to you") ends the talk for now: the booking waits instead of
+    asking its question again; an acknowledgement or a bare thanks still goes to it."""
+    pack = load_pack("ctsmash")
+    config = load_config(pack)
+    assert classify(text, trial_stage="collect_client_info", config=config, pack=pack).intents == (
+        intents
+    )
