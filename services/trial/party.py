@@ -188,6 +188,10 @@ def next_person_turn(t: TrialTurn, state: TrialState, ctx: ContextState) -> Repl
             key="trial_party_declined",
             values={"nome": nxt.nome or ""},
         )
+    if t.question and t.answered_elsewhere and ext.confirmed is not True:
+        # A question another service answers ("quanto é o plano de 2x?") leaves the offer
+        # standing, and the reply is that answer alone.
+        return Reply(state, ctx, text="")
     same = bool(_SAME_CLASS.search(normalize(t.text)))
     if not (ext.confirmed is True or ext.has_data() or same or "trial" in t.intents):
         return None

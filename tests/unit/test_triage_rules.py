@@ -277,3 +277,18 @@ def test_closing_small_talk_mid_booking_is_not_an_answer(text: str, intents: lis
     assert classify(text, trial_stage="collect_client_info", config=config, pack=pack).intents == (
         intents
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "handoff"),
+    [
+        ("então pode chamar alguém da equipe?", True),
+        ("me transfere pra um atendente", True),
+        ("chame o gerente por favor", True),
+        ("vou chamar alguém pra jogar comigo", False),
+    ],
+)
+def test_asking_the_bot_to_bring_someone_in_is_a_handoff(text: str, handoff: bool) -> None:
+    pack = load_pack("ctsmash")
+    intents = classify(text, trial_stage=None, config=load_config(pack), pack=pack).intents
+    assert ("handoff" in intents) is handoff

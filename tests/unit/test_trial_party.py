@@ -178,3 +178,10 @@ def test_a_group_is_told_whether_it_fits_in_one_class(text: str, fits: bool) -> 
 def test_a_group_counted_by_going_in_n(text: str, size: int | None) -> None:
     heard = party_in(text)
     assert (heard.size if heard else None) == size
+
+
+def test_a_question_answered_elsewhere_leaves_the_offer_standing_and_says_nothing() -> None:
+    chat = _first_booked()
+    out = chat.say("e quanto custa o plano de 2x por semana depois?", intents=["faq", "trial"])
+    assert out.text == "" and out.state.next_person is not None
+    assert out.state.booking_id == "AE-1111AA" and out.state.stage == "booked"
