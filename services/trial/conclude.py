@@ -3,6 +3,8 @@ reply text and build the outcome the shell commits, journals and may have an LLM
 
 from __future__ import annotations
 
+import re
+
 from services.trial.before_booking import handoff
 from services.trial.extraction import MERGEABLE
 from services.trial.models import Event, ToolResult, TrialOutcome, TrialState
@@ -12,6 +14,7 @@ from services.trial.replies import base_values, join_list
 from services.trial.summary import facts, summary
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import ERROR_FIELD
+from shared.nlu.normalize import normalize
 
 
 def _failed(t: TrialTurn, r: Reply) -> bool:
@@ -75,6 +78,17 @@ def _withdrawn(t: TrialTurn, state: TrialState) -> list[Event]:
     return [{"type": "handoff.withdrawn", "data": {"reason": "answered", "stage": state.stage}}]
 
 
+def _leave_granted(t: TrialTurn, r: Reply) -> bool:
+    """Whether the message asked leave to book ("posso marcar pra uma amiga?", "ela pode
+    fazer a aula?") and the reply goes on with the booking: then it first says yes."""
+    if "?" not in t.text or r.error is not None or r.handoff is not None:
+        return False
+    if r.state.stage in ("booked", "cancelled", "handoff_requested") or r.key == "trial_too_young":
+        return False
+    normalized = normalize(t.text)
+    return any(re.search(p, normalized) for p in t.config.leave_asked)
+
+
 def _guardian_note(t: TrialTurn, state: TrialState) -> str | None:
     """The guardian's authorization, said as soon as a minor's age is noted (the booking says
     it again when it is made): a young person booking alone learns it before choosing a day."""
@@ -125,6 +139,8 @@ def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> Tri
     asked = r.state.asked if r.handoff == "attempts" else reading
     grouped, text = with_party(t, r.state, text)
     text = with_times(t, grouped, text)
+    if text and _leave_granted(t, r):
+        text = f"{t.pack.text('trial_leave_granted', seed=t.seed)} {text}"
     state = grouped.model_copy(
         update={"asked": asked, "last_error": r.error, "output": text, "reasked": reask}
     )

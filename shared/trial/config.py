@@ -94,6 +94,9 @@ class TrialConfig(_Section):
     # Patterns (on normalized text) of a request for the class times inside a booking message
     # ("quais os horários disponíveis?"): the reply then says them, whatever it asks next.
     times_asked: list[str] = Field(default_factory=list)
+    # Patterns (on normalized text) of a booking asked as leave ("posso marcar pra uma amiga?",
+    # "ela pode fazer a aula?"): a reply that goes on with the booking first says yes.
+    leave_asked: list[str] = Field(default_factory=list)
     # How each level is shown to people (stored without accents).
     level_names: dict[str, str]
     gate: GateConfig

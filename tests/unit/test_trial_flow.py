@@ -746,3 +746,17 @@ def test_a_minors_age_brings_the_guardian_note_once_as_it_is_noted() -> None:
     alone = Chat().say("oi, tenho 16 anos e queria fazer a aula experimental")
     assert "menores de 18" in alone.text
     assert "responsável" not in Chat().say("oi, tenho 19 anos e queria fazer a aula").text
+
+
+@pytest.mark.parametrize(
+    ("text", "granted"),
+    [
+        ("dá pra marcar a aula experimental pro meu vizinho?", True),
+        ("meu sobrinho Téo tem 10 anos, ele pode fazer a aula?", True),
+        ("quero marcar a aula experimental", False),
+        ("meu filho tem 5 anos, ele pode fazer a aula?", False),
+    ],
+)
+def test_a_booking_asked_as_leave_is_answered_yes_first(text: str, granted: bool) -> None:
+    out = Chat().say(text)
+    assert out.text.startswith("Pode sim!") is granted
