@@ -136,6 +136,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_party_next",
         "trial_party_not_yet",
         "trial_party_fits",
+        "trial_party_too_young",
         "trial_leave_granted",
         "trial_party_too_many",
         "trial_party_not_yet_unnamed",

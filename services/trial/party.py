@@ -22,13 +22,9 @@ from services.trial.before_booking import booking_flow
 from services.trial.models import BookedClass, ContextState, PartyMember, TrialState
 from services.trial.replies import join_list
 from services.trial.turn import Reply, TrialTurn
-from shared.nlu.normalize import normalize, strip_accents
-from shared.nlu.party import party_in
-from shared.nlu.slots import extract_age, extract_level
+from shared.nlu.normalize import normalize
+from shared.nlu.party import member_facts, party_in
 
-# The group spoken of as one ("os dois são iniciantes", "todas iniciantes"): what follows is
-# said of each of them.
-_ALL_OF_THEM = re.compile(r"\b(os dois|as duas|ambos|ambas|todos|todas|os tres|as tres)\b.*")
 # The class already booked, asked for again ("no mesmo horário", "junto com ela").
 _SAME_CLASS = re.compile(r"\b(mesm[oa]s?|junt[oa]s?|igual)\b")
 _PRONOUNS = frozenset({"ele", "ela", "dele", "dela", "o outro", "a outra"})
@@ -43,25 +39,11 @@ def _said(t: TrialTurn, key: str, **values: object) -> str:
 
 
 def _member(state: TrialState, name: str | None) -> PartyMember:
-    """What the group's message said of ``name``: the age and level in the words from their
-    name to the next person's, or said of the whole group."""
-    text = strip_accents((state.party_text or "").casefold())
-    key = strip_accents((name or "").casefold())
-    found = re.search(rf"\b{re.escape(key)}\b", text) if key else None
-    if found is None:
-        return PartyMember(nome=name)
-    starts = [
-        m.start()
-        for other in state.party_names
-        if (k := strip_accents(other.casefold())) != key
-        for m in re.finditer(rf"\b{re.escape(k)}\b", text)
-        if m.start() > found.start()
-    ]
-    words = text[found.start() : min(starts, default=len(text))]
-    level = extract_level(words)
-    if level is None and (group := _ALL_OF_THEM.search(text)) is not None:
-        level = extract_level(group[0])
-    return PartyMember(nome=name, idade=extract_age(words), nivel=level)
+    """What the group's message said of ``name`` (``shared.nlu.party.member_facts``)."""
+    if name is None:
+        return PartyMember()
+    idade, nivel = member_facts(state.party_text or "", name, state.party_names)
+    return PartyMember(nome=name, idade=idade, nivel=nivel)
 
 
 def _booked_now(state: TrialState) -> TrialState:
@@ -102,21 +84,33 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
     heard = party_in(t.text)
     if heard is None:
         return state, text
+    student = _first(state.nome)
+    young = [
+        name
+        for name in heard.names
+        if _first(name) != student
+        and (age := member_facts(t.text, name, heard.names)[0]) is not None
+        and age < t.config.min_age
+    ]
+    too_young = _said(t, "trial_party_too_young", nomes=join_list(young, t.config)) if young else ""
+    size = (heard.size or 2) - len(young)
+    if size < 2:
+        return state, f"{too_young} {text}".strip()
     noted = state.model_copy(
         update={
-            "party_size": heard.size or 2,
-            "party_names": list(heard.names),
+            "party_size": size,
+            "party_names": [n for n in heard.names if n not in young],
             "party_text": t.text,
         }
     )
     others = _not_booked(noted)
     if others:
         note = _said(t, "trial_party_named", outros=join_list(others, t.config))
-    elif (heard.size or 2) > 2:
-        note = _said(t, "trial_party_more", outras=(heard.size or 2) - 1)
+    elif size > 2:
+        note = _said(t, "trial_party_more", outras=size - 1)
     else:
         note = _said(t, "trial_party_one_more")
-    return noted, f"{_fits(t, heard.size)} {note} {text}".strip()
+    return noted, f"{too_young} {_fits(t, size)} {note} {text}".strip()
 
 
 def _fits(t: TrialTurn, size: int | None) -> str:

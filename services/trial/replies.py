@@ -145,4 +145,5 @@ def base_values(
         "marcados": "",
         "vagas": config.seats_per_slot,
         "pessoas": "",
+        "nomes": "",
     }

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from shared.nlu.age import without_birth_date
 from shared.nlu.dates import resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
-from shared.nlu.party import includes_writer
+from shared.nlu.party import includes_writer, member_facts, party_in
 from shared.nlu.slots import People, extract_age, extract_level, extract_people
 from shared.nlu.yesno import yes_no
 
@@ -43,12 +43,24 @@ def extract_slots(
         # whose own name ("sou a Telma") is the first student's; the others come next.
         people = People(people.contact_name, None, False)
     today = now.astimezone(tz).date()
+    idade = extract_age(text, expecting_age=expecting == "idade", today=today)
+    nivel = extract_level(text, expecting_level=expecting == "nivel")
+    group = party_in(text)
+    if group and group.names and not people.for_someone_else and not includes_writer(text):
+        # "o Pedro de 9 e o Lucas de 7", "Carol 28, Bia 27 e Manu 30": the first one named is
+        # the first student, with what the message says of them.
+        first = group.names[0]
+        if people.nome is None or people.nome in group.names:
+            people = People(first, people.contact_name, people.for_someone_else)
+            age, level = member_facts(text, first, group.names)
+            idade = age if age is not None else idade
+            nivel = level or nivel
     # A birth date gives the age; it is never the day of the class.
     when = without_birth_date(text)
     return Slots(
         nome=people.nome,
-        idade=extract_age(text, expecting_age=expecting == "idade", today=today),
-        nivel=extract_level(text, expecting_level=expecting == "nivel"),
+        idade=idade,
+        nivel=nivel,
         date=resolve_date(when, now, tz, expecting=expecting == "date", reference=reference_date),
         time=resolve_time(
             text,

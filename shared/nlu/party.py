@@ -10,10 +10,12 @@ offer the next booking after the first.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from shared.nlu.normalize import normalize, strip_accents
 from shared.nlu.numbers import number_value
+from shared.nlu.slots import Level, extract_age, extract_level
 
 _COUNT = r"(\d|dois|duas|tres|quatro|cinco|seis)"
 _RELATIVE = (
@@ -99,13 +101,15 @@ class Party(NamedTuple):
 
 def _names(text: str) -> tuple[str, ...]:
     """Capitalized words inside clauses (not a message's or line's first word, which any
-    sentence capitalizes), without words that are never names."""
+    sentence capitalizes, unless an age follows it: "Carol 28, Bia 27"), without words that are
+    never names."""
     found: list[str] = []
     for line in re.split(r"[\n.!?]+", text):
         words = line.split()
         for position, word in enumerate(words):
             clean = word.strip(",;:()\"'")
-            if position == 0 or not clean[:1].isupper() or not clean.isalpha():
+            aged = position + 1 < len(words) and words[position + 1].strip(",;").isdigit()
+            if (position == 0 and not aged) or not clean[:1].isupper() or not clean.isalpha():
                 continue
             if strip_accents(clean.casefold()) not in _NOT_NAMES:
                 found.append(clean)
@@ -129,3 +133,35 @@ def party_in(text: str) -> Party | None:
     if includes_writer(text):
         return Party(2, _names(text))
     return None
+
+
+# The group spoken of as one ("os dois são iniciantes", "todas iniciantes"): what follows is
+# said of each of them.
+_ALL_OF_THEM = re.compile(r"\b(os dois|as duas|ambos|ambas|todos|todas|os tres|as tres)\b.*")
+
+
+def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None, Level | None]:
+    """The age and level a group's message gives one of its people: read in the words from
+    their name to the next person's ("o Pedro de 9 e o Lucas de 7", "Carol 28, Bia 27"), the
+    level also from what is said of the whole group ("os dois nunca jogaram")."""
+    folded = strip_accents(text.casefold())
+    key = strip_accents(name.casefold())
+    found = re.search(rf"\b{re.escape(key)}\b", folded) if key else None
+    if found is None:
+        return None, None
+    starts = [
+        m.start()
+        for other in names
+        if (other_key := strip_accents(other.casefold())) != key
+        for m in re.finditer(rf"\b{re.escape(other_key)}\b", folded)
+        if m.start() > found.start()
+    ]
+    words = folded[found.start() : min(starts, default=len(folded))]
+    right_after = re.match(
+        rf"{re.escape(key)}\s*(?:,\s*|\s+de\s+|\s+tem\s+|\s+com\s+)?(\d{{1,2}})\b(?![:h])", words
+    )
+    age = extract_age(words) or (int(right_after[1]) if right_after else None)
+    level = extract_level(words)
+    if level is None and (group := _ALL_OF_THEM.search(folded)) is not None:
+        level = extract_level(group[0])
+    return age, level

@@ -185,3 +185,21 @@ def test_a_question_answered_elsewhere_leaves_the_offer_standing_and_says_nothin
     out = chat.say("e quanto custa o plano de 2x por semana depois?", intents=["faq", "trial"])
     assert out.text == "" and out.state.next_person is not None
     assert out.state.booking_id == "AE-1111AA" and out.state.stage == "booked"
+
+
+def test_a_member_of_the_group_too_young_is_told_and_not_offered() -> None:
+    chat = Chat()
+    out = chat.say("oi, quero marcar pros meus dois filhos, o Davi de 10 e o Noah de 6, iniciantes")
+    said = normalize(out.text)
+    assert "a partir dos 8 anos" in said and "noah" in said
+    assert "uma pessoa por vez" not in said
+    assert (out.state.nome, out.state.idade, out.state.nivel) == ("Davi", 10, "iniciante")
+    assert out.state.party_size is None
+
+
+def test_a_group_listed_with_ages_starts_with_the_first_named() -> None:
+    out = Chat().say(
+        "somos 3 primas querendo a experimental\nLia 19, Duda 22 e Mel 20\ntodas iniciantes"
+    )
+    assert (out.state.nome, out.state.idade, out.state.nivel) == ("Lia", 19, "iniciante")
+    assert "duda e mel" in normalize(out.text)
