@@ -81,12 +81,14 @@ def _withdrawn(t: TrialTurn, state: TrialState) -> list[Event]:
 def _leave_granted(t: TrialTurn, r: Reply) -> bool:
     """Whether the message asked leave to book ("posso marcar pra uma amiga?", "ela pode
     fazer a aula?") and the reply goes on with the booking: then it first says yes."""
-    if "?" not in t.text or r.error is not None or r.handoff is not None:
+    if r.error is not None or r.handoff is not None:
         return False
     if r.state.stage in ("booked", "cancelled", "handoff_requested") or r.key == "trial_too_young":
         return False
     normalized = normalize(t.text)
-    return any(re.search(p, normalized) for p in t.config.leave_asked)
+    # Asked ("?") or asked indirectly ("gostaria de saber se ela pode fazer a aula").
+    asked = "?" in t.text or re.search(r"\bsaber se\b", normalized) is not None
+    return asked and any(re.search(p, normalized) for p in t.config.leave_asked)
 
 
 def _guardian_note(t: TrialTurn, state: TrialState) -> str | None:

@@ -83,6 +83,18 @@ def test_a_formal_letters_framing_leaves_its_topics(
     assert result.unanswered == []
 
 
+def test_a_greetings_question_does_not_hide_the_real_one(index: FaqIndex, pack: Pack) -> None:
+    """ "tudo bem?" is question-shaped but asks nothing: the indirect question after it
+    ("gostaria de saber se...") is the one answered."""
+    result = ask(
+        "Boa tarde, tudo bem? Sou o Osvaldo e tenho 70 anos. Gostaria de saber se alguém da "
+        "minha idade pode fazer as aulas.",
+        index,
+        pack,
+    )
+    assert result.entry_ids == ["idade"] and result.unanswered == []
+
+
 def test_the_same_entry_asked_twice_is_answered_once(index: FaqIndex, pack: Pack) -> None:
     result = ask("quanto custa? qual o valor da mensalidade?", index, pack)
     assert result.entry_ids == ["planos"]

@@ -270,3 +270,10 @@ def test_no_level(text: str) -> None:
 def test_anyones_birthday_to_come_is_the_age_minus_one(text: str, age: int | None) -> None:
     """ "faz N" followed by a day to come turns N then: the age today is N - 1."""
     assert extract_age(text) == age
+
+
+@pytest.mark.parametrize(
+    "text", ["jamais pratiquei esse esporte", "elas nunca treinaram", "ele nunca fez aula"]
+)
+def test_never_having_played_in_any_person_is_a_beginner(text: str) -> None:
+    assert extract_level(text) == "iniciante"

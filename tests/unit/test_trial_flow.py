@@ -753,6 +753,8 @@ def test_a_minors_age_brings_the_guardian_note_once_as_it_is_noted() -> None:
     [
         ("dá pra marcar a aula experimental pro meu vizinho?", True),
         ("meu sobrinho Téo tem 10 anos, ele pode fazer a aula?", True),
+        ("Tenho 66 anos e queria saber se posso fazer a aula experimental.", True),
+        ("eu posso fazer a aula na terça às 19h.", False),
         ("quero marcar a aula experimental", False),
         ("meu filho tem 5 anos, ele pode fazer a aula?", False),
     ],
