@@ -107,4 +107,19 @@ def age_question(
     of the message gives the age (``said``: "tem limite de idade? nasci em 1950")."""
     if asks_about_age(clause, index, ages, continuing=continuing):
         return True
-    return bool(said) and bool(index.content_terms(clause)) and asks_about_age(clause, index, said)
+    if not said or not index.content_terms(clause):
+        return False
+    # An age given elsewhere does not make every question about the class an age question:
+    # "tenho 55. gostaria de informações sobre a aula experimental" asks what another entry
+    # answers whole.
+    best = index.best(clause)
+    rule = index.config.age_rule
+    if (
+        best is not None
+        and rule is not None
+        and best.entry_id != rule.entry
+        and best.coverage >= 1
+        and best.score >= index.config.threshold
+    ):
+        return False
+    return asks_about_age(clause, index, said)

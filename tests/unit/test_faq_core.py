@@ -326,3 +326,15 @@ def test_a_follow_up_gets_the_one_part_of_the_answer_it_asks_about(index: FaqInd
     assert saturday is not None and saturday.startswith("Aos *sábados")
     assert focus(answer, "que horas abre?", index) is None  # not a follow-up: whole answer
     assert focus(answer, "e aí?", index) is None  # a follow-up naming no part of it
+
+
+def test_an_age_given_beside_a_question_about_the_class_is_no_age_question(
+    index: FaqIndex, pack: Pack
+) -> None:
+    """The age is given for the booking; the question asks what the trial class is."""
+    result = ask(
+        "Boa tarde. Sou a Irene, 61 anos. Queria informações sobre a aula experimental.",
+        index,
+        pack,
+    )
+    assert result.entry_ids == ["aula_experimental"]
