@@ -81,7 +81,7 @@ def _withdrawn(t: TrialTurn, state: TrialState) -> list[Event]:
 def _leave_granted(t: TrialTurn, r: Reply) -> bool:
     """Whether the message asked leave to book ("posso marcar pra uma amiga?", "ela pode
     fazer a aula?") and the reply goes on with the booking: then it first says yes."""
-    if r.error is not None or r.handoff is not None:
+    if r.error not in (None, "missing_date", "missing_time") or r.handoff is not None:
         return False
     if r.state.stage in ("booked", "cancelled", "handoff_requested") or r.key == "trial_too_young":
         return False

@@ -642,6 +642,13 @@ def _preceding_word(text: str, start: int) -> str:
     return before[-1] if before else ""
 
 
+# What follows a count of people rather than an hour ("as 3 no mesmo horário", "os dois juntos").
+_PEOPLE_AFTER = re.compile(
+    r"\s+(?:no mesmo horario|na mesma (?:turma|hora|aula)|junt[oa]s|amig[oa]s"
+    r"|pessoas|de nos|de voces)\b"
+)
+
+
 def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
     """The time a match says and whether its hour could also be read twelve hours later."""
     digits = match["h"].isdecimal()
@@ -654,6 +661,9 @@ def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
     if not marked or (
         not match["pre"] and _preceding_word(text, match.start()) in _NOT_TIME_BEFORE
     ):
+        return None
+    if _PEOPLE_AFTER.match(text, match.end()) and not (match["suffix"] or match["clock"]):
+        # "as 3 no mesmo horário", "as duas juntas": people counted, not an hour.
         return None
     hour = number_value(match["h"])
     if hour is None:

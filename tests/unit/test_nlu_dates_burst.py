@@ -22,3 +22,16 @@ from shared.nlu.dates import resolve_time
 )
 def test_a_no_opening_the_next_message_keeps_the_hour_before(text: str, expected: time) -> None:
     assert resolve_time(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("fechado! os 4 no mesmo horário, certo?", None),
+        ("as duas juntas então", None),
+        ("às 4 da tarde", time(16, 0)),
+        ("às 20h na mesma turma", time(20, 0)),
+    ],
+)
+def test_a_count_of_people_is_no_hour(text: str, expected: time | None) -> None:
+    assert resolve_time(text) == expected

@@ -292,3 +292,17 @@ def test_asking_the_bot_to_bring_someone_in_is_a_handoff(text: str, handoff: boo
     pack = load_pack("ctsmash")
     intents = classify(text, trial_stage=None, config=load_config(pack), pack=pack).intents
     assert ("handoff" in intents) is handoff
+
+
+@pytest.mark.parametrize(
+    ("text", "late"),
+    [
+        ("peguei trânsito, vou chegar uns 10 minutos atrasada", True),
+        ("acho que vamos nos atrasar um pouco", True),
+        ("vou chegar atrasado, dá pra remarcar pra semana que vem?", False),
+    ],
+)
+def test_running_late_is_acknowledged(text: str, late: bool) -> None:
+    pack = load_pack("ctsmash")
+    result = classify(text, trial_stage="booked", config=load_config(pack), pack=pack)
+    assert (result.general_response == pack.text("general_late", seed="")) is late

@@ -755,6 +755,7 @@ def test_a_minors_age_brings_the_guardian_note_once_as_it_is_noted() -> None:
         ("meu sobrinho Téo tem 10 anos, ele pode fazer a aula?", True),
         ("Tenho 66 anos e queria saber se posso fazer a aula experimental.", True),
         ("eu posso fazer a aula na terça às 19h.", False),
+        ("minha afilhada Sol fez 9 anos, ela nunca jogou. pode fazer a aula?", True),
         ("quero marcar a aula experimental", False),
         ("meu filho tem 5 anos, ele pode fazer a aula?", False),
     ],
