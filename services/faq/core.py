@@ -308,7 +308,7 @@ def retrieve(
     clauses = index.analyzer.clauses(text)
     topic_entry = topic.entry_id if topic else None
     said = ages_in(message or text, now)
-    # A greeting's question ("tudo bem com você?") asks nothing the base could answer: only a
+    # A greeting's question ("tudo bem?") asks nothing the base could answer: only a
     # question with content makes the other clauses context.
     asking = any(c.question_shaped and index.content_terms(c.text) for c in clauses)
     matches: list[ClauseMatch] = []

@@ -58,7 +58,7 @@ class PartyMember(BaseModel):
 
 class BookedClass(BaseModel):
     """A booking this conversation made, by whom it is for (a group books one at a time, and
-    "o Beto ficou marcado?" asks about one of them)."""
+    "o Dario já está marcado?" asks about one of them)."""
 
     nome: str
     booking_id: str

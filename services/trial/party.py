@@ -6,9 +6,9 @@ the next person's, in the same class. While that offer stands (``TrialState.next
 yes, the person's data or a request to book them ("marca ele no mesmo horário") starts their
 booking with what the group's message said of them (their age and level, read again from the
 words around their name) and the class just booked, unless the message names another; asked
-whether they are booked already ("o Beto ficou marcado?"), the bot says not yet and offers
+whether they are booked already ("o Dario já está marcado?"), the bot says not yet and offers
 again; a no lets the offer go. Every booking made is kept by person (``TrialState.booked``),
-so "a Laura tá marcada?" is answered about Laura's booking, not the last one.
+so "a Bia tá agendada?" is answered about Bia's booking, not the last one.
 
 Who the student of a booking is stays the slots' reading (``extraction``); the names of the
 others are those the group's message gave besides it.
@@ -133,7 +133,7 @@ def _names_next(t: TrialTurn, nxt: PartyMember) -> bool:
 
 
 def booked_named(t: TrialTurn, state: TrialState, *, current: bool = False) -> BookedClass | None:
-    """A booking of this conversation for someone the message names ("a Laura tá marcada?"
+    """A booking of this conversation for someone the message names ("a Bia tá agendada?"
     after Miguel's booking), other than the slice's own unless ``current``; None if none."""
     words = set(normalize(t.text).split())
     return next(

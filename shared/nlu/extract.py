@@ -47,7 +47,7 @@ def extract_slots(
     nivel = extract_level(text, expecting_level=expecting == "nivel")
     group = party_in(text)
     if group and group.names and not people.for_someone_else and not includes_writer(text):
-        # "o Pedro de 9 e o Lucas de 7", "Carol 28, Bia 27 e Manu 30": the first one named is
+        # "o Enzo de 10 e o Rafa de 6", "Lia 19, Duda 22 e Mel 20": the first one named is
         # the first student, with what the message says of them.
         first = group.names[0]
         if people.nome is None or people.nome in group.names:

@@ -1,6 +1,6 @@
 """A tourist's English or Spanish, read in the Portuguese words the rules are written against.
 
-Beach-tennis towns get visitors: "can I book a trial class?", "¿cuánto cuesta la clase de
+Beach-tennis towns get visitors: "could I book a lesson?", "¿cuánto cuesta la clase de
 prueba?". The rules (triage keywords, the FAQ's terms, the date parser) are written in
 Portuguese, so :func:`shared.nlu.normalize.normalize` rewrites the words of a small-business
 conversation — asking a price, a place, a class, a booking, days and months — to the

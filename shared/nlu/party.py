@@ -101,7 +101,7 @@ class Party(NamedTuple):
 
 def _names(text: str) -> tuple[str, ...]:
     """Capitalized words inside clauses (not a message's or line's first word, which any
-    sentence capitalizes, unless an age follows it: "Carol 28, Bia 27"), without words that are
+    sentence capitalizes, unless an age follows it: "Lia 19, Duda 22"), without words that are
     never names."""
     found: list[str] = []
     for line in re.split(r"[\n.!?]+", text):
@@ -135,15 +135,15 @@ def party_in(text: str) -> Party | None:
     return None
 
 
-# The group spoken of as one ("os dois são iniciantes", "todas iniciantes"): what follows is
+# The group spoken of as one ("os três são iniciantes", "todas iniciantes"): what follows is
 # said of each of them.
 _ALL_OF_THEM = re.compile(r"\b(os dois|as duas|ambos|ambas|todos|todas|os tres|as tres)\b.*")
 
 
 def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None, Level | None]:
     """The age and level a group's message gives one of its people: read in the words from
-    their name to the next person's ("o Pedro de 9 e o Lucas de 7", "Carol 28, Bia 27"), the
-    level also from what is said of the whole group ("os dois nunca jogaram")."""
+    their name to the next person's ("o Enzo de 10 e o Rafa de 6", "Lia 19, Duda 22"), the
+    level also from what is said of the whole group ("os três nunca jogaram")."""
     folded = strip_accents(text.casefold())
     key = strip_accents(name.casefold())
     found = re.search(rf"\b{re.escape(key)}\b", folded) if key else None

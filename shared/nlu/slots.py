@@ -766,7 +766,7 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|beach(?: tennis)?,? (?:eu |ele |ela )?nunca"
-            # Every person of the past: "nunca joguei", "ela nunca jogou", "os dois nunca jogaram".
+            # Every person of the past: "nunca joguei", "ela nunca jogou", "os três nunca jogaram".
             r"|(?:nunca|jamais)\s+(?:\w+\s+)?(?:jog|fiz|fez|fizemos|fizeram|pratic|pratiqu|trein|tive|teve"
             r"|tivemos|tiveram|peg|experiment)(?:uei|ei|ou|amos|aram|emos|eram)?\b"
             # "nunca" with the sport's things a few words on: "nunca nem segurou uma raquete".
