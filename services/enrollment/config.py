@@ -70,6 +70,8 @@ class EnrollmentConfig(_Frozen):
     # Words that add the days of a message to those already chosen ("sexta também") rather
     # than replace them ("prefiro sexta").
     add_words: list[str] = Field(default_factory=list)
+    # Words that name every open day at once ("todo dia", "a semana toda").
+    every_day_words: list[str] = Field(default_factory=list)
     # Words that open a question ("vocês aceitam pix, cartão?"): such a sentence is asked
     # whole, while "quero o de 3x, aceita cartão?" states its first part.
     question_openers: list[str] = Field(default_factory=list)

@@ -171,7 +171,7 @@ def _day_of(word: str, config: EnrollmentConfig) -> str:
 
 def _days(normalized: str, config: EnrollmentConfig) -> list[str]:
     """The weekdays named, in the week's order; a range ("de seg a sex", "segunda até
-    quinta") names every day between its ends."""
+    quinta") names every day between its ends, and "todo dia" every open day."""
     order = list(config.weekdays)
     names = _day_names(config)
     named: set[str] = set()
@@ -182,6 +182,8 @@ def _days(normalized: str, config: EnrollmentConfig) -> list[str]:
             named.update(order[first : last + 1])
     single = re.compile(rf"(?<!\w)({names})s?(?!\w)")
     named.update(_day_of(m[1], config) for m in single.finditer(normalized))
+    if any(_phrase(w).search(normalized) for w in config.every_day_words):
+        named.update(order)
     return [day for day in order if day in named]
 
 

@@ -355,3 +355,13 @@ def test_pointing_at_the_plan_just_asked_about_starts_with_it() -> None:
     )
     assert outcome.state is not None and outcome.state.plan == "duas_vezes"
     assert outcome.state.stage == "ask_schedule"
+
+
+def test_every_day_names_every_open_day_and_the_free_schedule_plan_takes_it() -> None:
+    """ "todo dia" is each day the business opens: with the free-schedule plan the request
+    goes on to the confirmation, nothing asked again."""
+    chosen = turn("quero o plano de horário livre", None)
+    outcome = turn("todos os dias cedinho, lá pelas 6h. pago no cartão", chosen.state, n=1)
+    assert outcome.state.stage == "awaiting_confirmation"
+    assert outcome.state.days == ["segunda", "terça", "quarta", "quinta", "sexta", "sábado"]
+    assert outcome.state.time == "06:00"
