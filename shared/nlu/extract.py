@@ -46,7 +46,11 @@ def extract_slots(
     idade = extract_age(text, expecting_age=expecting == "idade", today=today)
     nivel = extract_level(text, expecting_level=expecting == "nivel")
     group = party_in(text)
-    if group and group.names and not people.for_someone_else and not includes_writer(text):
+    if group and people.nome in group.names and includes_writer(text):
+        # The writer's own age and level, not the other's ("sou o Rui, 41, ela tem 39").
+        idade, level = member_facts(text, people.nome, group.names)
+        nivel = level or nivel
+    elif group and group.names and not people.for_someone_else and not includes_writer(text):
         # "o Enzo de 10 e o Rafa de 6", "Lia 19, Duda 22 e Mel 20": the first one named is
         # the first student, with what the message says of them.
         first = group.names[0]

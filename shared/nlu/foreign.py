@@ -138,6 +138,11 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(\d{1,3}) years? old\b"), r"\1 anos"),
     (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b"), r"dia \1"),
     (re.compile(r"\ba las\b"), "as"),
+    # "de la tarde", "por la noche": the part of the day the hour is in.
+    (re.compile(r"\b(?:de|en) la (tarde|noche|manana)\b"), r"da \1"),
+    (re.compile(r"\bpor la (tarde|noche|manana)\b"), r"pela \1"),
+    (re.compile(r"\b(da|pela) noche\b"), r"\1 noite"),
+    (re.compile(r"\b(da|pela) manana\b"), r"\1 manha"),
 )
 
 

@@ -140,6 +140,11 @@ def party_in(text: str) -> Party | None:
 _ALL_OF_THEM = re.compile(r"\b(os dois|as duas|ambos|ambas|todos|todas|os tres|as tres)\b.*")
 
 
+_THIRD_PERSON_AGE = re.compile(
+    r"\b(?:ele|ela)\s+(?:tem|com|fez|fara)\s+(\d{1,2})\b(?!\s*(?:h|:|/))"
+)
+
+
 def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None, Level | None]:
     """The age and level a group's message gives one of its people: read in the words from
     their name to the next person's ("o Enzo de 10 e o Rafa de 6", "Lia 19, Duda 22"), the
@@ -156,11 +161,25 @@ def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None
         for m in re.finditer(rf"\b{re.escape(other_key)}\b", folded)
         if m.start() > found.start()
     ]
-    words = folded[found.start() : min(starts, default=len(folded))]
+    end = min(starts, default=len(folded))
+    words = folded[found.start() : end]
+    # "a Luna, ela tem 9" is Luna's age; the writer's "sou o Rui, ela tem 39" is not Rui's.
+    writer = re.search(rf"\b(?:sou|chamo|nome e|aqui e)\s+(?:o\s+|a\s+)?{re.escape(key)}\b", folded)
+    pronoun = "" if writer else r"ela\s+|ele\s+|"
     right_after = re.match(
-        rf"{re.escape(key)}\s*(?:,\s*|\s+de\s+|\s+tem\s+|\s+com\s+)?(\d{{1,2}})\b(?![:h])", words
+        rf"{re.escape(key)}\s*,?\s*(?:(?:{pronoun}que\s+)?(?:tem|de|com)\s+)?(\d{{1,2}})\b"
+        r"(?!\s*[:h/])",
+        words,
     )
-    age = extract_age(words) or (int(right_after[1]) if right_after else None)
+    # A third person's age inside these words ("Rui, ela tem 39") is someone else's.
+    age = int(right_after[1]) if right_after else extract_age(_THIRD_PERSON_AGE.sub(" ", words))
+    if age is None and len(names) <= 2:
+        # "pra minha esposa, Joana. Eu sou o Rui, ela tem 39": in a pair, "ela" said outside
+        # this person's words is about them.
+        outside = [
+            m for m in _THIRD_PERSON_AGE.finditer(folded) if not found.start() <= m.start() < end
+        ]
+        age = int(outside[0][1]) if outside else None
     level = extract_level(words)
     if level is None and (group := _ALL_OF_THEM.search(folded)) is not None:
         level = extract_level(group[0])

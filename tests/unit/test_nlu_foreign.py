@@ -3,11 +3,14 @@ Portuguese message changed (``shared.nlu.foreign``)."""
 
 from __future__ import annotations
 
+from datetime import time
+
 import pytest
 
 from services.faq.core import retrieve
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
+from shared.nlu.dates import resolve_time
 from shared.nlu.normalize import normalize
 from shared.pack import load_pack
 
@@ -64,3 +67,15 @@ def test_a_tourists_function_words_are_not_topics() -> None:
     words = INDEX.analyzer.words("are you open on the weekend? los sábados abren?")
     assert not {"are", "you", "on", "the", "los"} & set(words)
     assert "antes" in INDEX.analyzer.words("chegar antes da aula")
+
+
+@pytest.mark.parametrize(
+    ("text", "hour"),
+    [
+        ("el jueves a las 8 de la noche", 20),
+        ("mañana a las 6 de la tarde", 18),
+        ("a las 7 por la mañana", 7),
+    ],
+)
+def test_a_spanish_part_of_the_day_places_the_hour(text: str, hour: int) -> None:
+    assert resolve_time(text) == time(hour, 0)

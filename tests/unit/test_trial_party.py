@@ -7,7 +7,7 @@ import pytest
 
 from services.trial.models import BookedClass, PartyMember, ToolResult
 from shared.nlu.normalize import normalize
-from shared.nlu.party import Party, party_in
+from shared.nlu.party import Party, member_facts, party_in
 from tests.unit.test_trial_flow import Chat, confirming_chat, view
 
 
@@ -203,3 +203,35 @@ def test_a_group_listed_with_ages_starts_with_the_first_named() -> None:
     )
     assert (out.state.nome, out.state.idade, out.state.nivel) == ("Lia", 19, "iniciante")
     assert "duda e mel" in normalize(out.text)
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "facts"),
+    [
+        (
+            "quero marcar pra mim e pra minha esposa, Joana. Eu sou o Rui, 41, ela tem 39, os dois "
+            "iniciantes",
+            ("Joana", "Rui"),
+            [(39, "iniciante"), (41, "iniciante")],
+        ),
+        (
+            "pra mim e pra minha esposa, Joana. Eu sou o Rui, ela tem 39",
+            ("Joana", "Rui"),
+            [(39, None), (None, None)],
+        ),
+        (
+            "pros meus filhos: a Luna, ela tem 9, e o Téo, ele tem 11",
+            ("Luna", "Téo"),
+            [(9, None), (11, None)],
+        ),
+        (
+            "tenho dois meninos, o Enzo de 10 e o Rafa de 6, os dois nunca jogaram",
+            ("Enzo", "Rafa"),
+            [(10, "iniciante"), (6, "iniciante")],
+        ),
+    ],
+)
+def test_each_persons_facts_are_read_around_their_name(
+    text: str, names: tuple[str, ...], facts: list[tuple[int | None, str | None]]
+) -> None:
+    assert [member_facts(text, name, names) for name in names] == facts
