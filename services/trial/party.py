@@ -27,6 +27,7 @@ from shared.nlu.party import member_facts, party_in
 
 # The class already booked, asked for again ("no mesmo horário", "junto com ela").
 _SAME_CLASS = re.compile(r"\b(mesm[oa]s?|junt[oa]s?|igual)\b")
+_MINE = frozenset({"minha", "meu", "mim", "eu"})
 _PRONOUNS = frozenset({"ele", "ela", "dele", "dela", "o outro", "a outra"})
 
 
@@ -64,7 +65,8 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
     first time is noted (said before the reply's question); a booking just made is kept by
     person and, with people of the group still to book, offers the next one's (said after the
     confirmation)."""
-    if state.stage == "booked" and t.before.stage != "booked":
+    if state.stage == "booked" and state.booking_id not in (None, t.before.booking_id):
+        # A booking just made (the group's next one is made from a booked slice too).
         state = _booked_now(state)
         remaining = (state.party_size or 0) - len(state.booked)
         if remaining < 1:
@@ -136,11 +138,14 @@ def booked_named(t: TrialTurn, state: TrialState, *, current: bool = False) -> B
     """A booking of this conversation for someone the message names ("a Bia tá agendada?"
     after Miguel's booking), other than the slice's own unless ``current``; None if none."""
     words = set(normalize(t.text).split())
+    # "e a minha?" from the one who booked for the others: the writer's own booking.
+    names = {_first(state.contact_name)} if words & _MINE and state.for_someone_else else set()
     return next(
         (
             b
             for b in reversed(state.booked)
-            if (current or b.booking_id != state.booking_id) and _first(b.nome) in words
+            if (current or b.booking_id != state.booking_id)
+            and (_first(b.nome) in words or _first(b.nome) in names)
         ),
         None,
     )

@@ -102,6 +102,11 @@ WORDS = {
     "mensual": "mensal",
     "mensuales": "mensais",
     "tarjeta": "cartao",
+    "beginner": "iniciante",
+    "beginners": "iniciantes",
+    "intermediate": "intermediario",
+    "advanced": "avancado",
+    "and": "e",
     "book": "marcar",
     "rent": "aluga",
     "lend": "empresta",
@@ -134,6 +139,8 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bi(?: would| d)? (?:like|want)(?: to)?\b"), "quero"),
     (re.compile(r"\bformas? de pago\b"), "formas de pagamento"),
     (re.compile(r"\bopening hours\b|\bwhat time do you open\b"), "horario de funcionamento"),
+    # "I'm 35", "I am 35": an age.
+    (re.compile(r"\bi a?m (\d{1,2})\b(?! ?(?:am|pm|h)\b)"), r"tenho \1"),
     # "30 years old" → "30 anos"; an English ordinal day ("the 3rd") → "dia 3"; "a las 18".
     (re.compile(r"\b(\d{1,3}) years? old\b"), r"\1 anos"),
     (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b"), r"dia \1"),

@@ -26,6 +26,7 @@ INDEX = FaqIndex(load_pack("ctsmash").section("faq", FaqConfig))
         ("¿Cuánto sale el plan mensual?", "quanto custa el plano mensal"),
         ("Do you have showers?", "voces tem chuveiros"),
         ("the 2nd of June", "dia 2 of junho"),
+        ("I'm 52 and a beginner", "tenho 52 e a iniciante"),
     ],
 )
 def test_a_tourists_words_are_read_in_portuguese(text: str, read: str) -> None:

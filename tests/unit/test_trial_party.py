@@ -235,3 +235,19 @@ def test_each_persons_facts_are_read_around_their_name(
     text: str, names: tuple[str, ...], facts: list[tuple[int | None, str | None]]
 ) -> None:
     assert [member_facts(text, name, names) for name in names] == facts
+
+
+def test_after_the_last_of_the_group_the_writer_asks_about_their_own_class() -> None:
+    chat = _first_booked()
+    out = chat.say(
+        "pode sim, marca ela junto, confirmado",
+        result=ToolResult(status="created", booking=view("AE-2222BB", "2026-02-10", "19:00")),
+    )
+    assert (out.state.party_size, out.state.next_person) == (None, None)
+    assert [b.nome for b in out.state.booked] == ["Lúcia", "Vera"]
+    plan = chat.plan_for("e a minha, que horas ficou mesmo?")
+    assert plan.tool_call is not None
+    assert (plan.tool_call.tool, plan.tool_call.args) == (
+        "get_booking",
+        {"booking_id": "AE-1111AA"},
+    )
