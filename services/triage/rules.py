@@ -292,6 +292,9 @@ def _classify(
         and follow_up
         and not _is_small_talk(normalized, config)
         and continues_questions(text, config)
+        # Mid-booking, "pode ser esse então, terça dia 9" answers the booking, whatever the
+        # FAQ was asked before.
+        and not (active and config.questions.about_flow(normalized))
     ):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)

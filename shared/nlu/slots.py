@@ -738,7 +738,9 @@ def extract_age(text: str, expecting_age: bool = False, *, today: date | None = 
 
 
 _DURATION_NUMBER = (
-    rf"(?:uns\s+|umas\s+|mais de\s+|quase\s+)?(\d{{1,2}}|{NUMBER_WORDS}|alguns|poucos)"
+    # "faz uns meses", "há umas semanas": a few, no number said.
+    rf"(?:uns\s+|umas\s+|mais de\s+|quase\s+)?"
+    rf"(\d{{1,2}}|{NUMBER_WORDS}|alguns|algumas|poucos|poucas|uns|umas)"
 )
 _DURATION_UNIT = r"(anos?|mes|meses|semanas?)"
 # Playing, in every person ("jogo", "ela joga", "jogamos", "eles treinam") or ongoing.
@@ -819,7 +821,8 @@ def _level_for_duration(match: re.Match[str]) -> Level:
     amount_word, unit = next((match[i], match[i + 1]) for i in (1, 3) if match[i] is not None)
     if not unit.startswith("ano"):
         return "iniciante"
-    amount = number_value(amount_word) if amount_word not in ("alguns", "poucos") else 2
+    few = ("alguns", "algumas", "poucos", "poucas", "uns", "umas")
+    amount = number_value(amount_word) if amount_word not in few else 2
     if amount is None or amount < 1:
         return "iniciante"
     return "intermediario" if amount < 5 else "avancado"

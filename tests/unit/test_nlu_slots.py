@@ -277,3 +277,12 @@ def test_anyones_birthday_to_come_is_the_age_minus_one(text: str, age: int | Non
 )
 def test_never_having_played_in_any_person_is_a_beginner(text: str) -> None:
     assert extract_level(text) == "iniciante"
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [("jogo faz uns meses", "iniciante"), ("treino há umas semanas", "iniciante"),
+     ("jogo faz uns 3 anos", "intermediario")],
+)  # fmt: skip
+def test_a_few_months_or_years_without_a_number(text: str, level: str) -> None:
+    assert extract_level(text) == level

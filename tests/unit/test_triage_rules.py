@@ -306,3 +306,20 @@ def test_running_late_is_acknowledged(text: str, late: bool) -> None:
     pack = load_pack("ctsmash")
     result = classify(text, trial_stage="booked", config=load_config(pack), pack=pack)
     assert (result.general_response == pack.text("general_late", seed="")) is late
+
+
+@pytest.mark.parametrize(
+    ("text", "intents"),
+    [
+        ("e qual é o primeiro horário?", ["trial"]),
+        ("pode ser esse mesmo, terça dia 17", ["trial"]),
+        ("e tem vestiário?", ["faq"]),
+    ],
+)
+def test_after_a_question_mid_booking_a_slot_question_stays_with_the_booking(
+    text: str, intents: list[str]
+) -> None:
+    pack = load_pack("ctsmash")
+    config = load_config(pack)
+    got = classify(text, trial_stage="ask_date", config=config, pack=pack, follow_up=True)
+    assert got.intents == intents
