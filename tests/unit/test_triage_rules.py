@@ -323,3 +323,10 @@ def test_after_a_question_mid_booking_a_slot_question_stays_with_the_booking(
     config = load_config(pack)
     got = classify(text, trial_stage="ask_date", config=config, pack=pack, follow_up=True)
     assert got.intents == intents
+
+
+@pytest.mark.parametrize("text", ["qual é o código mesmo?", "me manda o código de novo"])
+def test_the_booking_code_asked_again_goes_to_the_booking(text: str) -> None:
+    pack = load_pack("ctsmash")
+    got = classify(text, trial_stage="booked", config=load_config(pack), pack=pack)
+    assert got.intents == ["trial"]

@@ -763,3 +763,11 @@ def test_a_minors_age_brings_the_guardian_note_once_as_it_is_noted() -> None:
 def test_a_booking_asked_as_leave_is_answered_yes_first(text: str, granted: bool) -> None:
     out = Chat().say(text)
     assert out.text.startswith("Pode sim!") is granted
+
+
+@pytest.mark.parametrize(
+    "text", ["qual é o código mesmo?", "me passa o código de novo", "esqueci o código"]
+)
+def test_the_booking_code_asked_again_is_the_bookings_status(text: str) -> None:
+    plan = booked_chat().plan_for(text, intents=["trial"])
+    assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
