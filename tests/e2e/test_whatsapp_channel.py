@@ -567,6 +567,19 @@ def test_a_fragment_is_read_with_typing_while_the_gateway_waits_for_the_rest(env
     assert len(env.graph.reads(greeting)) == 1 and env.graph.reads(question)
 
 
+def test_a_statement_alone_is_read_once_while_waiting_not_again_as_its_turn_starts(
+    env: Env,
+) -> None:
+    """A message that asks nothing may go on: it is marked read with "typing..." as the longer
+    wait starts, and the turn it ends up alone in does not mark it read a second time."""
+    sender = fresh_sender()
+    conv, statement = say(env, sender, "text", text="quero marcar uma aula experimental")
+    env.delivered(conv)
+    (started,) = env.events(conv, "turn.started")
+    assert started["quiet_rule"] == "fragment"
+    assert len(env.graph.reads(statement)) == 1
+
+
 def test_throttling_is_retried_with_backoff_then_sent(env: Env) -> None:
     sender = fresh_sender()
     env.graph.script(NUMBER, sender, corpus("outbound_error_130429_kapso.json", 400))

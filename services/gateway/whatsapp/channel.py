@@ -29,6 +29,7 @@ import asyncio
 import json
 import random
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -60,6 +61,9 @@ from services.gateway.whatsapp.settings import WhatsAppSettings
 from shared.contracts import InboundMessage, Reply, Turn, utcnow
 from shared.durability import ReplicaAck
 from shared.keys import Keys
+
+# Conversations whose last marked-read message is remembered (the oldest forgotten first).
+MARKED_KEPT = 10_000
 
 RETRYABLE = frozenset({Category.THROTTLED, Category.TRANSIENT})
 TEMPLATE_SLOT = "template"
@@ -130,6 +134,9 @@ class WhatsAppChannel:
         self.sleep = sleep
         self.jitter = jitter
         self.pending_ttl_s = int(settings.timeout_s + settings.retry_max_ms / 1000) + 10
+        # The message each conversation last had marked read here: a message that waited as a
+        # burst's fragment was marked then (with "typing..."), not again as its turn starts.
+        self._marked: OrderedDict[str, str] = OrderedDict()
 
     # Delivery -------------------------------------------------------------------------------
 
@@ -202,9 +209,20 @@ class WhatsAppChannel:
         if target is None or self._config_problem(target):
             return
         wamid = message.metadata.get("wamid") or message.message_id
+        conversation = message.conversation_id
+        if self._marked.get(conversation) == wamid:
+            return
+        # Noted before the call, so the turn's start does not send it again while it is on its
+        # way; forgotten if it fails.
+        self._marked[conversation] = wamid
+        self._marked.move_to_end(conversation)
+        if len(self._marked) > MARKED_KEPT:
+            self._marked.popitem(last=False)
         try:
             await self.graph.post_message(target.phone_number_id, read_receipt(wamid, typing=True))
         except GraphError as error:
+            if self._marked.get(conversation) == wamid:
+                del self._marked[conversation]
             SENDS.labels("read", "failed", self.keys.tenant).inc()
             self.log.warning(
                 "mark-read failed",
