@@ -293,8 +293,8 @@ def _classify(
         and not _is_small_talk(normalized, config)
         and continues_questions(text, config)
         # Mid-booking, "pode ser esse então, terça dia 9" answers the booking, whatever the
-        # FAQ was asked before.
-        and not (active and config.questions.about_flow(normalized))
+        # FAQ was asked before; "e depois das 20h?" still asks the FAQ's next question.
+        and not (active and "?" not in text and config.questions.about_flow(normalized))
     ):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)

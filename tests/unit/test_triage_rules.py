@@ -311,12 +311,12 @@ def test_running_late_is_acknowledged(text: str, late: bool) -> None:
 @pytest.mark.parametrize(
     ("text", "intents"),
     [
-        ("e qual é o primeiro horário?", ["trial"]),
         ("pode ser esse mesmo, terça dia 17", ["trial"]),
+        ("então fica o primeiro horário", ["trial"]),
         ("e tem vestiário?", ["faq"]),
     ],
 )
-def test_after_a_question_mid_booking_a_slot_question_stays_with_the_booking(
+def test_after_a_question_mid_booking_a_slot_answer_stays_with_the_booking(
     text: str, intents: list[str]
 ) -> None:
     pack = load_pack("ctsmash")
