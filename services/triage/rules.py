@@ -185,13 +185,20 @@ def _is_booking_request(sentence: Clause, config: TriageConfig) -> bool:
     with that day's free times, and an FAQ answer about the class on top repeats them. So is a
     question about how a booking stands ("qual horário ficou a aula dela?"): the booking
     answers it with the class it holds, while the FAQ knows only the timetable."""
+    if not sentence.asked:
+        return False
+    handoff = config.intents.get("handoff")
+    if handoff is not None and handoff.score(sentence.normalized) >= config.threshold:
+        # "tem algum atendente?" asks for a person: the handoff answers it, not the FAQ.
+        return True
     trial = config.intents.get("trial")
-    if trial is None or not sentence.asked:
+    if trial is None:
         return False
     return trial.score(sentence.normalized) >= config.threshold and (
         mentions_date(sentence.text)
         or bool(time_candidates(sentence.text))
         or config.questions.about_booking(sentence.normalized)
+        or config.questions.asks_how_to_book(sentence.normalized)
     )
 
 

@@ -330,3 +330,20 @@ def test_the_booking_code_asked_again_goes_to_the_booking(text: str) -> None:
     pack = load_pack("ctsmash")
     got = classify(text, trial_stage="booked", config=load_config(pack), pack=pack)
     assert got.intents == ["trial"]
+
+
+@pytest.mark.parametrize(
+    ("text", "intents"),
+    [
+        ("como eu faço pra agendar uma aulinha?", ["trial"]),
+        ("tem como fazer uma aula experimental essa semana?", ["trial"]),
+        ("tem alguma atendente disponível agora?", ["handoff"]),
+        ("como funciona a aula experimental?", ["faq"]),
+    ],
+)
+def test_a_request_put_as_a_question_goes_to_the_service_that_does_it(
+    text: str, intents: list[str]
+) -> None:
+    """How to book, or asking for a person, is answered by doing it, not by the FAQ."""
+    pack = load_pack("ctsmash")
+    assert classify(text, trial_stage=None, config=load_config(pack), pack=pack).intents == intents
