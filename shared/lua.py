@@ -706,6 +706,27 @@ return counts
 """
 )
 
+# A channel's send claim on one slot of a reply (``services/gateway/channels/once.py``): taken
+# once (``SET NX``), and for a reply to a turn only while that turn holds the conversation's
+# lease; another holder took the turn's messages up again and answers them itself (as
+# ``DELIVER_ONCE`` checks for the HTTP channel).
+# KEYS: slot, then the lease for a reply to a turn. ARGV: token, ttl_s, then the turn id.
+# Returns {'claimed'} | {'taken'} | {'superseded'} (nothing written for the last two).
+SEND_CLAIM = (
+    ARG_CHECKS
+    + """
+if #KEYS < 1 or #KEYS > 2 then bad_arg('expected 1 or 2 keys, got ' .. #KEYS) end
+str_arg(1, 'token')
+int_arg(2, 'ttl_s', 1)
+if #KEYS == 2 then
+  local holder = redis.call('GET', KEYS[2])
+  if holder and holder ~= str_arg(3, 'turn_id') then return {'superseded'} end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return {'claimed'} end
+return {'taken'}
+"""
+)
+
 # A claim given back by its holder only: delete KEYS[1] if it still holds ARGV[1] (a WhatsApp
 # send claim no replica confirmed, ``shared/durability.py``).
 DEL_IF_EQUAL = (

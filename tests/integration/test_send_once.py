@@ -10,7 +10,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from services.gateway.channels.once import DeliveryInFlight, Retry, send_once
+from services.gateway.channels.once import DeliveryInFlight, Holder, Retry, send_once
 
 RETRY = Retry(attempts=4, base_s=0.0, cap_s=1.0)
 
@@ -101,3 +101,25 @@ async def test_a_slot_another_sender_holds_is_left_to_it(redis: Redis, key: str)
     with pytest.raises(DeliveryInFlight):
         await send(redis, key, provider)
     assert provider.received == 0
+
+
+@pytest.mark.parametrize(
+    ("holder_now", "expected"), [(None, "sent"), ("t1", "sent"), ("t2", "superseded")]
+)
+async def test_a_reply_is_sent_only_while_its_turn_holds_the_lease(
+    redis: Redis, unique_prefix: str, holder_now: str | None, expected: str
+) -> None:
+    """A turn whose messages another turn took up again (it outlived its lease; its start was
+    lost in a failover) sends nothing: the turn holding the lease answers them."""
+    lease = f"{unique_prefix}{{c}}:lease"
+    key = f"{unique_prefix}{{c}}:sent:t1:0"
+    if holder_now:
+        await redis.set(lease, holder_now, ex=60)
+    provider = Provider(200)
+    sent = await send_once(
+        redis, key, provider.post, id_of, RETRY, ttl_s=60, pending_ttl_s=30,
+        holder=Holder(lease, "t1"), sleep=no_sleep,
+    )  # fmt: skip
+    assert sent.status == expected
+    assert provider.received == (0 if expected == "superseded" else 1)
+    assert (await redis.get(key) is None) == (expected == "superseded")

@@ -8,6 +8,8 @@ key. So the slot (a bubble of a turn's reply, a status toggle) is claimed under
   a replica holds the claim: ``claim``) (a short TTL, refreshed per attempt, so a
   sender that died mid-request frees it); another sender meeting it raises
   :class:`DeliveryInFlight` and the bus delivers the reply again later;
+- nothing, for a reply to a turn whose messages another turn took up again (it holds the
+  conversation's lease now, ``Holder``): that turn answers them, this one is ``superseded``;
 - ``sent:<id>`` once the provider answered 2xx: the slot is never sent again;
 - ``failed:<status>`` once it refused for good (a 4xx other than 429, or attempts exhausted);
 - ``unknown`` when the request may have arrived but no answer came (a read timeout): sending
@@ -30,7 +32,9 @@ import httpx
 from redis.asyncio import Redis
 
 from shared import lua
+from shared.contracts import Reply
 from shared.durability import NotReplicated, ReplicaAck
+from shared.keys import Keys
 
 
 class DeliveryInFlight(RuntimeError):
@@ -52,39 +56,64 @@ class Retry:
 
 
 @dataclass(frozen=True)
+class Holder:
+    """A reply to a turn is sent only while that turn holds its conversation's lease
+    (``Keys.lease``): a turn that outlived its lease, or whose start was lost in a failover,
+    had its messages taken up again by the turn that holds it now, which answers them."""
+
+    lease: str
+    turn_id: str
+
+
+@dataclass(frozen=True)
 class Sent:
     """What happened to one slot. ``status``: "sent" (now), "duplicate" (sent before),
-    "failed" (now or before), "unknown" (may have arrived; never sent again)."""
+    "failed" (now or before), "unknown" (may have arrived; never sent again), "superseded"
+    (not sent: another turn answers these messages)."""
 
     status: str
     body: Any = None
     detail: str = ""
 
 
+def holder_of(keys: Keys, reply: Reply) -> Holder | None:
+    """The lease a reply's sending depends on: a bot's reply to a turn's; None for a staff
+    member's message or a scheduled one, which answer no turn."""
+    if reply.author == "agent" or reply.scheduled:
+        return None
+    return Holder(keys.lease(reply.conversation_id), reply.turn_id)
+
+
 def retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
-async def claim(redis: Redis, key: str, token: str, ttl_s: int, ack: ReplicaAck) -> bool:
-    """Take the slot ``key`` for this sender (``SET NX``); False when it was taken.
+async def claim(
+    redis: Redis, key: str, token: str, ttl_s: int, ack: ReplicaAck, holder: Holder | None = None
+) -> str:
+    """Take the slot ``key`` for this sender: "claimed", "taken" (another sender's, or decided
+    before) or "superseded" (``holder`` no longer holds its lease; nothing taken).
 
     With replicas asked for (``shared/durability.py``) the claim is on one before the send: a
     claim lost with its master would let the next sender send the slot again. A claim no
     replica confirmed in time is given back and ``NotReplicated`` raised, so the bus delivers
     the reply again later."""
+    keys = [key, *([holder.lease] if holder else [])]
+    args = [token, ttl_s, *([holder.turn_id] if holder else [])]
     if not ack.on:
-        return bool(await redis.set(key, token, nx=True, ex=ttl_s))
+        return str((await redis.eval(lua.SEND_CLAIM, len(keys), *keys, *args))[0])
     try:
         async with redis.pipeline(transaction=False) as pipe:
-            pipe.set(key, token, nx=True, ex=ttl_s)
+            pipe.eval(lua.SEND_CLAIM, len(keys), *keys, *args)
             waits = ack.queue(pipe, redis, key)
             done = await ack.execute(pipe)
-        if done[0]:
+        outcome = str(done[0][0])
+        if outcome == "claimed":
             await ack.check(redis, waits, done[1:], f"send claim {key}")
     except NotReplicated:
         await redis.eval(lua.DEL_IF_EQUAL, 1, key, token)
         raise
-    return bool(done[0])
+    return outcome
 
 
 async def send_once(
@@ -97,13 +126,17 @@ async def send_once(
     ttl_s: int,
     pending_ttl_s: int,
     ack: ReplicaAck | None = None,
+    holder: Holder | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     jitter: Callable[[], float] = random.random,
 ) -> Sent:
     """Send the slot ``key`` with ``post`` unless it was decided before (see the module's
     doc); ``id_of`` reads the provider's message id from a 2xx body."""
     token = f"pending:{uuid.uuid4().hex}"
-    if not await claim(redis, key, token, pending_ttl_s, ack or ReplicaAck()):
+    claimed = await claim(redis, key, token, pending_ttl_s, ack or ReplicaAck(), holder)
+    if claimed == "superseded":
+        return Sent("superseded", detail=f"{holder.lease if holder else key} held by another turn")
+    if claimed == "taken":
         decided = await redis.get(key)
         if decided is None:  # the pending holder's claim just expired: take it
             return await send_once(
@@ -115,6 +148,7 @@ async def send_once(
                 ttl_s=ttl_s,
                 pending_ttl_s=pending_ttl_s,
                 ack=ack,
+                holder=holder,
                 sleep=sleep,
                 jitter=jitter,
             )

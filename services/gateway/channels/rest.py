@@ -17,7 +17,7 @@ from pydantic_settings import BaseSettings
 
 from services.gateway.channels.base import PlainChannel
 from services.gateway.channels.notices import notice_kinds, notice_reply
-from services.gateway.channels.once import Retry, Sent, send_once
+from services.gateway.channels.once import Holder, Retry, Sent, send_once
 from shared.contracts import Reply, Turn, utcnow
 from shared.durability import ReplicaAck
 from shared.service import Runtime
@@ -76,8 +76,10 @@ class RestChannel(PlainChannel):
         key: str,
         post: Callable[[], Awaitable[httpx.Response]],
         id_of: Callable[[Any], str | None],
+        holder: Holder | None = None,
     ) -> Sent:
-        """Send one slot (``key``) once, with this channel's retries and claims."""
+        """Send one slot (``key``) once, with this channel's retries and claims; with
+        ``holder``, only while that turn holds its conversation's lease."""
         return await send_once(
             self.redis,
             key,
@@ -87,6 +89,7 @@ class RestChannel(PlainChannel):
             ttl_s=self.delivery_ttl_s,
             pending_ttl_s=self.pending_ttl_s,
             ack=self.ack,
+            holder=holder,
         )
 
     async def aclose(self) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 
 import httpx
 
-from services.gateway.channels.base import Delivery
+from services.gateway.channels.base import SUPERSEDED, Delivery
+from services.gateway.channels.once import holder_of
 from services.gateway.channels.rest import RestChannel
 from services.gateway.channels.spec import Parts
 from services.gateway.channels.webhooks import Ignored, StaffEchoes, journal_once
@@ -93,7 +94,9 @@ class Chatwoot(RestChannel):
                 )
 
             key = self.keys.sent(reply.conversation_id, reply.turn_id, index)
-            sent = await self.send(key, post, message_id_of)
+            sent = await self.send(key, post, message_id_of, holder_of(self.keys, reply))
+            if sent.status == SUPERSEDED:
+                return Delivery(SUPERSEDED, f"bubble {index}: {sent.detail}")
             if sent.status in ("failed", "unknown"):
                 await self._note_error(sent.detail, reply.conversation_id)
                 return Delivery(sent.status, f"bubble {index}: {sent.detail}")

@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from services.gateway.channels.base import Delivery
-from services.gateway.channels.once import Sent
+from services.gateway.channels.base import SUPERSEDED, Delivery
+from services.gateway.channels.once import Sent, holder_of
 from services.gateway.channels.rest import RestChannel
 from services.gateway.channels.spec import Parts
 from services.gateway.channels.webhooks import Ignored, StaffEchoes, journal_once
@@ -103,6 +103,8 @@ class Evolution(RestChannel):
         ids: list[str] = []
         for index, bubble in enumerate(reply.bubbles):
             sent = await self._send(reply, instance, number, index, bubble)
+            if sent.status == SUPERSEDED:
+                return Delivery(SUPERSEDED, f"bubble {index}: {sent.detail}")
             if sent.status in ("unknown", "failed"):
                 return Delivery(sent.status, f"bubble {index}: {sent.detail}")
             if sent.status == "sent":
@@ -125,7 +127,8 @@ class Evolution(RestChannel):
                 headers={"apikey": self.settings.api_key or ""},
             )
 
-        sent = await self.send(self.keys.sent(conv, reply.turn_id, index), post, message_id_of)
+        key = self.keys.sent(conv, reply.turn_id, index)
+        sent = await self.send(key, post, message_id_of, holder_of(self.keys, reply))
         if sent.status == "sent":
             ours = message_id_of(sent.body)
             if ours:

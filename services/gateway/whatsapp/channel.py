@@ -37,8 +37,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from services.gateway.channels.base import Delivery
-from services.gateway.channels.once import claim
+from services.gateway.channels.base import SUPERSEDED, Delivery
+from services.gateway.channels.once import Holder, claim, holder_of
 from services.gateway.whatsapp.errors import (
     PAIR_THROTTLING_CODES,
     REENGAGEMENT_CODE,
@@ -91,7 +91,7 @@ class Target:
 class Outcome:
     """What happened to one claimed slot (a bubble or the template)."""
 
-    status: str  # "sent" | "duplicate" | "failed_before" | "failed" | "unknown"
+    status: str  # "sent" | "duplicate" | "failed_before" | "failed" | "unknown" | "superseded"
     wamid: str | None = None
     error: GraphError | None = None
     # Sent, but a failed status with 131047 for this wamid arrived before the send's response.
@@ -150,14 +150,25 @@ class WhatsAppChannel:
         if reply.template:
             return await self._template_instead(target, reply.turn_id, "agent_template")
         template = self._template_for(reply)
+        holder = holder_of(self.keys, reply)
         if not await self.window_open(reply.conversation_id):
-            return await self._template_instead(target, reply.turn_id, "window_closed", template)
+            return await self._template_instead(
+                target, reply.turn_id, "window_closed", template, holder
+            )
         wamids: list[str] = []
         for index, bubble in enumerate(reply.bubbles):
             payload = text_message(target.recipient, bubble)
             outcome = await self._send_once(
-                target, reply.turn_id, index, payload, "text", at_most_once=reply.author == "agent"
+                target,
+                reply.turn_id,
+                index,
+                payload,
+                "text",
+                at_most_once=reply.author == "agent",
+                holder=holder,
             )
+            if outcome.status == SUPERSEDED:
+                return Delivery(SUPERSEDED, f"bubble {index}: another turn answers")
             if outcome.status == "unknown":
                 return Delivery("unknown", f"bubble {index}: {UNKNOWN_DETAIL}")
             if outcome.status == "failed_before":
@@ -260,13 +271,22 @@ class WhatsAppChannel:
         )
 
     async def _template_instead(
-        self, target: Target, turn_id: str, reason: str, template: Template | None = None
+        self,
+        target: Target,
+        turn_id: str,
+        reason: str,
+        template: Template | None = None,
+        holder: Holder | None = None,
     ) -> Delivery:
         template = template or self.template
         if template is None:
             return Delivery("failed", f"{reason}: outside the 24-hour window, no template in pack")
         payload = template_message(target.recipient, template)
-        outcome = await self._send_once(target, turn_id, TEMPLATE_SLOT, payload, "template")
+        outcome = await self._send_once(
+            target, turn_id, TEMPLATE_SLOT, payload, "template", holder=holder
+        )
+        if outcome.status == SUPERSEDED:
+            return Delivery(SUPERSEDED, f"{reason}; another turn answers")
         if outcome.error is not None:
             return Delivery("failed", f"{reason}; template {template.name}: {outcome.error}")
         if outcome.status != "sent":
@@ -282,18 +302,23 @@ class WhatsAppChannel:
         kind: str,
         *,
         at_most_once: bool = False,
+        holder: Holder | None = None,
     ) -> Outcome:
         """Send one slot once across replicas. A sender that dies mid-request leaves its claim
         to expire; a bot reply is then sent again (the person gets an answer, maybe twice).
         With ``at_most_once`` (a person's message) the first attempt is remembered, and a later
-        one that finds it gives up as ``unknown`` rather than risk sending it twice."""
+        one that finds it gives up as ``unknown`` rather than risk sending it twice. With
+        ``holder`` (a reply to a turn), nothing is sent once another turn holds the lease."""
         key = self.keys.sent(target.conversation_id, turn_id, slot)
         token = f"pending:{uuid.uuid4().hex}"
-        if not await claim(self.redis, key, token, self.pending_ttl_s, self.ack):
+        claimed = await claim(self.redis, key, token, self.pending_ttl_s, self.ack, holder)
+        if claimed == SUPERSEDED:
+            return Outcome(SUPERSEDED)
+        if claimed == "taken":
             decided = await self.redis.get(key)
             if decided is None:  # the pending holder's claim just expired: take it
                 return await self._send_once(
-                    target, turn_id, slot, payload, kind, at_most_once=at_most_once
+                    target, turn_id, slot, payload, kind, at_most_once=at_most_once, holder=holder
                 )
             if decided.startswith("pending:"):
                 raise DeliveryInFlight(f"{key} is being sent by another sender")
