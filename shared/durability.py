@@ -53,15 +53,17 @@ ALONE_S = 5.0
 class ReplicaAck:
     """How many replicas must confirm a promised write, and how long to wait for them.
 
-    A master with no replica connected at all (its replica died, or was promoted and the old
-    master is not back yet) has nobody to wait for: a write there is as safe as it can be, and
-    refusing it would stop every conversation in its slots until an operator adds a replica.
-    So, unless ``strict``, a ``WAIT`` that falls short asks the node how many replicas it has;
-    with none, the write is accepted, and the node is written to without ``WAIT`` for
-    ``ALONE_S`` before it is asked again. With a replica connected that did not confirm
-    (lagging, or stopped), the write is refused: that is the window in which a failover would
-    lose it. ``strict`` (the operator set ``ORQ_ACK_REPLICAS``) refuses every write its replicas
-    did not confirm, like Kafka's ``min.insync.replicas``: consistency over availability.
+    A master with no replica at all (its replica died and the cluster gave it up, or it was
+    promoted and the old master is not back yet) has nobody to wait for: a write there is as
+    safe as it can be, and refusing it would stop every conversation in its slots until an
+    operator adds a replica. So, unless ``strict``, a ``WAIT`` that falls short asks the node
+    how many replicas it has; with none connected, and on a cluster none it could still be
+    replaced by (``promotable_replicas``), the write is accepted, and the node is written to
+    without ``WAIT`` for ``ALONE_S`` before it is asked again. With a replica that did not
+    confirm (lagging, stopped, its link dropped but not yet given up), the write is refused:
+    that is the window in which a failover would lose it. ``strict`` (the operator set
+    ``ORQ_ACK_REPLICAS``) refuses every write its replicas did not confirm, like Kafka's
+    ``min.insync.replicas``: consistency over availability.
     """
 
     def __init__(self, replicas: int = 0, timeout_ms: int = 1_000, strict: bool = False) -> None:
@@ -148,6 +150,13 @@ class ReplicaAck:
                     f"{what}: {acknowledged} of {self.replicas} replica(s) confirmed and "
                     f"{name} no longer answers ({error})"
                 ) from error
+            if not self.strict and int(info.get("connected_slaves", 0)) == 0:
+                standby = await promotable_replicas(redis, now)
+                if standby:
+                    raise NotReplicated(
+                        f"{what}: {name} has no replica connected, but the cluster could "
+                        f"still promote {standby} in its place, without this write"
+                    )
         else:
             info = await redis.info("replication")
         if not self.strict and int(info.get("connected_slaves", 0)) == 0:
@@ -171,6 +180,31 @@ class ReplicaAck:
             return True
         del self._alone_until[name]
         return False
+
+
+async def promotable_replicas(redis: RedisCluster, node: ClusterNode) -> int:
+    """Replicas of ``node`` that the cluster could still promote in its place: each one its
+    own view of the cluster lists as its replica, not yet marked ``fail`` by the majority.
+
+    A master whose replica's link dropped (a network cut, a replica stopped or restarting) has
+    no replica *connected*, yet that replica may be promoted if the master dies now, without
+    what the master took since: a write there is not safe. Only once the cluster has given the
+    replica up (``fail``; ``fail?`` is one node's suspicion) can it no longer take over, and
+    the master is alone: its writes are as safe as they can be. The promoted replica of a
+    failover, whose old master is dead, lists no replica of its own."""
+    try:
+        nodes = await redis.execute_command("CLUSTER NODES", target_nodes=node)
+    except (ConnectionError, TimeoutError) as error:
+        raise NotReplicated(f"{node.name} no longer answers ({error})") from error
+    views = list(nodes.values()) if isinstance(nodes, dict) else []
+    me = next((view for view in views if "myself" in view["flags"].split(",")), None)
+    if me is None:
+        raise NotReplicated(f"{node.name} does not say which node it is in CLUSTER NODES")
+    return sum(
+        1
+        for view in views
+        if view["master_id"] == me["node_id"] and "fail" not in view["flags"].split(",")
+    )
 
 
 def master_of(redis: RedisCluster, key: str) -> ClusterNode:

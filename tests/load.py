@@ -36,13 +36,17 @@ class Run:
     failures: list[str] = field(default_factory=list)
     # Each conversation's reply cursor, so a conversation can be driven again later.
     cursors: dict[str, str] = field(default_factory=dict)
+    # POSTs answered 503 and sent again (Redis out of reach, or no replica confirmed).
+    retried: int = 0
 
 
 # A 503 (Redis out of reach, e.g. mid-failover) is retried after its Retry-After this often.
 UNAVAILABLE_RETRIES = 10
 
 
-async def post_until_accepted(client: httpx.AsyncClient, body: dict[str, str]) -> httpx.Response:
+async def post_until_accepted(
+    client: httpx.AsyncClient, body: dict[str, str], run: Run | None = None
+) -> httpx.Response:
     """POST a message as a webhook's sender would: a 503 (Redis out of reach, or no replica
     confirmed the message) is sent again after its Retry-After, with the same message id,
     which dedupes it; a broken connection is sent again at once."""
@@ -53,6 +57,8 @@ async def post_until_accepted(client: httpx.AsyncClient, body: dict[str, str]) -
             continue
         if response.status_code != 503:
             return response
+        if run is not None:
+            run.retried += 1
         await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
     return await client.post("/v1/messages", json=body)
 
@@ -71,7 +77,7 @@ async def converse(
         sent = time.perf_counter()
         body = {"conversation_id": conversation_id, "text": text, "sent_at": sent_at,
                 "message_id": uuid.uuid4().hex}  # fmt: skip
-        response = await post_until_accepted(client, body)
+        response = await post_until_accepted(client, body, run)
         if response.status_code != 202:
             run.failures.append(f"{conversation_id}#{i}: HTTP {response.status_code}")
             return

@@ -9,7 +9,7 @@ import signal
 import pytest
 from redis.asyncio import Redis
 
-from orquestra.redis_cluster import LocalCluster
+from orquestra.redis_cluster import ClusterNode, LocalCluster
 from shared.connections import connect_cluster
 from shared.durability import NotReplicated, ReplicaAck, replicas_of
 
@@ -74,6 +74,49 @@ async def test_a_write_its_dead_master_never_replicated_is_refused_after_the_fai
         await client.nodes_manager.initialize()  # the slot map a retried command would find
         with pytest.raises(NotReplicated, match="slot"):
             await ack.check(client, waits, done[1:], f"write of {key}")
+    finally:
+        replica.process.send_signal(signal.SIGCONT)
+        await client.aclose()
+
+
+def replica_marked_failed(cluster: LocalCluster, master_id: str, stopped: ClusterNode) -> bool:
+    """Whether every other node's view has the replica of ``master_id`` as ``fail``."""
+    for node in cluster.nodes:
+        if node is stopped:
+            continue
+        lines = node.client().execute_command("CLUSTER", "NODES").decode()
+        views = [line.split(" ") for line in lines.splitlines() if line]
+        if not any(v[3] == master_id and "fail" in v[2].split(",") for v in views):
+            return False
+    return True
+
+
+@pytest.mark.cluster
+async def test_a_master_whose_replica_dropped_its_link_refuses_until_the_cluster_gives_it_up(
+    fresh_cluster: LocalCluster,
+) -> None:
+    """The replica stops and its link drops: the master has no replica *connected*, but the
+    cluster would still promote that replica (with none of the master's writes since) if the
+    master died now. Writes are refused until the cluster marks the replica failed; then the
+    master is alone and its writes are taken without waiting."""
+    key = "orq-test-{dropped-link}:ingest"
+    master = fresh_cluster.node_of(key)
+    replica = fresh_cluster.replica_of(master)
+    assert replica.process is not None
+    client = connect_cluster(fresh_cluster.url, 4)
+    ack = ReplicaAck(1, timeout_ms=100)
+    try:
+        replica.process.send_signal(signal.SIGSTOP)
+        master.client().execute_command("CLIENT", "KILL", "TYPE", "replica")
+        with pytest.raises(NotReplicated, match="could still promote 1"):
+            await promise(client, ack, key)
+        master_id = master.client().execute_command("CLUSTER", "MYID").decode()
+        deadline = asyncio.get_running_loop().time() + 30
+        while not replica_marked_failed(fresh_cluster, master_id, replica):
+            assert asyncio.get_running_loop().time() < deadline, "replica never marked failed"
+            await asyncio.sleep(0.1)
+        assert await promise(client, ack, key) != []  # waited, then found alone: accepted
+        assert await promise(client, ack, key) == []  # not asked again for a while
     finally:
         replica.process.send_signal(signal.SIGCONT)
         await client.aclose()
