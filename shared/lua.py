@@ -684,24 +684,30 @@ return 1
 # Trial seat lookup: the seats taken of every class asked for, in one HMGET of the seat counts
 # (``shared/trial/bookings.py`` keeps a class's count equal to the size of its set in every
 # script that changes the set). A class without a count yet (booked before the counts existed,
-# or never looked up) is counted from its set once and the count stored.
-# KEYS: the seat counts hash, then the class sets. ARGV: how many classes, then their fields in
-# the hash, in the order of the sets. Returns the seats taken, in that order.
+# never looked up, or the counts expired) is counted from its set once and the count stored.
+# The counts are a cache with bounded age: the hash is given ``counts_ttl_s`` when found without
+# one, so a count some writer left wrong (a replica of a version before the counts, during a
+# rolling deploy) is counted again from the sets within that time; the booking scripts' seat
+# checks read the sets themselves, so a wrong count never books a seat that is not there.
+# KEYS: the seat counts hash, then the class sets. ARGV: how many classes, counts_ttl_s, then
+# their fields in the hash, in the order of the sets. Returns the seats taken, in that order.
 SEATS_TAKEN = (
     ARG_CHECKS
     + """
 local n = int_arg(1, 'slots', 1)
+int_arg(2, 'counts_ttl_s', 1)
 need_keys(n + 1)
-for i = 2, n + 1 do str_arg(i, 'field ' .. (i - 1)) end
-local counts = redis.call('HMGET', KEYS[1], unpack(ARGV, 2, n + 1))
+for i = 3, n + 2 do str_arg(i, 'field ' .. (i - 2)) end
+local counts = redis.call('HMGET', KEYS[1], unpack(ARGV, 3, n + 2))
 for i = 1, n do
   if counts[i] then
     counts[i] = tonumber(counts[i])
   else
     counts[i] = redis.call('SCARD', KEYS[i + 1])
-    redis.call('HSET', KEYS[1], ARGV[i + 1], counts[i])
+    redis.call('HSET', KEYS[1], ARGV[i + 2], counts[i])
   end
 end
+if redis.call('TTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return counts
 """
 )
@@ -719,8 +725,9 @@ if #KEYS < 1 or #KEYS > 2 then bad_arg('expected 1 or 2 keys, got ' .. #KEYS) en
 str_arg(1, 'token')
 int_arg(2, 'ttl_s', 1)
 if #KEYS == 2 then
+  local turn_id = str_arg(3, 'turn_id')
   local holder = redis.call('GET', KEYS[2])
-  if holder and holder ~= str_arg(3, 'turn_id') then return {'superseded'} end
+  if holder and holder ~= turn_id then return {'superseded'} end
 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return {'claimed'} end
 return {'taken'}

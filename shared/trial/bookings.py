@@ -22,8 +22,11 @@ Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
 - ``P{trial-bookings}:slot:<date>:<time>`` — set of the ids of the class's active bookings;
   its size is the number of seats taken.
 - ``P{trial-bookings}:seats`` — hash: ``<date> <time>`` → the size of that class set, kept
-  equal to it by every script here that changes the set, so the trial's seat lookup is one
-  HMGET (``shared.lua.SEATS_TAKEN``, which counts a class without a field from its set once).
+  equal to it by every script here that changes the set or finds it full, so the trial's seat
+  lookup is one HMGET (``shared.lua.SEATS_TAKEN``, which counts a class without a field from
+  its set once). A cache, not a record: it expires ``COUNTS_TTL_S`` after the lookup that
+  found it without a TTL, so a count a writer of another version left wrong (a rolling
+  deploy) lasts at most that long; no booking relies on it.
 - ``P{trial-bookings}:day:<date>`` — set of the ids of every booking of that class day, active
   or cancelled, for the staff view (older bookings are found through the slot sets).
 - ``P{trial-bookings}:idem:<key>`` — string: the booking id created for an idempotency key
@@ -108,6 +111,9 @@ class StaffBooking(BaseModel):
 
 
 FULL = "full"
+# The seat counts' longest age: a count some writer left wrong is counted again from its class
+# set within this time (``shared.lua.SEATS_TAKEN``).
+COUNTS_TTL_S = 300
 ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 ID_LENGTH = 6
 _MAX_TRIES = 5
@@ -128,7 +134,11 @@ str_arg(4, 'seat_field')
 if #ARGV < 6 or #ARGV % 2 ~= 0 then bad_arg('booking fields must be field/value pairs') end
 local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
-if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 'full' end
+local taken = redis.call('SCARD', KEYS[2])
+if taken >= tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[5], ARGV[4], taken)
+  return 'full'
+end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 'collision' end
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[5], ARGV[4], redis.call('SCARD', KEYS[2]))
@@ -160,7 +170,11 @@ if b[1] ~= 'active' then return 'not_found' end
 if ARGV[2] ~= '' and b[2] ~= ARGV[2] then return 'not_found' end
 if b[3] ~= ARGV[4] or b[4] ~= ARGV[5] then return 'retry' end
 if KEYS[2] == KEYS[3] then return 'rescheduled' end
-if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 'full' end
+local taken = redis.call('SCARD', KEYS[3])
+if taken >= tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[6], ARGV[10], taken)
+  return 'full'
+end
 redis.call('SMOVE', KEYS[2], KEYS[3], ARGV[1])
 redis.call('HSET', KEYS[6], ARGV[9], redis.call('SCARD', KEYS[2]),
   ARGV[10], redis.call('SCARD', KEYS[3]))
@@ -507,6 +521,6 @@ class BookingStore:
             return {}
         counts = await self._seats_taken(
             keys=[self.seats_key(), *(self.slot_key(d, t) for d, t in slots)],
-            args=[len(slots), *(seat_field(d, t) for d, t in slots)],
+            args=[len(slots), COUNTS_TTL_S, *(seat_field(d, t) for d, t in slots)],
         )
         return {slot: int(count) for slot, count in zip(slots, counts, strict=True)}

@@ -19,7 +19,7 @@ from services.trial.flow import finish_turn, plan_turn
 from services.trial.models import ContextState, ToolCall, TrialOutcome, TrialState
 from services.trial.tools import run_tool
 from shared.pack import load_pack
-from shared.trial.bookings import FULL, BookingStore
+from shared.trial.bookings import COUNTS_TTL_S, FULL, BookingStore
 from shared.trial.config import load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
@@ -110,6 +110,27 @@ async def test_seat_counts_follow_every_change_of_a_class(
     await client.sadd(store.slot_key("2026-02-11", "19:00"), "AE-OLD234")
     assert await store.seats_taken(["2026-02-11"], ["19:00"]) == {("2026-02-11", "19:00"): 1}
     assert await client.hget(store.seats_key(), "2026-02-11 19:00") == b"1"
+
+
+async def test_a_count_another_version_left_wrong_books_nothing_and_lasts_a_bounded_time(
+    store: BookingStore, client: Redis
+) -> None:
+    """A rolling deploy: a replica of a version before the counts fills a class without its
+    count. A booking there is refused (its seat check reads the set) and the refusal corrects
+    the count, so the class is not offered again; a count left too high by such a replica's
+    cancellation is counted again once the counts expire (a cache with a TTL)."""
+    slot = ("2026-02-10", "19:00")
+    assert await store.seats_taken(*([part] for part in slot)) == {slot: 0}
+    assert 0 < await client.ttl(store.seats_key()) <= COUNTS_TTL_S
+    old_replica = [f"AE-OLD{n:03d}" for n in range(SEATS)]
+    await client.sadd(store.slot_key(*slot), *old_replica)
+    assert await store.seats_taken(*([part] for part in slot)) == {slot: 0}  # the wrong count
+    assert await book(store, "turn-new") == FULL
+    assert await store.seats_taken(*([part] for part in slot)) == {slot: SEATS}
+    await client.srem(store.slot_key(*slot), *old_replica[:2])  # its cancellations
+    await client.delete(store.seats_key())  # what the counts' expiry does
+    assert await store.seats_taken(*([part] for part in slot)) == {slot: SEATS - 2}
+    assert await client.ttl(store.seats_key()) > 0
 
 
 async def test_keys_share_one_hash_tag(
