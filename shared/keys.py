@@ -202,6 +202,12 @@ class Keys:
     def journal(self, conversation_id: str) -> str:
         return self.conv(conversation_id, "journal")
 
+    def erased(self, conversation_id: str) -> str:
+        """Set: the turns the conversation had when it was erased (LGPD), with the turn TTL.
+        What those turns still write afterwards (a service's records, a scheduled message, a
+        reply) is dropped, so an erase is not undone by work in flight (``privacy.py``)."""
+        return self.conv(conversation_id, "erased")
+
     def outbox(self, conversation_id: str, turn_id: str, service: str) -> str:
         """What a service published for a turn, replayed on redelivery (effectively-once)."""
         return self.conv(conversation_id, f"out:{turn_id}:{service}")

@@ -572,13 +572,15 @@ return {'sent', id}
 )
 
 # Scheduler: create one scheduled message, idempotently (a redelivered event changes nothing).
-# KEYS: item, conversation index, journal.
-# ARGV: item_json, status, due_ms, item_id, ttl_s, bucket, journal_entry, journal_max.
-# Returns {1, status} when created, {0, existing status} when it existed.
+# Nothing for a turn of a conversation erased since (its ``erased`` set names the turn).
+# KEYS: item, conversation index, journal, erased turns.
+# ARGV: item_json, status, due_ms, item_id, ttl_s, bucket, journal_entry, journal_max, the
+#       turn whose event scheduled it ('' for none).
+# Returns {1, status} when created, {0, existing status} when it existed, {0, 'erased'}.
 SCHED_ADD = (
     ARG_CHECKS
     + """
-need_keys(3)
+need_keys(4)
 str_arg(1, 'item_json')
 str_arg(2, 'status')
 int_arg(3, 'due_ms', 0)
@@ -587,6 +589,8 @@ int_arg(5, 'ttl_s', 1)
 str_arg(6, 'bucket')
 str_arg(7, 'journal_entry')
 int_arg(8, 'journal_max', 1)
+if ARGV[9] == nil then bad_arg('turn_id is missing') end
+if ARGV[9] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[9]) == 1 then return {0, 'erased'} end
 local current = redis.call('HGET', KEYS[1], 'status')
 if current then return {0, current} end
 redis.call('HSET', KEYS[1], 'item', ARGV[1], 'status', ARGV[2], 'bucket', ARGV[6])

@@ -118,13 +118,26 @@ class ScheduleStore:
         ``shared/connections.py``)."""
         return cast(list[str], await self.redis.zrange(key, 0, -1))
 
-    async def add(self, item: Scheduled, status: str, send_at: datetime, entry: str) -> bool:
+    async def add(
+        self,
+        item: Scheduled,
+        status: str,
+        send_at: datetime,
+        entry: str,
+        because: str | None = None,
+    ) -> bool:
         """Record ``item``; a pending one goes into the bucket of ``send_at``. False when the
-        item existed (a redelivered event): nothing is journaled again."""
+        item existed (a redelivered event): nothing is journaled again; or when ``because``,
+        the turn whose event scheduled it, was in flight when the conversation was erased."""
         k, conv = self.keys, item.conversation_id
         bucket = bucket_of(send_at)
         created, current = await self.scripts.sched_add(
-            keys=[k.sched_item(conv, item.id), k.sched_index(conv), k.journal(conv)],
+            keys=[
+                k.sched_item(conv, item.id),
+                k.sched_index(conv),
+                k.journal(conv),
+                k.erased(conv),
+            ],
             args=[
                 item.model_dump_json(),
                 status,
@@ -134,6 +147,7 @@ class ScheduleStore:
                 bucket,
                 *stamp_tenant(k.tenant, entry),
                 self.journal_max,
+                because or "",
             ],
         )
         if current == "pending":

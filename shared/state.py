@@ -198,6 +198,11 @@ class StateStore:
         outbox = Outbox.load(raw_outbox) if raw_outbox is not None else None
         return outbox, _snapshot(raw_state)
 
+    async def erased(self, conversation_id: str, turn_id: str) -> bool:
+        """Whether the conversation was erased while ``turn_id`` was in flight: a record the
+        turn wrote meanwhile is the erased person's and must be anonymized too."""
+        return bool(await self.redis.sismember(self.keys.erased(conversation_id), turn_id))
+
     async def outbox(self, conversation_id: str, turn_id: str, service: str) -> Outbox | None:
         raw = await self.redis.get(self.keys.outbox(conversation_id, turn_id, service))
         return Outbox.load(raw) if raw is not None else None

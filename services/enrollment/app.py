@@ -7,7 +7,7 @@ from services.enrollment.config import load_config
 from services.enrollment.core import EnrollmentState, decide
 from services.enrollment.store import EnrollmentStore
 from shared.capabilities import CapabilitiesConfig, tool_allowed, violation_record
-from shared.contracts import SpecialistTask
+from shared.contracts import SpecialistTask, utcnow
 from shared.service import Runtime, TurnDecision, on_tasks
 from shared.state import Snapshot
 
@@ -43,6 +43,9 @@ def build(rt: Runtime) -> None:
             )
         if outcome.request is not None:
             journal["created"] = await store.create(outcome.request)
+            if await rt.store.erased(turn.conversation_id, turn.turn_id):
+                # Erased while the request was being made (services/gateway/privacy.py).
+                await store.anonymize(turn.conversation_id, now=utcnow())
         if outcome.state is not None:
             decision.writes["enrollment"] = outcome.state
         stage = outcome.state.stage if outcome.state else None

@@ -184,6 +184,8 @@ def build(rt: Runtime, tenant: Tenant | None = None, ack: ReplicaAck | None = No
             rt.store,
             bookings,
             {s.name: r for s in SPECS if (r := s.records_of(rt.redis, rt.keys)) is not None},
+            services=[s.name for s in SPECS],
+            turn_ttl_s=settings.turn_ttl_s,
         ),
         bookings=bookings,
         trial_config=load_trial_config(rt.pack) if rt.pack.has("trial") else None,

@@ -39,9 +39,17 @@ class Egress:
         if reply.author == "agent":
             await self._agent_message(channel, reply)
             return
-        if not channel.guards_owner and await self.handoff.owner(reply.conversation_id) == "human":
-            await self._dropped(reply)
-            return
+        if not channel.guards_owner:
+            owner, erased = await self._owner_and_erased(reply)
+            if erased:
+                # The conversation was erased while this turn was in flight: nothing of it is
+                # sent or written back (not even the journal; ``privacy.py``).
+                self.log.info("reply of an erased conversation not sent", turn_id=reply.turn_id)
+                await self._done(reply)
+                return
+            if owner == "human":
+                await self._dropped(reply)
+                return
         with tracing.span("reply deliver", channel=reply.channel, turn_id=reply.turn_id) as span:
             delivery = await channel.deliver(reply)
             if span is not None:
@@ -75,6 +83,17 @@ class Egress:
             status=delivery.status,
         )
         await self._done(reply, *journal)
+
+    async def _owner_and_erased(self, reply: Reply) -> tuple[str, bool]:
+        """Who owns the conversation, and whether it was erased with this turn in flight: one
+        round trip. (The HTTP channel checks both in its delivery script: its delivery of an
+        erased turn was claimed by the erase.)"""
+        keys = self.turns.keys
+        async with self.turns.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.state(reply.conversation_id), "meta")
+            pipe.sismember(keys.erased(reply.conversation_id), reply.turn_id)
+            meta, erased = await pipe.execute()
+        return self.handoff.owner_in(meta), bool(erased)
 
     async def _dropped(self, reply: Reply, reason: str = HUMAN_OWNER) -> None:
         """A person took over while this turn was in flight (or another turn took up its

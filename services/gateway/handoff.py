@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import httpx
 from redis.asyncio import Redis
@@ -72,9 +72,13 @@ class Handoff:
         self.log = log
 
     async def owner(self, conversation_id: str) -> Owner:
-        """Asked on every reply: reads the meta slice alone, not the whole state."""
-        raw = await self.store.redis.hget(self.keys.state(conversation_id), "meta")
-        return json.loads(raw).get("handoff", "bot") if raw else "bot"
+        """Reads the meta slice alone, not the whole state."""
+        return self.owner_in(await self.store.redis.hget(self.keys.state(conversation_id), "meta"))
+
+    @staticmethod
+    def owner_in(meta: str | bytes | None) -> Owner:
+        """The owner a stored meta slice names ("bot" without one)."""
+        return cast(Owner, json.loads(meta).get("handoff", "bot")) if meta else "bot"
 
     async def assign(
         self, conversation_id: str, owner: Owner, *, by: str, reason: str = ""

@@ -10,13 +10,24 @@ their spec's ``personal_records``: export lists them and erase unlinks them from
 erase is journaled in a global privacy log with only a hash of the id and the time, since the
 conversation's own journal is erased too. What stays in streams is explained in
 docs/guides/privacy.md.
+
+Work in flight when the erase runs (a turn being decided, an event on its way to the scheduler,
+a reply on its way out) must not write the person's data back. So the erase first marks every
+turn the conversation had (``_mark``): the turns go into the conversation's ``erased`` set, each
+service's outbox of each turn is stored empty (a handler that meets it decides nothing, a commit
+that meets it writes nothing: the effectively-once check), and the HTTP channel's delivery of
+each is claimed (its reply is a duplicate: nothing written). Then the keys are deleted (those
+marks kept, with the turn TTL), then the records anonymized. A service that wrote a record for
+a turn before reading its mark (a booking made while the erase ran) reads the ``erased`` set
+after writing it and anonymizes it itself (``StateStore.erased``); the scheduler's script and
+the other channels' egress read the set before they write.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException
@@ -28,7 +39,7 @@ from services.gateway.deps import Deps, GatewayDeps
 from shared.contracts import utcnow
 from shared.keys import Keys, sched_member
 from shared.spec import PersonalRecords
-from shared.state import StateStore
+from shared.state import Outbox, StateStore
 from shared.trial.bookings import BookingStore
 
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
@@ -50,6 +61,9 @@ class Privacy:
         store: StateStore,
         bookings: BookingStore,
         records: Mapping[str, PersonalRecords],
+        *,
+        services: Sequence[str],
+        turn_ttl_s: int,
     ):
         self.redis = redis
         self.keys = keys
@@ -57,6 +71,9 @@ class Privacy:
         self.bookings = bookings
         # Other services' records about a person (their spec's ``personal_records``).
         self.records = records
+        # Every service that may hold a turn in flight (its outbox marks the turn done).
+        self.services = tuple(services)
+        self.turn_ttl_s = turn_ttl_s
 
     async def known(self, conversation_id: str) -> bool:
         """Whether anything is stored for the conversation (its state or its journal)."""
@@ -129,15 +146,34 @@ class Privacy:
                     pipe.zrem(self.keys.sched_claimed(_text(bucket)), name)
             await pipe.execute()
 
+    async def _mark(self, conversation_id: str, turn_ids: set[str]) -> set[str]:
+        """Mark the conversation's turns erased (see the module's doc); the keys written."""
+        k, ttl = self.keys, self.turn_ttl_s
+        marks = {k.erased(conversation_id)}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.sadd(k.erased(conversation_id), *sorted(turn_ids))
+            pipe.expire(k.erased(conversation_id), ttl)
+            for turn_id in sorted(turn_ids):
+                for service in self.services:
+                    outbox = k.outbox(conversation_id, turn_id, service)
+                    pipe.set(outbox, Outbox().dump(), ex=ttl)
+                    marks.add(outbox)
+                delivery = k.sent(conversation_id, turn_id)
+                pipe.set(delivery, "erased", ex=ttl)
+                marks.add(delivery)
+            await pipe.execute()
+        return marks
+
     async def erase(self, conversation_id: str) -> dict[str, Any]:
         """Delete every key of the conversation and anonymize its bookings."""
         now = utcnow()
         journal = await self.store.journal(conversation_id)
         turn_ids = {e["turn_id"] for e in journal if e.get("turn_id")}
+        marks = await self._mark(conversation_id, turn_ids) if turn_ids else set()
         # A turn's merge record holds its texts; it expires with the turn, but goes now.
         merge_keys = [self.keys.merge_turn(t) for t in turn_ids]
         await self._unschedule(conversation_id)
-        keys = await self._keys(conversation_id)
+        keys = [key for key in await self._keys(conversation_id) if key not in marks]
         deleted = 0
         for key in [*keys, *merge_keys]:
             deleted += int(await self.redis.unlink(key))

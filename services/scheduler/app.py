@@ -121,14 +121,14 @@ def build(rt: Runtime) -> None:
             entry = journal_entry(
                 SERVICE, item.turn_id, "scheduled.dropped", reason="past", **fields
             )
-            if await store.add(item, "dropped", now, entry):
+            if await store.add(item, "dropped", now, entry, event.turn_id):
                 SCHEDULED.labels(item.kind, "dropped", rt.tenant).inc()
             return
         send_at = now if admission == "send_now" else item.due_at
         entry = journal_entry(
             SERVICE, item.turn_id, "scheduled.created", send_now=admission == "send_now", **fields
         )
-        if await store.add(item, "pending", send_at, entry):
+        if await store.add(item, "pending", send_at, entry, event.turn_id):
             SCHEDULED.labels(item.kind, "created", rt.tenant).inc()
             rt.log.info("message scheduled", id=item.id, kind=item.kind, due_at=fields["due_at"])
 

@@ -24,7 +24,7 @@ from services.trial.staff import lifecycle_events
 from services.trial.tools import run_tool
 from shared.attribution import attribution
 from shared.capabilities import CapabilitiesConfig, allowed_tools
-from shared.contracts import SpecialistTask, Turn
+from shared.contracts import SpecialistTask, Turn, utcnow
 from shared.service import Runtime, TurnDecision, ask_llm, on_tasks
 from shared.state import Snapshot
 from shared.trial.bookings import BookingStore
@@ -126,6 +126,12 @@ def build(rt: Runtime) -> None:
                 now=turn.now,
                 contact_name=turn.messages[-1].metadata.get("profile_name"),
             )
+            if plan.tool_call.tool == "create_booking" and await rt.store.erased(
+                turn.conversation_id, turn.turn_id
+            ):
+                # The person was erased while this booking was being made: the erase's own
+                # pass may have run before it existed (services/gateway/privacy.py).
+                await store.anonymize(turn.conversation_id, now=utcnow())
             outcome = finish_turn(plan, result)
         else:
             outcome = plan.outcome
