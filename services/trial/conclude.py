@@ -86,8 +86,7 @@ def _leave_granted(t: TrialTurn, r: Reply) -> bool:
     if r.state.stage in ("booked", "cancelled", "handoff_requested") or r.key == "trial_too_young":
         return False
     normalized = normalize(t.text)
-    # Asked ("?") or asked indirectly ("gostaria de saber se ela pode fazer a aula").
-    asked = "?" in t.text or re.search(r"\bsaber se\b", normalized) is not None
+    asked = "?" in t.text or any(re.search(p, normalized) for p in t.config.asked_indirectly)
     return asked and any(re.search(p, normalized) for p in t.config.leave_asked)
 
 

@@ -97,6 +97,9 @@ class TrialConfig(_Section):
     # Patterns (on normalized text) of a booking asked as leave ("posso marcar pra uma amiga?",
     # "ela pode fazer a aula?"): a reply that goes on with the booking first says yes.
     leave_asked: list[str] = Field(default_factory=list)
+    # Patterns (on normalized text) of a question asked without a question mark ("gostaria de
+    # saber se..."): a leave asked that way is answered as one asked with "?".
+    asked_indirectly: list[str] = Field(default_factory=list)
     # How each level is shown to people (stored without accents).
     level_names: dict[str, str]
     gate: GateConfig
