@@ -275,6 +275,11 @@ def render(results: dict[str, Any]) -> str:
             f"(Lua-internal included; top: {top}); memory {_num(memory.get('used_memory_mb'))} MB, "
             f"{memory.get('keys', '-')} keys after the phase"
         )
+        if peak.get("redis_waits_per_turn"):
+            lines.append(
+                f"replica acknowledgement at max load: {_num(peak['redis_waits_per_turn'])} WAITs "
+                f"per turn (ingest, start, delivery claim; ORQ_ACK_REPLICAS=0 turns them off)"
+            )
     if peak and peak.get("redis_commands_per_turn_per_node"):
         per_node = peak["redis_commands_per_turn_per_node"]
         lines.append(

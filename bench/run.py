@@ -214,6 +214,8 @@ class Counters:
         if self.redis is not None or self.masters:
             result["redis_commands_per_turn"] = round(sum(calls.values()) / turns, 2)
             result["redis_top_commands_per_turn"] = {k: round(v / turns, 2) for k, v in top}
+            # What the replica acknowledgement costs (shared/durability.py): its WAITs.
+            result["redis_waits_per_turn"] = round(calls.get("wait", 0) / turns, 2)
         if self.llm_stats is not None:
             result["llm_calls_per_turn"] = round((after["llm"] - before["llm"]) / turns, 3)
         return result
