@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from orquestra.forked import Forked, fork, preload
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import EmbeddedRedis, reachable
 from services.gateway.channels.registry import SECTIONS
@@ -38,6 +39,8 @@ from shared.settings import get_settings
 from shared.tenants import TenantsError, tenants_of
 
 WORKERS = [s for s in SERVICES if s != "gateway"]
+# What every replica imports, once in the supervisor before it forks them (``forked.py``).
+PRELOADED = ["shared.process", *(f"services.{name}.app" for name in SERVICES)]
 RESTARTS_PER_MINUTE = 5
 GRACE_S = 10.0
 DEFAULT_DATA_DIR = ".orquestra"
@@ -47,8 +50,10 @@ DEFAULT_DATA_DIR = ".orquestra"
 class Child:
     service: str
     replica: int
-    args: list[str]
-    process: subprocess.Popen[bytes] | None = None
+    # What ``python -m`` would be given: the module, then its arguments.
+    module: str
+    argv: list[str] = field(default_factory=list)
+    process: Forked | None = None
     restarts: deque[float] = field(default_factory=deque)
 
     @property
@@ -161,7 +166,7 @@ class Supervisor:
 
     def spawn(self, child: Child, env: dict[str, str]) -> None:
         # A session of its own: the terminal's Ctrl-C reaches only the supervisor (shutdown).
-        child.process = subprocess.Popen(child.args, env=env, start_new_session=True)
+        child.process = fork(child.module, child.argv, env)
 
     def run(self) -> int:
         # Before anything starts: a Ctrl-C from here on is a flag, never a KeyboardInterrupt.
@@ -174,13 +179,12 @@ class Supervisor:
             env = {**os.environ, "REDIS_URL": url, "ORQ_SUPERVISED": "1"}
             if self.cluster:
                 env["ORQ_REDIS_MODE"] = "cluster"
-            python = sys.executable
             for service in WORKERS:
                 for replica in range(1, self.scale.get(service, 1) + 1):
-                    args = [python, "-m", f"services.{service}"]
-                    self.children.append(Child(service, replica, args))
-            gateway = [python, "-m", "services.gateway", "--port", str(self.port)]
-            self.children.append(Child("gateway", 1, gateway))
+                    self.children.append(Child(service, replica, f"services.{service}"))
+            port = ["--port", str(self.port)]
+            self.children.append(Child("gateway", 1, "services.gateway", port))
+            preload(PRELOADED)
             for child in self.children:
                 self.spawn(child, env)
             self._wait_ready()

@@ -138,9 +138,11 @@ def children(pid: int) -> dict[str, list[int]]:
                 args = handle.read().split(b"\0")
         except FileNotFoundError:
             continue
-        for arg in args:
-            if arg.startswith(b"services."):
-                found.setdefault(arg.decode().removeprefix("services."), []).append(kid)
+        # "python -m services.triage", or a forked replica's title "services.triage".
+        for word in b" ".join(args).split():
+            if word.startswith(b"services."):
+                found.setdefault(word.decode().removeprefix("services."), []).append(kid)
+                break
     return found
 
 
