@@ -689,10 +689,11 @@ return 1
 # (``shared/trial/bookings.py`` keeps a class's count equal to the size of its set in every
 # script that changes the set). A class without a count yet (booked before the counts existed,
 # never looked up, or the counts expired) is counted from its set once and the count stored.
-# The counts are a cache with bounded age: the hash is given ``counts_ttl_s`` when found without
-# one, so a count some writer left wrong (a replica of a version before the counts, during a
-# rolling deploy) is counted again from the sets within that time; the booking scripts' seat
-# checks read the sets themselves, so a wrong count never books a seat that is not there.
+# The counts are a cache with bounded age: this script creates the hash (the booking scripts
+# only change a hash that exists) and gives it ``counts_ttl_s`` then, so a count some writer
+# left wrong (a replica of a version before the counts, during a rolling deploy) is counted
+# again from the sets within that time; the booking scripts' seat checks read the sets
+# themselves, so a wrong count never books a seat that is not there.
 # KEYS: the seat counts hash, then the class sets. ARGV: how many classes, counts_ttl_s, then
 # their fields in the hash, in the order of the sets. Returns the seats taken, in that order.
 SEATS_TAKEN = (
@@ -703,15 +704,17 @@ int_arg(2, 'counts_ttl_s', 1)
 need_keys(n + 1)
 for i = 3, n + 2 do str_arg(i, 'field ' .. (i - 2)) end
 local counts = redis.call('HMGET', KEYS[1], unpack(ARGV, 3, n + 2))
+local created = nil
 for i = 1, n do
   if counts[i] then
     counts[i] = tonumber(counts[i])
   else
+    if created == nil then created = redis.call('EXISTS', KEYS[1]) == 0 end
     counts[i] = redis.call('SCARD', KEYS[i + 1])
     redis.call('HSET', KEYS[1], ARGV[i + 2], counts[i])
   end
 end
-if redis.call('TTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+if created then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return counts
 """
 )

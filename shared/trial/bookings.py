@@ -24,9 +24,10 @@ Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
 - ``P{trial-bookings}:seats`` — hash: ``<date> <time>`` → the size of that class set, kept
   equal to it by every script here that changes the set or finds it full, so the trial's seat
   lookup is one HMGET (``shared.lua.SEATS_TAKEN``, which counts a class without a field from
-  its set once). A cache, not a record: it expires ``COUNTS_TTL_S`` after the lookup that
-  found it without a TTL, so a count a writer of another version left wrong (a rolling
-  deploy) lasts at most that long; no booking relies on it.
+  its set once). A cache, not a record: the lookup creates it with a TTL of
+  ``COUNTS_TTL_S`` (the scripts here only change it while it exists), so a count a writer of
+  another version left wrong (a rolling deploy) lasts at most that long; no booking relies on
+  it.
 - ``P{trial-bookings}:day:<date>`` — set of the ids of every booking of that class day, active
   or cancelled, for the staff view (older bookings are found through the slot sets).
 - ``P{trial-bookings}:idem:<key>`` — string: the booking id created for an idempotency key
@@ -118,6 +119,14 @@ ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 ID_LENGTH = 6
 _MAX_TRIES = 5
 
+# The seat counts are changed only where the hash exists: the seat lookup creates it, with its
+# TTL (``shared.lua.SEATS_TAKEN``), so no count outlives that TTL.
+_SET_COUNTS = """
+local function set_counts(key, ...)
+  if redis.call('EXISTS', key) == 1 then redis.call('HSET', key, ...) end
+end
+"""
+
 # KEYS: idempotency key, class set, booking hash, day index, seat counts.
 # ARGV: booking id, seats in the class, idempotency TTL (s), the class's field in the seat
 # counts, then field/value pairs of the hash.
@@ -125,6 +134,7 @@ _MAX_TRIES = 5
 # or "collision" when the generated id already exists (the caller draws another).
 _CREATE = (
     ARG_CHECKS
+    + _SET_COUNTS
     + """
 need_keys(5)
 str_arg(1, 'booking_id')
@@ -136,12 +146,12 @@ local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
 local taken = redis.call('SCARD', KEYS[2])
 if taken >= tonumber(ARGV[2]) then
-  redis.call('HSET', KEYS[5], ARGV[4], taken)
+  set_counts(KEYS[5], ARGV[4], taken)
   return 'full'
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 'collision' end
 redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[5], ARGV[4], redis.call('SCARD', KEYS[2]))
+set_counts(KEYS[5], ARGV[4], redis.call('SCARD', KEYS[2]))
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('HSET', KEYS[3], unpack(ARGV, 5))
 redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[3]))
@@ -157,6 +167,7 @@ return ARGV[1]
 # Returns "rescheduled", "full", "not_found", or "retry" when the booking moved meanwhile.
 _RESCHEDULE = (
     ARG_CHECKS
+    + _SET_COUNTS
     + """
 need_keys(6)
 str_arg(1, 'booking_id')
@@ -172,12 +183,11 @@ if b[3] ~= ARGV[4] or b[4] ~= ARGV[5] then return 'retry' end
 if KEYS[2] == KEYS[3] then return 'rescheduled' end
 local taken = redis.call('SCARD', KEYS[3])
 if taken >= tonumber(ARGV[3]) then
-  redis.call('HSET', KEYS[6], ARGV[10], taken)
+  set_counts(KEYS[6], ARGV[10], taken)
   return 'full'
 end
 redis.call('SMOVE', KEYS[2], KEYS[3], ARGV[1])
-redis.call('HSET', KEYS[6], ARGV[9], redis.call('SCARD', KEYS[2]),
-  ARGV[10], redis.call('SCARD', KEYS[3]))
+set_counts(KEYS[6], ARGV[9], redis.call('SCARD', KEYS[2]), ARGV[10], redis.call('SCARD', KEYS[3]))
 if KEYS[4] ~= KEYS[5] then redis.call('SREM', KEYS[4], ARGV[1]) end
 redis.call('SADD', KEYS[5], ARGV[1])
 redis.call('HSET', KEYS[1], 'date', ARGV[6], 'time', ARGV[7], 'updated_at', ARGV[8])
@@ -192,6 +202,7 @@ return 'rescheduled'
 # "not_found" or "retry".
 _CANCEL = (
     ARG_CHECKS
+    + _SET_COUNTS
     + """
 need_keys(3)
 str_arg(1, 'booking_id')
@@ -207,7 +218,7 @@ if b[1] == 'cancelled' then
 end
 if b[3] ~= ARGV[3] or b[4] ~= ARGV[4] then return 'retry' end
 redis.call('SREM', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[9], redis.call('SCARD', KEYS[2]))
+set_counts(KEYS[3], ARGV[9], redis.call('SCARD', KEYS[2]))
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[5],
   'cancel_reason', ARGV[6], 'cancelled_by', ARGV[7], 'cancelled_role', ARGV[8])
 return 'cancelled'

@@ -136,6 +136,7 @@ async def test_a_count_another_version_left_wrong_books_nothing_and_lasts_a_boun
 async def test_keys_share_one_hash_tag(
     store: BookingStore, client: Redis, store_prefix: str
 ) -> None:
+    await store.seats_taken(["2026-02-10"], ["19:00"])  # the lookup creates the counts
     booking_id = await book(store, "turn-1")
     keys = [k.decode() async for k in client.scan_iter(match=f"{store_prefix}*")]
     assert sorted(keys) == sorted(
