@@ -44,6 +44,11 @@ from shared.spec import ServiceSpec
 from shared.tenants import Sections, Tenant, TenantsError, tenants_of
 from shared.tracing import TracingConfigError
 
+# How long the reload watcher's XREAD blocks: under redis-py's default socket timeout (5 s),
+# else every read timed out client-side, dropped its connection and was retried on a new one
+# (a reconnect every 5 s in every process, doing nothing).
+RELOAD_BLOCK_MS = 4000
+
 Build = Callable[[Runtime, Tenant], None]
 Job = Callable[[], Awaitable[None]]
 Tasks = list[asyncio.Task[None]]
@@ -284,7 +289,9 @@ class Tenancy:
         latest = cast(list[tuple[str, dict[str, str]]], await rt.redis.xrevrange(stream, count=1))
         last = latest[0][0] if latest else "0-0"
         while True:
-            read = cast(ReadReply, await rt.redis.xread({stream: last}, block=5000, count=10))
+            read = cast(
+                ReadReply, await rt.redis.xread({stream: last}, block=RELOAD_BLOCK_MS, count=10)
+            )
             for _, entries in read or []:
                 for entry_id, fields in entries:
                     last = entry_id
