@@ -54,10 +54,12 @@ from bench.stats import TurnSample, llm_critical_path
 from bench.targets import HttpSession
 from orquestra.redis_server import EmbeddedRedis
 from shared.keys import Keys, partition_of
+from shared.settings import Settings
 
 BASE = datetime.fromisoformat("2026-03-02T09:00:00-03:00")  # a Monday, business time
-DEFAULT_BURST_WINDOW_MS = 250
-DEFAULT_BURST_FRAGMENT_MS = 2500
+# The product's windows, as its settings default them (the burst part measures those).
+DEFAULT_BURST_WINDOW_MS = int(Settings.model_fields["burst_window_ms"].default)
+DEFAULT_BURST_FRAGMENT_MS = int(Settings.model_fields["burst_fragment_ms"].default)
 # Coalescing off: the load phases measure the machinery, not the burst policy's waits.
 NO_BURST_WINDOWS = {"ORQ_BURST_WINDOW_MS": "0", "ORQ_BURST_FRAGMENT_MS": "0"}
 LLM_SERVICES = ("triage", "trial", "faq")  # the services that read ORQ_NLU_MODE
