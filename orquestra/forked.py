@@ -30,7 +30,6 @@ from collections.abc import Iterable
 
 from setproctitle import setproctitle
 
-from shared.nlu.fragment import fragments_of
 from shared.pack import load_pack
 from shared.settings import get_settings
 
@@ -99,7 +98,6 @@ def fork(module: str, argv: list[str], env: dict[str, str]) -> Forked:
         os.environ.update(env)
         get_settings.cache_clear()
         load_pack.cache_clear()
-        fragments_of.cache_clear()
         sys.argv = [module, *argv]
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         code = 0

@@ -222,12 +222,10 @@ class QuestionRules(BaseModel):
     # A statement closed by a tag that asks for a confirmation ("..., né"): a question
     # without "?" nor a question word first.
     tag_patterns: list[str] = Field(default_factory=list)
-    # A question about a booking already made ("ficou marcado?", "qual horário ficou a aula
-    # dela?"): the booking answers it with the class it holds, not the FAQ with the timetable.
-    status_patterns: list[str] = Field(default_factory=list)
-    # A booking asked as how to do it ("como faço pra marcar uma aula?", "tem como eu fazer
-    # uma aula?"): the booking answers it by starting, the FAQ would only describe it.
-    how_to_book_patterns: list[str] = Field(default_factory=list)
+    # A question the booking answers, not the FAQ: how a booking already made stands ("ficou
+    # marcado?", "qual horário ficou a aula dela?": the class it holds, where the FAQ knows
+    # only the timetable), or how to book ("como faço pra marcar uma aula?": by starting).
+    booking_patterns: list[str] = Field(default_factory=list)
     joiner_words: list[str] = Field(default_factory=lambda: ["e", "ou", "tambem"])
     faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
     # Right after the FAQ answered, a message this short that asks something or opens with
@@ -237,8 +235,7 @@ class QuestionRules(BaseModel):
     _asking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _tags: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
-    _status: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
-    _how_to_book: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _booking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _joiners: re.Pattern[str] = PrivateAttr()
 
     def model_post_init(self, _context: object) -> None:
@@ -248,8 +245,7 @@ class QuestionRules(BaseModel):
         self._asking = [re.compile(p) for p in self.asking_patterns]
         self._flow = [re.compile(p) for p in self.flow_patterns]
         self._tags = [re.compile(p) for p in self.tag_patterns]
-        self._status = [re.compile(p) for p in self.status_patterns]
-        self._how_to_book = [re.compile(p) for p in self.how_to_book_patterns]
+        self._booking = [re.compile(p) for p in self.booking_patterns]
         joiners = "|".join(re.escape(w) for w in self.joiner_words) or r"(?!)"
         self._joiners = re.compile(rf"(\s*,?\s+(?:{joiners})\s+)", re.IGNORECASE)
 
@@ -276,11 +272,8 @@ class QuestionRules(BaseModel):
     def about_flow(self, normalized: str) -> bool:
         return any(regex.search(normalized) for regex in self._flow)
 
-    def about_booking(self, normalized: str) -> bool:
-        return any(regex.search(normalized) for regex in self._status)
-
-    def asks_how_to_book(self, normalized: str) -> bool:
-        return any(regex.search(normalized) for regex in self._how_to_book)
+    def for_booking(self, normalized: str) -> bool:
+        return any(regex.search(normalized) for regex in self._booking)
 
 
 class LLMPrompt(BaseModel):

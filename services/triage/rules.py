@@ -179,17 +179,17 @@ def _without_flow_questions(text: str, config: TriageConfig) -> str:
     return " ".join(kept)
 
 
-def _is_booking_request(sentence: Clause, config: TriageConfig) -> bool:
-    """A question that asks for the class on a day or at an hour ("dá pra fazer a aula sexta às
+def _is_request(sentence: Clause, config: TriageConfig) -> bool:
+    """A request put as a question, which the service that does it answers, not the FAQ. A
+    question that asks for the class on a day or at an hour ("dá pra fazer a aula sexta às
     8?", "tem aula teste amanhã?") is a booking request put politely: the booking answers it
-    with that day's free times, and an FAQ answer about the class on top repeats them. So is a
-    question about how a booking stands ("qual horário ficou a aula dela?"): the booking
-    answers it with the class it holds, while the FAQ knows only the timetable."""
+    with that day's free times, and an FAQ answer about the class on top repeats them. So are
+    the questions of ``booking_patterns`` (how a booking stands, how to book), and a person
+    asked for ("tem algum atendente?"), which the handoff answers."""
     if not sentence.asked:
         return False
     handoff = config.intents.get("handoff")
     if handoff is not None and handoff.score(sentence.normalized) >= config.threshold:
-        # "tem algum atendente?" asks for a person: the handoff answers it, not the FAQ.
         return True
     trial = config.intents.get("trial")
     if trial is None:
@@ -197,16 +197,15 @@ def _is_booking_request(sentence: Clause, config: TriageConfig) -> bool:
     return trial.score(sentence.normalized) >= config.threshold and (
         mentions_date(sentence.text)
         or bool(time_candidates(sentence.text))
-        or config.questions.about_booking(sentence.normalized)
-        or config.questions.asks_how_to_book(sentence.normalized)
+        or config.questions.for_booking(sentence.normalized)
     )
 
 
-def _without_booking_requests(text: str, config: TriageConfig) -> str | None:
-    """``text`` without its booking requests put as questions (what is left for the FAQ), or
-    None when it has none."""
+def _without_requests(text: str, config: TriageConfig) -> str | None:
+    """``text`` without its requests put as questions (``_is_request``: what is left for the
+    FAQ), or None when it has none."""
     every = sentences(text)
-    kept = [s for s in every if not _is_booking_request(s, config)]
+    kept = [s for s in every if not _is_request(s, config)]
     if len(kept) == len(every):
         return None
     return "\n".join(s.text + ("?" if s.asked else "") for s in kept)
@@ -281,7 +280,7 @@ def _classify(
     normalized = pack_vocabulary(pack).correct(normalize(text))
     active = active_stage(trial_stage, config) is not None
     confidences = {name: rules.score(normalized) for name, rules in config.intents.items()}
-    requests_left = _without_booking_requests(text, config)
+    requests_left = _without_requests(text, config)
     asked = text if requests_left is None else requests_left
     if "faq" in config.intents and (active or requests_left is not None):
         faq_text = _without_flow_questions(asked, config) if active else normalize(asked)

@@ -17,16 +17,12 @@ from services.gateway.egress import Egress
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.privacy import Privacy
-from services.gateway.turns import TurnKeeper
 from services.registry import SERVICES
-from shared.contracts import InboundMessage, Reply, Turn
-from shared.keys import Keys
+from shared.contracts import InboundMessage, Reply
 from shared.logs import get_logger
-from shared.lua import register
 from shared.pack import load_pack
 from shared.scheduled import Scheduled, ScheduleStore
-from shared.settings import Settings
-from shared.state import Outbox, StateStore, journal_entry
+from shared.state import Outbox, journal_entry
 from shared.trial.bookings import BookingStore
 
 T0 = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
@@ -48,29 +44,22 @@ class Recording(PlainChannel):
 
 
 @pytest.fixture
-async def world(redis: Redis, unique_prefix: str):
-    settings = Settings(prefix=unique_prefix, burst_window_ms=600_000)
-    keys = Keys(unique_prefix)
-    scripts = register(redis)
-    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
-    turns: list[Turn] = []
-
-    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
-        turns.append(Turn.model_validate_json(turn))
-
-    keeper = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("t"))
-    bookings = BookingStore(redis, unique_prefix + "trial:")
-    privacy = Privacy(redis, keys, store, bookings, {}, services=list(SERVICES), turn_ttl_s=600)
-    await keeper.ingest(
+async def world(keeper, redis: Redis):
+    """A conversation with its turn in flight (``keeper``: tests/integration/conftest.py)."""
+    turns, published, store = keeper
+    bookings = BookingStore(redis, turns.keys.prefix + "trial:")
+    privacy = Privacy(
+        redis, turns.keys, store, bookings, {}, services=list(SERVICES), turn_ttl_s=600
+    )
+    await turns.ingest(
         InboundMessage(
             channel="http", conversation_id=CONV, message_id="m1", text="quero marcar",
             sent_at=T0, received_at=T0, contact=CONV,
         )
     )  # fmt: skip
-    score = await redis.zscore(keys.pending_starts(CONV), CONV)
-    await keeper.try_start(CONV, int(score))
-    yield keeper, store, privacy, bookings, turns[0]
-    keeper.cancel_timers()
+    score = await redis.zscore(turns.keys.pending_starts(CONV), CONV)
+    await turns.try_start(CONV, int(score))
+    return turns, store, privacy, bookings, published[0]
 
 
 async def test_a_commit_decided_before_the_erase_writes_nothing_after_it(world) -> None:

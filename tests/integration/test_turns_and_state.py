@@ -21,24 +21,6 @@ from shared.state import Outbox, StateConflict, StateStore, journal_entry, read_
 T0 = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-async def keeper(redis: Redis, unique_prefix: str):
-    # A long burst window: no timer fires during a test; the test starts turns itself.
-    settings = Settings(prefix=unique_prefix, burst_window_ms=600_000)
-    keys = Keys(unique_prefix)
-    scripts = register(redis)
-    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
-    published: list[Turn] = []
-
-    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
-        assert stream == keys.turns
-        published.append(Turn.model_validate_json(turn))
-
-    turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
-    yield turns, published, store
-    turns.cancel_timers()
-
-
 def message(cid: str, mid: str, text: str, at: datetime) -> InboundMessage:
     return InboundMessage(
         channel="http",

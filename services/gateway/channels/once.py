@@ -26,7 +26,7 @@ import random
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
 import httpx
 from redis.asyncio import Redis
@@ -88,9 +88,12 @@ def retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+Claimed = Literal["claimed", "taken", "superseded"]
+
+
 async def claim(
     redis: Redis, key: str, token: str, ttl_s: int, ack: ReplicaAck, holder: Holder | None = None
-) -> str:
+) -> Claimed:
     """Take the slot ``key`` for this sender: "claimed", "taken" (another sender's, or decided
     before) or "superseded" (``holder`` no longer holds its lease; nothing taken).
 
@@ -101,13 +104,13 @@ async def claim(
     keys = [key, *([holder.lease] if holder else [])]
     args = [token, ttl_s, *([holder.turn_id] if holder else [])]
     if not ack.on:
-        return str((await redis.eval(lua.SEND_CLAIM, len(keys), *keys, *args))[0])
+        return cast(Claimed, (await redis.eval(lua.SEND_CLAIM, len(keys), *keys, *args))[0])
     try:
         async with redis.pipeline(transaction=False) as pipe:
             pipe.eval(lua.SEND_CLAIM, len(keys), *keys, *args)
             waits = ack.queue(pipe, redis, key)
             done = await ack.execute(pipe)
-        outcome = str(done[0][0])
+        outcome = cast(Claimed, done[0][0])
         if outcome == "claimed":
             await ack.check(redis, waits, done[1:], f"send claim {key}")
     except NotReplicated:

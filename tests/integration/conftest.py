@@ -1,0 +1,32 @@
+"""Fixtures of the integration tests that drive the gateway's turn lifecycle by hand."""
+
+from __future__ import annotations
+
+import pytest
+from redis.asyncio import Redis
+
+from services.gateway.turns import TurnKeeper
+from shared.contracts import Turn
+from shared.keys import Keys
+from shared.logs import get_logger
+from shared.lua import register
+from shared.settings import Settings
+from shared.state import StateStore
+
+
+@pytest.fixture
+async def keeper(redis: Redis, unique_prefix: str):
+    # A long burst window: no timer fires during a test; the test starts turns itself.
+    settings = Settings(prefix=unique_prefix, burst_window_ms=600_000)
+    keys = Keys(unique_prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    published: list[Turn] = []
+
+    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+        assert stream == keys.turns
+        published.append(Turn.model_validate_json(turn))
+
+    turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
+    yield turns, published, store
+    turns.cancel_timers()
