@@ -41,12 +41,15 @@ PAYLOADS: dict[str, Produced] = {
     "merge": Produced(
         contracts.MergeInput,
         "The plan of a turn (triage) and every part of its reply; on one Redis, a producer's "
-        "commit adds its input to the turn's merge hash and only the one that completes the "
-        "turn sends a MergeReady, which carries that hash.",
+        "commit adds its input to the turn's merge hash instead, and only the one that "
+        "completes the turn sends a MergeReady, which carries that hash, to the outbound "
+        "stream.",
     ),
     "outbound": Produced(
-        contracts.Reply,
-        "A composed reply, or a scheduled message (reminder, follow-up), for the channel.",
+        contracts.Outbound,
+        "A composed reply, or a scheduled message (reminder, follow-up), for the channel; on "
+        "one Redis also a MergeReady, a turn its last producer's commit completed, whose reply "
+        "the gateway composes.",
     ),
     "events": Produced(
         contracts.DomainEvent,

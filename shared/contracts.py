@@ -18,7 +18,9 @@ from pydantic import (
     AwareDatetime,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     field_validator,
 )
 
@@ -285,9 +287,11 @@ class TurnPlan(Contract):
 
 class MergeReady(Contract):
     """A producer's commit added the input that completed the turn to its merge hash (one
-    Redis: ``shared/lua.py`` ``COMMIT``): the merger composes and publishes the reply.
-    ``fields``: the merge hash as that commit read it (the turn, its plan and parts), so the
-    merger need not read it again. Published by the commit script, which fills them in."""
+    Redis: ``shared/lua.py`` ``COMMIT``), and sends the turn on the outbound stream, where the
+    gateway composes its reply (``shared.merge.reply_of``). ``fields``: the merge hash as that
+    commit read it (the turn, its plan and parts), so nobody reads it again. Published by the
+    commit script, which fills them in. (Before the gateway composed, the script sent it to
+    the merger, which still takes one that a producer of that version sends it.)"""
 
     kind: Literal["ready"] = "ready"
     turn_id: str
@@ -321,6 +325,19 @@ class Reply(Contract):
     # 24-hour window is closed; None: the pack's re-engagement template.
     template_name: str | None = None
     template_params: list[str] = Field(default_factory=list)
+
+
+def _outbound_kind(value: Any) -> str:
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "ready" if kind == "ready" else "reply"
+
+
+# What the outbound stream carries: a composed reply, or (one Redis) a turn a producer's commit
+# completed, which the gateway composes.
+Outbound = Annotated[
+    Annotated[Reply, Tag("reply")] | Annotated[MergeReady, Tag("ready")],
+    Discriminator(_outbound_kind),
+]
 
 
 class DomainEvent(Contract):

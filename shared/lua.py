@@ -385,19 +385,21 @@ return result
 # publishes happen with the commit or not at all, and the acknowledgement comes last, so a
 # failing script leaves the delivery pending and it is redelivered (and replays the stored
 # outbox). A message for the merger is added to its turn's merge hash here (``merge_input``)
-# instead of being delivered: only the input that completes the turn tells the merger, with a
-# ``MergeReady`` on the merge stream. A funnel step ('f', ``shared.funnel.Tally``) is counted
-# here instead of being delivered to the scheduler: once per conversation, by its marker.
-# KEYS: state, outbox, journal, then per item: a stream ('x'), a merge hash and the merge
-#       stream ('m') or the funnel's seen hash and day hash ('f'), then the acknowledged
-#       delivery's stream when there is one.
+# instead of being delivered: only the input that completes the turn sends it on, as a
+# ``MergeReady`` straight to the outbound stream (the gateway composes the reply from it), and
+# marks the turn published and takes it off the merge deadlines in the same step: a complete
+# turn needs no merger hop. A funnel step ('f', ``shared.funnel.Tally``) is counted here
+# instead of being delivered to the scheduler: once per conversation, by its marker.
+# KEYS: state, outbox, journal, then per item: a stream ('x'), a merge hash, the outbound
+#       stream and the merge deadlines ('m') or the funnel's seen hash and day hash ('f'), then
+#       the acknowledged delivery's stream when there is one.
 # ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
 #       journal_max, state_ttl_s, ack_group ('' for none), ack_id, n_items, maxlen,
 #       merge_ttl_s, now_ms, republish_after_ms, then the items ('x', encoded message |
-#       'm', field, json, envelope, MergeReady JSON | 'f', marker, at, step, source,
-#       seen_ttl_s, day_ttl_s), then journal entries. A MergeReady goes out as the envelope
-#       (FastStream's encoding of an empty body: its format puts the body last) followed by
-#       the MergeReady JSON with the merge hash as its ``fields``.
+#       'm', field, json, envelope, MergeReady JSON, deadline member | 'f', marker, at, step,
+#       source, seen_ttl_s, day_ttl_s), then journal entries. A MergeReady goes out as the
+#       envelope (FastStream's encoding of an empty body: its format puts the body last)
+#       followed by the MergeReady JSON with the merge hash as its ``fields``.
 # Returns {1, counted step...} committed | {-1} already committed | {0, field} version
 # conflict; only {1} publishes, counts or acknowledges.
 COMMIT = (
@@ -431,8 +433,8 @@ for i = 1, n_items do
   elseif kind == 'm' then
     items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'merge field'),
                 str_arg(at + 2, 'merge json'), str_arg(at + 3, 'ready envelope'),
-                table_arg(at + 4, 'ready json')}
-    at, key = at + 5, key + 2
+                table_arg(at + 4, 'ready json'), KEYS[key + 2], str_arg(at + 5, 'deadline member')}
+    at, key = at + 6, key + 3
   elseif kind == 'f' then
     items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'funnel marker'),
                 str_arg(at + 2, 'funnel at'), str_arg(at + 3, 'funnel step'),
@@ -489,6 +491,8 @@ for _, item in ipairs(items) do
       ready.fields = fields
       redis.call('XADD', item[3], 'MAXLEN', '~', maxlen, '*', '__data__',
                  item[6] .. cjson.encode(ready))
+      redis.call('HSET', item[2], '_published', '1')
+      redis.call('ZREM', item[8], item[9])
     end
   end
 end

@@ -43,7 +43,15 @@ from shared.metrics import FUNNEL_STEPS, LLM_CALLS
 from shared.pack import Pack
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
-from shared.state import Outbox, Sent, Snapshot, StateConflict, StateStore, journal_entry
+from shared.state import (
+    Outbox,
+    Sent,
+    Snapshot,
+    StateConflict,
+    StateStore,
+    ToMerge,
+    journal_entry,
+)
 from shared.tenants import Tenant, TenantsError, tenants_of
 
 M = TypeVar("M", bound=BaseModel)
@@ -332,12 +340,15 @@ async def handle_once(
 async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Sent]:
     """The outbox as the commit script publishes it (one Redis): each message encoded by
     FastStream; a merger's input added to its turn's merge hash instead, with the
-    ``MergeReady`` the script publishes if that input completes the turn; a funnel step that
-    carries its source counted by the script (``shared.funnel.Tally``) instead of delivered."""
-    merge = rt.keys.route(rt.keys.merge, conversation_id)
-    funnel = rt.keys.route(rt.keys.funnel, conversation_id)
+    ``MergeReady`` the script sends to the outbound stream if that input completes the turn; a
+    funnel step that carries its source counted by the script (``shared.funnel.Tally``)
+    instead of delivered."""
+    keys = rt.keys
+    merge = keys.route(keys.merge, conversation_id)
+    outbound = keys.route(keys.outbound, conversation_id)
+    funnel = keys.route(keys.funnel, conversation_id)
     messages: list[tuple[str, str]] = []
-    targets: list[tuple[str, str, str, str] | None] = []
+    targets: list[ToMerge | None] = []
     tallies: list[Sent] = []
     # Each message's model as the handler added it (parsed back only for one added otherwise).
     models = outbox.models if len(outbox.models) == len(outbox.messages) else None
@@ -347,7 +358,7 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
             step = model if isinstance(model, FunnelStep) else None
             step = step or FunnelStep.model_validate_json(payload)
             if step.source is not None:
-                tallies.append(Sent(stream, b"", tally=tally(rt.keys, step, step.source, rt.tz)))
+                tallies.append(Sent(stream, b"", tally=tally(keys, step, step.source, rt.tz)))
                 continue
         item = None
         if stream == merge:
@@ -356,9 +367,17 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
         if isinstance(item, Part | TurnPlan):
             # The script fills the notice's fields in and appends it to an empty body's envelope.
             ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id, fields={})
-            messages.append((stream, ""))
-            target = (rt.keys.merge_turn(item.turn_id), merge_field(item), payload)
-            targets.append((*target, ready.model_dump_json()))
+            messages.append((outbound, ""))
+            targets.append(
+                ToMerge(
+                    keys.merge_turn(item.turn_id),
+                    merge_field(item),
+                    payload,
+                    ready.model_dump_json(),
+                    keys.merge_deadlines(item.turn_id),
+                    keys.qualified(item.turn_id),
+                )
+            )
         else:
             messages.append((stream, payload))
             targets.append(None)

@@ -72,17 +72,32 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class ToMerge:
+    """An input for the merger that a commit script adds to its turn's merge hash itself: if
+    it completes the turn, the script adds ``ready`` (a ``MergeReady`` JSON, which it fills
+    with the hash) to the outbound stream, marks the turn published and takes ``deadline``
+    (the member of the ``deadlines`` sorted set) off the merge deadlines."""
+
+    key: str
+    field: str
+    input: str
+    ready: str
+    deadlines: str
+    deadline: str
+
+
+@dataclass(frozen=True)
 class Sent:
     """A message a commit script publishes itself (``StateStore.commit``): ``data`` (encoded
-    by FastStream) added to ``stream``; or, with ``merge`` = (merge hash, field, input JSON,
-    ``MergeReady`` JSON), an input for the merger added to its turn's hash, and only when that
-    input completes the turn the ``MergeReady`` added to ``stream`` after ``data`` (FastStream's
-    envelope of an empty body), with the merge hash as its ``fields``; or, with ``tally``, a
-    funnel step counted by the script itself (nothing is added to ``stream``)."""
+    by FastStream) added to ``stream``; or, with ``merge``, an input for the merger added to
+    its turn's hash, and only when that input completes the turn the ``MergeReady`` added to
+    ``stream`` (the outbound stream) after ``data`` (FastStream's envelope of an empty body),
+    with the merge hash as its ``fields``; or, with ``tally``, a funnel step counted by the
+    script itself (nothing is added to ``stream``)."""
 
     stream: str
     data: bytes
-    merge: tuple[str, str, str, str] | None = None
+    merge: ToMerge | None = None
     tally: Tally | None = None
 
 
@@ -260,10 +275,9 @@ class StateStore:
                 t = sent.tally
                 args += ["f", t.marker, t.at, t.step, t.source, SEEN_TTL_S, DAY_TTL_S]
                 keys += [t.seen, t.day]
-            elif sent.merge is not None:
-                merge_key, merge_field, merge_input, ready = sent.merge
-                args += ["m", merge_field, merge_input, sent.data, ready]
-                keys += [merge_key, sent.stream]
+            elif (m := sent.merge) is not None:
+                args += ["m", m.field, m.input, sent.data, m.ready, m.deadline]
+                keys += [m.key, sent.stream, m.deadlines]
             else:
                 args += ["x", sent.data]
                 keys.append(sent.stream)

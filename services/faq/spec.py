@@ -9,7 +9,7 @@ SPEC = ServiceSpec(
     consumes=(Consumes("tasks.faq", "faq"),),
     # The conversation's topic, which an elliptical follow-up ("e no sábado?") continues.
     owns=(Owns("faq", FaqState),),
-    publishes=("merge", "faq.unanswered"),
+    publishes=("merge", "outbound", "faq.unanswered"),
     specialist=True,
     pack=(("faq", "shared.faq.config:FaqConfig"),),
     journal="services.faq.journal:JOURNAL",

@@ -32,7 +32,7 @@ from services.gateway.channels.http import NAME as HTTP
 from services.gateway.channels.registry import CHANNELS, SECTIONS, routes_of
 from services.gateway.channels.spec import Parts
 from services.gateway.deps import GatewayDeps
-from services.gateway.egress import Egress
+from services.gateway.egress import Composer, Egress
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.inbox import Inbox
@@ -131,7 +131,7 @@ def build(rt: Runtime, tenant: Tenant | None = None, ack: ReplicaAck | None = No
         channels.reply_window,
         channels.name_of,
     )
-    egress = Egress(channels, turns, handoff, history, rt.log)
+    egress = Egress(channels, turns, handoff, history, rt.log, Composer(rt.pack))
     rt.bus.subscribe(rt.keys.outbound, "gateway", egress.handle)
     rt.bus.subscribe(rt.keys.events, "gateway", handoff.on_event)
     rt.exports["turns"] = turns

@@ -1,8 +1,15 @@
-"""Egress: hand each composed reply to its channel, then release the conversation's turn."""
+"""Egress: hand each reply to its channel, then release the conversation's turn.
+
+What the outbound stream brings is a composed reply (the merger's, a scheduled message, a staff
+member's), or, on one Redis, a turn that a producer's commit completed (``MergeReady``: the
+turn's merge hash), which is composed here with the merger's own rules (``shared.merge.reply_of``)
+so that a complete turn goes from its last producer to the channel without a merger hop.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from structlog.typing import FilteringBoundLogger
 
@@ -11,9 +18,29 @@ from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
 from shared import tracing
-from shared.contracts import Reply
+from shared.compose import MergerConfig
+from shared.contracts import MergeReady, Reply
+from shared.merge import OUTBOUND, merger_config, reply_of
 from shared.metrics import REPLIES
+from shared.pack import Pack
 from shared.state import journal_entry
+
+
+@dataclass
+class Composer:
+    """Composes a completed turn's reply from its merge hash, with the tenant pack's merger
+    rules and fallback lines."""
+
+    pack: Pack
+    config: MergerConfig = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.config = merger_config(self.pack)
+
+    def reply(self, ready: MergeReady) -> tuple[Reply, str]:
+        """The reply and its ``merge.complete`` journal entry."""
+        merged = reply_of(ready.fields, self.config, self.pack, "gateway")
+        return merged.reply, merged.entry
 
 
 class Egress:
@@ -24,15 +51,23 @@ class Egress:
         handoff: Handoff,
         history: History,
         log: FilteringBoundLogger,
+        composer: Composer,
     ) -> None:
         self.channels = channels
+        self.composer = composer
         self.turns = turns
         self.handoff = handoff
         self.history = history
         self.log = log
 
     async def handle(self, body: bytes) -> None:
-        reply = Reply.model_validate_json(body)
+        item = OUTBOUND.validate_json(body)
+        merged: list[str] = []
+        if isinstance(item, MergeReady):
+            reply, entry = self.composer.reply(item)
+            merged.append(entry)
+        else:
+            reply = item
         channel = self.channels.get(reply.channel)
         if channel is None:
             raise ValueError(f"no channel adapter named {reply.channel!r}")
@@ -48,21 +83,21 @@ class Egress:
                 await self._done(reply)
                 return
             if owner == "human":
-                await self._dropped(reply)
+                await self._dropped(reply, *merged)
                 return
         with tracing.span("reply deliver", channel=reply.channel, turn_id=reply.turn_id) as span:
             delivery = await channel.deliver(reply)
             if span is not None:
                 span.set_attribute("orquestra.delivery.status", delivery.status)
         if delivery.status == HUMAN_OWNER:
-            await self._dropped(reply)
+            await self._dropped(reply, *merged)
             return
         if delivery.status == SUPERSEDED:
-            await self._dropped(reply, SUPERSEDED)
+            await self._dropped(reply, *merged, reason=SUPERSEDED)
             return
         REPLIES.labels(reply.channel, delivery.status, self.turns.keys.tenant).inc()
         await self._record(channel, reply, delivery)
-        journal = []
+        journal = merged
         if delivery.status != "duplicate":
             journal.append(
                 journal_entry(
@@ -95,13 +130,14 @@ class Egress:
             meta, erased = await pipe.execute()
         return self.handoff.owner_in(meta), bool(erased)
 
-    async def _dropped(self, reply: Reply, reason: str = HUMAN_OWNER) -> None:
+    async def _dropped(self, reply: Reply, *journal: str, reason: str = HUMAN_OWNER) -> None:
         """A person took over while this turn was in flight (or another turn took up its
-        messages again and answers them): the reply is not sent, the turn is closed."""
+        messages again and answers them): the reply is not sent, the turn is closed.
+        ``journal``: entries written before the drop's (the reply's composition)."""
         label = "dropped_human" if reason == HUMAN_OWNER else f"dropped_{reason}"
         REPLIES.labels(reply.channel, label, self.turns.keys.tenant).inc()
         dropped = journal_entry("gateway", reply.turn_id, "reply.dropped", reason=reason)
-        await self._done(reply, dropped)
+        await self._done(reply, *journal, dropped)
 
     async def _record(self, channel: Channel, reply: Reply, delivery: Delivery) -> None:
         """The reply's history line, unless the channel wrote it as it delivered; a redelivered

@@ -18,13 +18,11 @@ from __future__ import annotations
 import asyncio
 import time
 
-from services.merger.compose import MergerConfig, compose
 from shared import tracing
 from shared.bus import riding
-from shared.contracts import MergeReady, Part, Reply, Turn, TurnPlan, now_ms
-from shared.merge import MERGE_INPUT, merge_field
+from shared.contracts import MergeReady, now_ms
+from shared.merge import MERGE_INPUT, merge_field, merger_config, reply_of
 from shared.service import Lookup, Runtime
-from shared.state import journal_entry
 from shared.sweep import due_members
 
 # Turns expired per partition in one pass of the deadline loop.
@@ -34,9 +32,7 @@ BATCH = 100
 class Merger:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.config = (
-            rt.pack.section("merger", MergerConfig) if rt.pack.has("merger") else MergerConfig()
-        )
+        self.config = merger_config(rt.pack)
 
     async def on_merge(self, body: bytes) -> None:
         item = MERGE_INPUT.validate_json(body)
@@ -83,41 +79,8 @@ class Merger:
         await rt.redis.zrem(rt.keys.merge_deadlines(turn_id), member)
 
     async def _reply(self, turn_id: str, fields: dict[str, str]) -> None:
-        partial = fields.get("_done") == "expired"
-        turn = Turn.model_validate_json(fields["turn"])
-        plan = TurnPlan.model_validate_json(fields["plan"]) if "plan" in fields else None
-        parts = {
-            k.split(":", 1)[1]: Part.model_validate_json(v)
-            for k, v in fields.items()
-            if k.startswith("part:")
-        }
-        pack = self.rt.pack
-
-        def fallback(source: str) -> str:
-            key = f"{self.config.fallback_text_key}_{source}"
-            if key not in pack.sections.get("texts", {}):
-                key = self.config.fallback_text_key
-            return pack.text(key, seed=turn.turn_id)
-
-        composition = compose(plan, parts, self.config, fallback)
-        reply = Reply(
-            turn_id=turn.turn_id,
-            conversation_id=turn.conversation_id,
-            channel=turn.channel,
-            to=turn.contact,
-            text=composition.text,
-            bubbles=composition.bubbles,
-            partial=partial,
-        )
-        entry = journal_entry(
-            "merger",
-            turn.turn_id,
-            "merge.partial" if partial else "merge.complete",
-            sources=composition.sources,
-            missing=composition.missing,
-            dropped=composition.dropped,
-            bubbles=len(composition.bubbles),
-        )
+        merged = reply_of(fields, self.config, self.rt.pack, "merger")
+        reply = merged.reply
         rt = self.rt
         merge_key = rt.keys.merge_turn(turn_id)
         # The reply ends the handler: on one Redis the delivery's acknowledgement rides in the
@@ -126,14 +89,14 @@ class Merger:
         delivery = riding(rt.settings)
         async with rt.redis.pipeline(transaction=delivery is not None) as pipe:
             await rt.bus.publish(
-                rt.keys.route(rt.keys.outbound, turn.conversation_id), reply, pipeline=pipe
+                rt.keys.route(rt.keys.outbound, reply.conversation_id), reply, pipeline=pipe
             )
             pipe.hset(merge_key, "_published", "1")
             # A notice can outlive its turn's hash (it carries the hash): the mark must not
             # leave a hash without a TTL behind.
             pipe.expire(merge_key, rt.settings.turn_ttl_s)
             pipe.zrem(rt.keys.merge_deadlines(turn_id), rt.keys.qualified(turn_id))
-            rt.store.queue_journal(pipe, turn.conversation_id, entry)
+            rt.store.queue_journal(pipe, reply.conversation_id, merged.entry)
             if delivery:
                 pipe.xack(delivery.stream, delivery.group, delivery.message_id)
             errors = [

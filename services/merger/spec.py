@@ -7,6 +7,6 @@ SPEC = ServiceSpec(
     build="services.merger.app:build",
     consumes=(Consumes("merge", "merger"),),
     publishes=("outbound",),
-    pack=(("merger", "services.merger.compose:MergerConfig"),),
+    pack=(("merger", "shared.compose:MergerConfig"),),
     journal="services.merger.journal:JOURNAL",
 )

@@ -8,7 +8,10 @@ SPEC = ServiceSpec(
     build="services.mode_router.app:build",
     consumes=(Consumes("turns", "mode_router"), Consumes("events", "mode_router")),
     owns=(Owns("mode", ModeState),),
-    publishes=("merge",),
+    publishes=(
+        "merge",
+        "outbound",
+    ),
     pack=(
         ("modes", "services.mode_router.config:ModeRouterConfig.from_pack"),
         ("capabilities", "shared.capabilities:CapabilitiesConfig"),

@@ -140,14 +140,15 @@ async def test_two_replicas_share_a_stream_without_double_processing(
         for i in range(n):
             turn = make_turn(i)
             # The turn's merge record waits for the trial's part alone, so each part completes
-            # its turn and the trial's commit tells the merger (one Redis: a MergeReady).
+            # its turn and the trial's commit sends it out (one Redis: a MergeReady on the
+            # outbound stream, for the gateway to compose).
             await open_turn(redis_url, keys, turn)
             plan = TurnPlan(turn_id=turn.turn_id, conversation_id=turn.conversation_id,
                             expected=["trial"])  # fmt: skip
             await writer.hset(keys.merge_turn(turn.turn_id), "plan", plan.model_dump_json())
             task = SpecialistTask(turn=turn, route="trial", intents=["trial"], text=turn.text)
             await broker.publish(task.model_dump_json().encode(), stream=keys.tasks("trial"))
-        bodies = await read_all(redis_url, keys.merge, n)
+        bodies = await read_all(redis_url, keys.outbound, n)
     await broker.stop()
     await writer.aclose()
     readies = [MergeReady.model_validate_json(b) for b in bodies]

@@ -24,7 +24,15 @@ from shared.lua import register
 from shared.process import make_tenancy, start, stop
 from shared.service import Decision, Runtime, handle_once
 from shared.settings import Settings
-from shared.state import Committed, Outbox, Sent, StateConflict, StateStore, journal_entry
+from shared.state import (
+    Committed,
+    Outbox,
+    Sent,
+    StateConflict,
+    StateStore,
+    ToMerge,
+    journal_entry,
+)
 from shared.tenants import Tenant
 from tests.integration.test_bus_and_merger import read_entries
 from tests.system import decode_entry
@@ -150,19 +158,25 @@ async def test_a_handler_that_ends_in_its_commit_leaves_nothing_pending(
     assert [json.loads(e)["event"] for e in journal] == ["faq.answered"]
 
 
-async def test_a_commit_adds_a_merge_input_and_tells_the_merger_only_when_it_completes(
+async def test_a_commit_adds_a_merge_input_and_sends_the_turn_out_only_when_it_completes(
     redis: Redis, unique_prefix: str
 ) -> None:
+    """The input that completes the turn sends it to the outbound stream (the gateway composes
+    its reply), marks it published and takes it off the merge deadlines, in the same step:
+    no merger hop, and no deadline left to expire it again."""
     keys = Keys(unique_prefix)
     store = make_store(redis, keys)
     merge = keys.merge_turn("t1")
+    deadlines, member = keys.merge_deadlines("t1"), keys.qualified("t1")
     await redis.hset(merge, mapping={"turn": "{}", "plan": '{"expected": ["faq", "trial"]}'})
+    await redis.zadd(deadlines, {member: 10**13, "another turn": 10**13})
 
     async def commit(source: str) -> None:
         part = f'{{"source": "{source}"}}'
         ready = MergeReady(turn_id="t1", conversation_id="c1", fields={}).model_dump_json()
         envelope = f"after {source}:".encode()
-        sent = Sent(keys.merge, envelope, (merge, f"part:{source}", part, ready))
+        target = ToMerge(merge, f"part:{source}", part, ready, deadlines, member)
+        sent = Sent(keys.outbound, envelope, target)
         assert await store.commit(
             "c1", "t1", source, snapshot=None, writes={}, outbox=Outbox([]), journal=[],
             publish=[sent], maxlen=1000, merge_ttl_s=60,
@@ -170,15 +184,20 @@ async def test_a_commit_adds_a_merge_input_and_tells_the_merger_only_when_it_com
 
     await commit("faq")
     assert await redis.hget(merge, "part:faq") == '{"source": "faq"}'
-    assert await redis.xlen(keys.merge) == 0  # the turn still waits for the trial's part
+    assert await redis.xlen(keys.outbound) == 0  # the turn still waits for the trial's part
+    assert await redis.zscore(deadlines, member) is not None
+    assert await redis.hget(merge, "_published") is None
     await commit("trial")
-    [(_, published)] = await redis.xrange(keys.merge)
+    [(_, published)] = await redis.xrange(keys.outbound)
     envelope, _, notice = published["__data__"].partition(":")
     assert envelope == "after trial"
     # The notice carries the merge hash as the completing commit read it.
     ready = MergeReady.model_validate_json(notice)
-    assert ready.fields == await redis.hgetall(merge)
     assert ready.fields["part:faq"] == '{"source": "faq"}' and ready.fields["_done"] == "complete"
+    assert ready.fields.items() <= (await redis.hgetall(merge)).items()
+    assert await redis.hget(merge, "_published") == "1"
+    assert await redis.zrange(deadlines, 0, -1) == ["another turn"]
+    assert await redis.xlen(keys.merge) == 0
 
 
 async def test_an_empty_bodys_envelope_then_a_body_reads_as_that_body() -> None:

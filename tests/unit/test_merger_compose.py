@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.merger.compose import MergerConfig, compose, split_bubbles
+from shared.compose import MergerConfig, compose, split_bubbles
 from shared.contracts import Part, TurnPlan
 
 CONFIG = MergerConfig()
