@@ -243,6 +243,11 @@ class Turn(Contract):
     text: str
     now: AwareDatetime
     previous_message_at: AwareDatetime | None = None
+    # The conversation's state hash as the turn started (slice name -> its JSON), read by the
+    # script that started it: the turn's first handlers decide on it instead of reading the
+    # hash again (their commits still compare versions). None: not sent along (the merger's
+    # record of the turn, a specialist's task, a gateway that did not send it).
+    state: dict[str, str] | None = None
 
     @property
     def contact(self) -> str | None:

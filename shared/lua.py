@@ -88,8 +88,9 @@ return encoded
 # a stamp from EARLIEST_MS to max_ts moves the turn clock (``last_turn_ms``). A malformed entry
 # (only a writer that bypassed INGEST leaves one) is handed out with the rest: the gateway
 # dead-letters it, so it cannot stop its conversation.
-# Returns {'busy'} | {'empty', answered} | {'started', seq, previous_turn_ms, answered, entry...}
-# (``answered``: see TRY_START).
+# Returns {'busy'} | {'empty', answered} | {'started', seq, previous_turn_ms, answered,
+# n, state hash as n flat field/value items, entry...} (``answered``: see TRY_START; the state
+# as the turn starts travels with the turn, so its first handlers need not read it again).
 _START_TURN = (
     ARG_CHECKS
     + """
@@ -130,7 +131,10 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   meta.turn_id = turn_id
   meta._v = (meta._v or 0) + 1
   redis.call('HSET', state, 'meta', cjson.encode(meta))
-  local out = {'started', tostring(meta.turn_seq), tostring(prev or ''), answered}
+  local hash = redis.call('HGETALL', state)
+  local out = {'started', tostring(meta.turn_seq), tostring(prev or ''), answered,
+               tostring(#hash)}
+  for _, v in ipairs(hash) do out[#out + 1] = v end
   for _, m in ipairs(msgs) do out[#out + 1] = m end
   return out
 end

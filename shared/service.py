@@ -51,6 +51,7 @@ from shared.state import (
     StateStore,
     ToMerge,
     journal_entry,
+    snapshot_of,
 )
 from shared.tenants import Tenant, TenantsError, tenants_of
 
@@ -248,6 +249,7 @@ async def decide_turn_once(
     rt: Runtime,
     turn: Turn,
     decide: Callable[[Snapshot, TurnDecision], Awaitable[None]],
+    snapshot: Snapshot | None = None,
 ) -> None:
     """``handle_once`` for a turn: ``decide`` fills a fresh ``TurnDecision`` per attempt. The
     caller's handler must end with it (its commit may acknowledge the delivery)."""
@@ -257,22 +259,27 @@ async def decide_turn_once(
         await decide(snapshot, decision)
         return decision
 
-    await handle_once(rt, turn.conversation_id, turn.turn_id, attempt, acknowledges=True)
+    await handle_once(
+        rt, turn.conversation_id, turn.turn_id, attempt, acknowledges=True, snapshot=snapshot
+    )
 
 
 def on_turns(rt: Runtime, decide: TurnHandler) -> None:
-    """Decide on every turn, once in effect, in the service's own consumer group."""
+    """Decide on every turn, once in effect, in the service's own consumer group, on the
+    state the turn brings (as it started) when it brings one."""
 
     async def handler(body: bytes) -> None:
         turn = Turn.model_validate_json(body)
-        await decide_turn_once(rt, turn, lambda snapshot, d: decide(turn, snapshot, d))
+        brought = snapshot_of(turn.state) if turn.state is not None else None
+        await decide_turn_once(rt, turn, lambda snapshot, d: decide(turn, snapshot, d), brought)
 
     rt.bus.subscribe(rt.keys.turns, rt.service, handler)
 
 
 def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
     """A specialist's subscription: the tasks triage routes to it (``tasks.<service>``),
-    each decided once in effect."""
+    each decided once in effect, on the state as it is after triage's commit (read here: the
+    state a turn brings is from before triage's)."""
 
     async def handler(body: bytes) -> None:
         task = SpecialistTask.model_validate_json(body)
@@ -289,6 +296,7 @@ async def handle_once(
     attempts: int = 3,
     *,
     acknowledges: bool = False,
+    snapshot: Snapshot | None = None,
 ) -> None:
     """Run ``decide`` for a turn at most once in effect, then publish what it decided.
 
@@ -296,14 +304,21 @@ async def handle_once(
     instead of deciding again (its answer may depend on state it has since changed). A
     version conflict (a concurrent writer) reloads and decides again.
 
+    ``snapshot``: the state the message brought (a turn's, as it started): the first attempt
+    decides on it without reading. Its commit still compares versions and finds a decision
+    committed before, so a stale snapshot costs a reload and a second decision, and a turn
+    decided before gets its stored outbox republished, as above; deciding first only costs the
+    decision (a side effect of one, a booking, is idempotent per turn).
+
     ``acknowledges``: the handler ends here, so on one Redis the commit script also publishes
     the outbox and acknowledges the delivery (``shared.bus.riding``): one round trip for three.
     """
     for _ in range(attempts):
-        stored, snapshot = await rt.store.load_turn(conversation_id, turn_id, rt.service)
-        if stored is not None:
-            await rt.bus.publish_all(stored.messages)
-            return
+        if snapshot is None:
+            stored, snapshot = await rt.store.load_turn(conversation_id, turn_id, rt.service)
+            if stored is not None:
+                await rt.bus.publish_all(stored.messages)
+                return
         decision = await decide(snapshot)
         delivery = riding(rt.settings) if acknowledges else None
         publish = await sendable(rt, conversation_id, decision.outbox) if delivery else []
@@ -325,6 +340,7 @@ async def handle_once(
             )
         except StateConflict:
             rt.log.warning("state changed concurrently, deciding again", turn_id=turn_id)
+            snapshot = None
             continue
         if committed:
             for step in committed.counted:
@@ -334,6 +350,7 @@ async def handle_once(
             else:
                 await rt.bus.publish_all(decision.outbox.messages)
             return
+        snapshot = None  # committed before: the next attempt republishes the stored outbox
     raise StateConflict(f"turn {turn_id}: could not commit after {attempts} attempts")
 
 

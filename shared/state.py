@@ -129,8 +129,8 @@ class Outbox:
         return cls([(s, p) for s, p in json.loads(raw)])
 
 
-def _snapshot(raw: Mapping[Any, Any]) -> Snapshot:
-    """Every field of the state hash is a slice."""
+def snapshot_of(raw: Mapping[Any, Any]) -> Snapshot:
+    """The slices of a state hash as read (every field is a slice)."""
     return Snapshot({name: json.loads(value) for name, value in raw.items()})
 
 
@@ -199,7 +199,7 @@ class StateStore:
         self.outbox_ttl_s = outbox_ttl_s
 
     async def load(self, conversation_id: str) -> Snapshot:
-        return _snapshot(await self.redis.hgetall(self.keys.state(conversation_id)))
+        return snapshot_of(await self.redis.hgetall(self.keys.state(conversation_id)))
 
     async def load_turn(
         self, conversation_id: str, turn_id: str, service: str
@@ -211,7 +211,7 @@ class StateStore:
             pipe.hgetall(self.keys.state(conversation_id))
             raw_outbox, raw_state = await pipe.execute()
         outbox = Outbox.load(raw_outbox) if raw_outbox is not None else None
-        return outbox, _snapshot(raw_state)
+        return outbox, snapshot_of(raw_state)
 
     async def erased(self, conversation_id: str, turn_id: str) -> bool:
         """Whether the conversation was erased while ``turn_id`` was in flight: a record the

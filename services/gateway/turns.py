@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -162,9 +163,10 @@ def build_turn(
     prev_ms: str,
     messages: list[InboundMessage],
     unfinished: Callable[[str], bool],
+    state: dict[str, str] | None = None,
 ) -> Turn:
     """The Turn for the drained messages: texts in order (see :func:`joined_text`), ``now`` =
-    the latest message's time."""
+    the latest message's time; ``state``: the conversation's state hash as the turn started."""
     latest = max(messages, key=lambda m: m.sent_at)
     previous = datetime.fromtimestamp(int(prev_ms) / 1000, UTC) if prev_ms else None
     return Turn(
@@ -176,7 +178,26 @@ def build_turn(
         text=joined_text(messages, unfinished),
         now=latest.sent_at,
         previous_message_at=previous,
+        state=state,
     )
+
+
+@dataclass(frozen=True)
+class Started:
+    """A start script's answer for a turn it started (``lua._START_TURN``)."""
+
+    seq: int
+    prev_ms: str
+    answered: str
+    state: dict[str, str]
+    entries: list[str]
+
+    @classmethod
+    def of(cls, result: list[Any]) -> Started:
+        n = int(result[4])
+        flat = result[5 : 5 + n]
+        state = dict(zip(flat[::2], flat[1::2], strict=True))
+        return cls(int(result[1]), result[2], result[3], state, list(result[5 + n :]))
 
 
 def _message_id(entry: str) -> str:
@@ -500,8 +521,9 @@ class TurnKeeper:
             return
         if status != "started":
             return
-        seq, prev_ms, entries = int(result[1]), result[2], result[4:]
-        await self._answered_before(conversation_id, result[3])
+        started = Started.of(result)
+        entries = started.entries
+        await self._answered_before(conversation_id, started.answered)
         messages, rejected = screen_entries(
             entries, conversation_id, utcnow(), self.settings.sent_at_max_future_days
         )
@@ -512,17 +534,24 @@ class TurnKeeper:
             # if messages waited meanwhile).
             await self.release(conversation_id, turn_id)
             return
+        seq = started.seq
         with tracing.turn_started(entries, turn_id=turn_id, seq=seq, messages=len(messages)):
             turn = build_turn(
-                turn_id, conversation_id, seq, prev_ms, messages, self.fragments.is_unfinished
+                turn_id,
+                conversation_id,
+                seq,
+                started.prev_ms,
+                messages,
+                self.fragments.is_unfinished,
+                started.state,
             )
-            started = self._started_entry(turn)
+            entry = self._started_entry(turn)
             if self._confirms_starts:
-                if not await self._confirm_start(conversation_id, turn_id, started):
+                if not await self._confirm_start(conversation_id, turn_id, entry):
                     return
                 await self._publish_turn(conversation_id, turn)
             else:
-                await self._publish_turn(conversation_id, turn, started)
+                await self._publish_turn(conversation_id, turn, entry)
 
     def _started_entry(self, turn: Turn) -> str:
         """The turn's ``turn.started`` journal entry: which messages it took up."""
@@ -633,6 +662,8 @@ class TurnKeeper:
         journal = list(started)
         answer = self.own_answer(turn) if self.own_answer else None
         body = turn.model_dump_json()
+        # The merger's record holds the turn without the state (the reply needs none of it).
+        record = turn.model_dump_json(exclude={"state"}) if turn.state is not None else body
         k, settings = self.keys, self.settings
         async with self.redis.pipeline(transaction=False) as pipe:
             # While the turn is in flight, the sweeper looks again only when its lease expires.
@@ -648,10 +679,10 @@ class TurnKeeper:
                 # whose record came after them, and answer only at the deadline).
                 if settings.redis_mode == "cluster":
                     async with self.redis.pipeline(transaction=False) as first:
-                        self._queue_open(first, turn_id, body)
+                        self._queue_open(first, turn_id, record)
                         await first.execute()
                 else:
-                    self._queue_open(pipe, turn_id, body)
+                    self._queue_open(pipe, turn_id, record)
                 await self.publish(k.route(k.turns, conversation_id), body, pipeline=pipe)
             else:
                 journal.append(answer[1])

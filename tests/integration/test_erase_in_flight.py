@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from services.gateway.channels.base import Delivery, PlainChannel
 from services.gateway.channels.http import HttpChannel
-from services.gateway.egress import Egress
+from services.gateway.egress import Composer, Egress
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.privacy import Privacy
@@ -101,10 +101,10 @@ async def test_a_reply_of_an_erased_turn_is_neither_sent_nor_written(world, redi
     history = History(redis, keeper.scripts, keys, 100, 3600, 3600)
     http = HttpChannel(redis, keeper.scripts, keys, keeper.settings, 3600, 2, 50, history)
     other = Recording()
-    handoff = Handoff(
-        keeper.scripts, keys, store, None, keeper.settings, load_pack("ctsmash"), get_logger("t")
-    )
-    egress = Egress({"http": http, "rec": other}, keeper, handoff, history, get_logger("t"))
+    pack = load_pack("ctsmash")
+    handoff = Handoff(keeper.scripts, keys, store, None, keeper.settings, pack, get_logger("t"))
+    channels = {"http": http, "rec": other}
+    egress = Egress(channels, keeper, handoff, history, get_logger("t"), Composer(pack))
     await privacy.erase(CONV)
     for channel in ("http", "rec"):
         reply = Reply(

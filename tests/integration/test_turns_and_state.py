@@ -300,7 +300,7 @@ async def test_a_reader_loads_only_the_slices_it_names(keeper) -> None:
 async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper) -> None:
     import httpx
 
-    from services.gateway.egress import Egress
+    from services.gateway.egress import Composer, Egress
     from services.gateway.handoff import Handoff
     from shared.contracts import Reply
 
@@ -324,7 +324,8 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
             turns.scripts, turns.keys, store, client, turns.settings, pack, get_logger("t")
         )
         history = History(turns.redis, turns.scripts, turns.keys, 100, 3600, 3600)
-        egress = Egress({"http": Recorder()}, turns, handoff, history, get_logger("t"))
+        channels = {"http": Recorder()}
+        egress = Egress(channels, turns, handoff, history, get_logger("t"), Composer(pack))
         await turns.ingest(message("c6", "m1", "quero agendar", T0))
         await start_now(turns, "c6")
         in_flight = published[0]
@@ -351,7 +352,7 @@ async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_deliver
     import httpx
 
     from services.gateway.channels.http import HttpChannel
-    from services.gateway.egress import Egress
+    from services.gateway.egress import Composer, Egress
     from services.gateway.handoff import Handoff
     from shared.contracts import Reply
 
@@ -364,7 +365,7 @@ async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_deliver
     async with httpx.AsyncClient() as client:
         pack = load_pack("ctsmash")
         handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
-        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"))
+        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"), Composer(pack))
         await turns.ingest(message("c10", "m1", "quero agendar", T0))
         await start_now(turns, "c10")
         in_flight = published[0]
@@ -396,7 +397,7 @@ async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
     import httpx
 
     from services.gateway.channels.http import HttpChannel
-    from services.gateway.egress import Egress
+    from services.gateway.egress import Composer, Egress
     from services.gateway.handoff import Handoff
     from shared.contracts import Reply
 
@@ -408,7 +409,7 @@ async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
     async with httpx.AsyncClient() as client:
         pack = load_pack("ctsmash")
         handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
-        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"))
+        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"), Composer(pack))
         await turns.ingest(message("c11", "m1", "onde fica a CT?", T0))
         await start_now(turns, "c11")
         await turns.redis.delete(keys.lease("c11"))  # what its expiry does
