@@ -1,6 +1,7 @@
 """Issue 30's tracing, end to end: one turn is one trace, from ``POST /v1/messages`` through
-triage, each specialist and the merger to the delivery, read from what the services' real
-OTLP exporters sent to a receiver (``tests/support/otlp.py``).
+triage and each specialist to the delivery (the part that completes the turn sends it to the
+gateway; the merger answers only at the deadline), read from what the services' real OTLP
+exporters sent to a receiver (``tests/support/otlp.py``).
 
 One system (``orquestra up`` with ``OTEL_EXPORTER_OTLP_ENDPOINT`` set) serves three turns: a
 turn for two specialists; a burst, whose turn continues its latest message's trace and links
@@ -81,14 +82,11 @@ class Trace:
 
 def _delivered(trace_id: str, *, deadline: bool = False) -> Any:
     """A probe: the trace once its delivery (its span, and the outbound message's, which ends
-    after it) and the merger's span (its message's, or its ``deadline``'s) are in."""
+    after it) is in, and with ``deadline`` the merger's deadline span."""
 
     def probe(spans: list[Span]) -> Trace | None:
         trace = Trace(spans, trace_id)
-        if deadline:
-            merged = trace.named("merger", "merge deadline")
-        else:
-            merged = trace.processed("merger", "merge")
+        merged = trace.named("merger", "merge deadline") if deadline else True
         egress = trace.processed("gateway", "outbound")
         return trace if merged and egress and trace.named("gateway", "reply deliver") else None
 
@@ -145,21 +143,19 @@ def test_one_turn_is_one_trace_from_the_request_to_the_delivery(
         [task] = trace.processed(name, "tasks")
         assert trace.hop(task) == triage, f"{name}'s task did not come from triage's span"
 
-    # -> the merger, from whichever part completed the turn.
-    [merger] = trace.processed("merger", "merge")
-    assert trace.hop(merger).service in PRODUCERS
-    assert triage in trace.ancestors(merger) or trace.hop(merger).service == "mode_router"
-
-    # -> the delivery, from the merger's reply.
+    # -> the delivery, from whichever part completed the turn (its commit sent the turn to
+    # the gateway, which composed the reply): no merger hop.
     [egress] = trace.processed("gateway", "outbound")
-    assert trace.hop(egress).service == "merger" and merger in trace.ancestors(egress)
+    assert trace.hop(egress).service in PRODUCERS
+    assert triage in trace.ancestors(egress) or trace.hop(egress).service == "mode_router"
+    assert not trace.processed("merger", "merge")
     [deliver] = trace.named("gateway", "reply deliver")
     assert deliver.parent_id == egress.span_id
     assert deliver.attributes["orquestra.delivery.status"] == "sent"
 
     # Every span of the turn is in the trace: one trace id across every service.
     services = {s.service for s in trace.spans}
-    assert {"gateway", "triage", "mode_router", "merger", *specialists} <= services
+    assert {"gateway", "triage", "mode_router", *specialists} <= services
 
 
 def test_a_burst_continues_its_latest_message_and_links_the_others(

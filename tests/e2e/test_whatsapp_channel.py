@@ -29,8 +29,10 @@ import redis as redis_sync
 
 from services.gateway.whatsapp.parse import conversation_id
 from services.gateway.whatsapp.records import delivery_key, events_key
-from shared.contracts import Reply
+from shared.contracts import MergeReady, Reply
 from shared.keys import Keys
+from shared.merge import OUTBOUND as OUTBOUND_ITEM
+from shared.merge import merger_config, reply_of
 from shared.pack import load_pack
 from tests.e2e.journey import eventually
 from tests.support.fake_graph import (
@@ -105,12 +107,17 @@ class Env:
             self.binary.xgroup_destroy(self.keys.outbound, name)
 
     def replies(self, conv: str) -> list[tuple[bytes, dict[bytes, bytes], Reply]]:
-        """Every Reply published on the outbound stream for ``conv`` (entry id, fields, reply)."""
+        """Every reply on the outbound stream for ``conv`` (entry id, fields, reply): a composed
+        one, or a turn its last producer's commit completed (a ``MergeReady``), composed as the
+        gateway composes it."""
         found = []
+        pack = load_pack("ctsmash")
         for entry_id, fields in self.binary.xrange(self.keys.outbound):
-            reply = Reply.model_validate_json(decode_entry(fields))
-            if reply.conversation_id == conv:
-                found.append((entry_id, fields, reply))
+            item = OUTBOUND_ITEM.validate_json(decode_entry(fields))
+            if isinstance(item, MergeReady):
+                item = reply_of(item.fields, merger_config(pack), pack, "test").reply
+            if item.conversation_id == conv:
+                found.append((entry_id, fields, item))
         return found
 
     def metric(self, line_start: str) -> float:
