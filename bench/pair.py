@@ -33,6 +33,7 @@ from bench.conversations import DEFAULT_MIX, Conversation, conversation
 from bench.load import LoadPlan, Session, run_load
 from bench.run import BASE
 from bench.targets import HttpSession
+from orquestra.forked import service_of
 from orquestra.redis_server import EmbeddedRedis, free_port
 
 
@@ -83,9 +84,9 @@ class Tree:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         found = {}
         for child in children:
-            args = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-            if b"-m" in args:
-                found[args[args.index(b"-m") + 1].decode().removeprefix("services.")] = int(child)
+            # Forked replicas carry their service in their title, not in "-m" (forked.py).
+            if service := service_of(Path(f"/proc/{child}/cmdline").read_bytes()):
+                found[service] = int(child)
         return found
 
     def stop(self) -> None:

@@ -78,6 +78,15 @@ class Forked:
         self.send_signal(signal.SIGKILL)
 
 
+def service_of(cmdline: bytes) -> str | None:
+    """The service a process runs, from its ``/proc/PID/cmdline``: "python -m services.triage"
+    (a process started on its own) or a forked replica's title "services.triage --port P"."""
+    for word in cmdline.replace(b"\0", b" ").split():
+        if word.startswith(b"services."):
+            return word.decode().removeprefix("services.")
+    return None
+
+
 def fork(module: str, argv: list[str], env: dict[str, str]) -> Forked:
     """Run ``python -m module *argv`` as a forked replica with environment ``env``."""
     sys.stdout.flush()

@@ -15,6 +15,8 @@ from datetime import datetime, timedelta
 
 import httpx
 
+from orquestra.forked import service_of
+
 BOOKING = ["oi, quero agendar uma aula experimental", "me chamo Ana, 30 anos, iniciante",
            "terça que vem às 19h", "sim"]  # fmt: skip
 FAQ = ["onde fica a CT?", "quanto custa?", "precisa levar raquete?", "obrigado!"]
@@ -135,14 +137,11 @@ def children(pid: int) -> dict[str, list[int]]:
     for kid in kids:
         try:
             with open(f"/proc/{kid}/cmdline", "rb") as handle:
-                args = handle.read().split(b"\0")
+                service = service_of(handle.read())
         except FileNotFoundError:
             continue
-        # "python -m services.triage", or a forked replica's title "services.triage".
-        for word in b" ".join(args).split():
-            if word.startswith(b"services."):
-                found.setdefault(word.decode().removeprefix("services."), []).append(kid)
-                break
+        if service:
+            found.setdefault(service, []).append(kid)
     return found
 
 

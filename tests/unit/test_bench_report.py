@@ -8,6 +8,7 @@ from typing import Any
 from bench.llm_server import answer
 from bench.pair import per_turn_table
 from bench.report import render, targets
+from orquestra.forked import service_of
 from services.faq.llm import FaqLLMAnswer
 from services.triage.models import LLMTriage
 from services.trial.llm import PhrasedReply
@@ -172,6 +173,15 @@ def test_pair_table_gives_cpu_per_turn_per_service() -> None:
     )
     assert old == "old: 100 turns, 15.00 CPU ms/turn (merger 10.00  triage 5.00)"
     assert new == "new: 0 turns, 200.00 CPU ms/turn (triage 200.00)"
+
+
+def test_a_service_is_found_by_its_command_line_or_by_a_forked_replicas_title() -> None:
+    """``bench.pair`` and the load tests find each service's process from /proc: a replica
+    ``orquestra up`` forks carries the service in its title, not after ``-m``."""
+    assert service_of(b"/usr/bin/python3\0-m\0services.triage\0") == "triage"
+    assert service_of(b"services.gateway --port 8000") == "gateway"
+    assert service_of(b"services.trial\0\0\0") == "trial"
+    assert service_of(b"/usr/bin/redis-server\0127.0.0.1:6379\0") is None
 
 
 def test_render_of_a_cluster_run_shows_commands_by_master_and_turns_by_partition() -> None:
