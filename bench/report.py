@@ -97,7 +97,7 @@ def targets(results: dict[str, Any]) -> list[Target]:
         if llm is None:
             continue
         workers = llm.get("workers")
-        where = f"{llm.get('users')} conv., ORQ_WORKERS={workers}"
+        where = f"{llm.get('users')} conv., ORQ_LLM_WORKERS={workers}"
         if label != "light":
             found.append(
                 Target(
@@ -205,7 +205,7 @@ def render(results: dict[str, Any]) -> str:
             candidates.append(
                 (
                     f"C llm mode, {results['llm']['delay_ms']} ms LLM, {llm['users']} conv., "
-                    f"ORQ_WORKERS={llm.get('workers')}",
+                    f"ORQ_LLM_WORKERS={llm.get('workers')}",
                     llm,
                 )
             )
@@ -296,7 +296,7 @@ def render(results: dict[str, Any]) -> str:
         if path and path.get("turns"):
             lines.append(
                 f"C ({_get(results, 'llm', label, 'users')} conv., "
-                f"ORQ_WORKERS={_get(results, 'llm', label, 'workers')}): p50 LLM time on the "
+                f"ORQ_LLM_WORKERS={_get(results, 'llm', label, 'workers')}): p50 LLM time on the "
                 f"critical path {_num(path['llm_ms_p50'], 0)} ms, p50 turn "
                 f"{_num(path['latency_ms_p50'], 0)} ms, turn/LLM p50 {path['ratio_p50']:.2f} x, "
                 f"p95 {path['ratio_p95']:.2f} x ({path['turns']} turns)"

@@ -567,7 +567,7 @@ class Benchmark:
             for label, workers in variants:
                 env = {"ORQ_NLU_MODE": "llm", "ORQ_LLM_BASE_URL": base_url}
                 if workers:
-                    env["ORQ_WORKERS"] = str(workers)
+                    env["ORQ_LLM_WORKERS"] = str(workers)
                 cluster.restart_many(LLM_SERVICES, **env)
                 cluster.wait_ready()
                 counters = Counters(client, cluster, llm_requests, {"llm_server": [server.pid]})
@@ -577,7 +577,7 @@ class Benchmark:
                     plans.insert(0, ("light", LoadPlan(LIGHT_USERS, options.short_seconds, 2.0)))
                 for name, plan in plans:
                     phase, samples = await self.phase(f"llm ({name})", plan, counters)
-                    phase["workers"] = workers or int(os.environ.get("ORQ_WORKERS", "16"))
+                    phase["workers"] = workers or Settings().llm_workers
                     phase["critical_path"] = critical_path(client, self.prefix, samples, options)
                     result[name] = phase
         finally:

@@ -125,7 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--llm-workers",
         type=int,
-        help="also run llm mode with this ORQ_WORKERS (handlers per subscription)",
+        help="also run llm mode with this ORQ_LLM_WORKERS (handlers per subscription)",
     )
     parser.add_argument(
         "--trial-burn-ms", type=int, default=100, help="CPU per task of the heavy trial"

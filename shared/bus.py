@@ -132,8 +132,8 @@ async def whole_message(message: RedisStreamMessage) -> RedisStreamMessage:
 
 def make_broker(settings: Settings) -> RedisBroker:
     """FastStream's broker. Its pool fails rather than waits when full, so it gets twice
-    ``redis_max_connections``: room for the handlers' publishes (at most ``ORQ_WORKERS`` per
-    subscription at once) and the subscribers' reads and acknowledgements.
+    ``redis_max_connections``: room for the handlers' publishes (at most ``Settings.handlers``
+    per subscription at once) and the subscribers' reads and acknowledgements.
 
     ``apply_types=False``: handlers take the message as their one argument (``whole_message``)
     instead of through dependency injection, which resolves a context parameter by running a
@@ -390,7 +390,7 @@ class Bus:
             group=group,
             consumer=self.consumer,
             polling_interval=1000,
-            max_records=settings.workers,
+            max_records=settings.handlers,
         )
         claimer = Subscription(
             stream,
@@ -403,7 +403,7 @@ class Bus:
         # message pending for the claimer.
         policy = AckPolicy.MANUAL
         read = self.broker.subscriber(
-            stream=reader, ack_policy=policy, max_workers=settings.workers, decoder=whole_message
+            stream=reader, ack_policy=policy, max_workers=settings.handlers, decoder=whole_message
         )
         claim = self.broker.subscriber(stream=claimer, ack_policy=policy, decoder=whole_message)
         claim(read(consume))

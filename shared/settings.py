@@ -183,7 +183,21 @@ class Settings(BaseSettings):
         default=5, description="Deliveries before a message goes to the dead-letter stream."
     )
     workers: int = Field(
-        default=16, description="Concurrent handlers per subscription in one process."
+        default=16,
+        ge=1,
+        description=(
+            "Concurrent handlers per subscription in one process, in rules mode "
+            "(`ORQ_LLM_WORKERS` when the LLM may be called)."
+        ),
+    )
+    llm_workers: int = Field(
+        default=64,
+        ge=1,
+        description=(
+            "Concurrent handlers per subscription in one process when `ORQ_NLU_MODE` is `llm` "
+            "or `hybrid`: a handler then mostly waits for the model, and 16 of them would cap "
+            "a replica at 16 calls in flight (about 50 a second at 300 ms each)."
+        ),
     )
     heartbeat_s: float = Field(default=2.0, description="Consumer heartbeat read by `/healthz`.")
     journal_max: int = Field(default=500, description="Journal entries kept per conversation.")
@@ -283,6 +297,12 @@ class Settings(BaseSettings):
     )
     port: int = Field(default=8000, description="Gateway port.")
     metrics_port: int = Field(default=0, description="A worker's Prometheus port (0 = off).")
+
+    @property
+    def handlers(self) -> int:
+        """Concurrent handlers per subscription: ``workers``, or ``llm_workers`` when a
+        handler may wait for the LLM."""
+        return self.workers if self.nlu_mode == "rules" else self.llm_workers
 
 
 @cache

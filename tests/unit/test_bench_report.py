@@ -98,12 +98,12 @@ def test_each_target_is_judged_against_its_threshold() -> None:
     assert found["sustained throughput"] is True  # 320 >= 300
     assert found["p50 latency, one conversation"] is True  # 12 <= 15
     assert found["p99 latency at half the maximum load"] is False  # 120 > 100
-    assert found["LLM mode throughput (32 conv., ORQ_WORKERS=16)"] is False  # 40 < 50
-    assert found["LLM turn vs its LLM time (32 conv., ORQ_WORKERS=16)"] is True  # 1.1 <= 1.2
+    assert found["LLM mode throughput (32 conv., ORQ_LLM_WORKERS=16)"] is False  # 40 < 50
+    assert found["LLM turn vs its LLM time (32 conv., ORQ_LLM_WORKERS=16)"] is True  # 1.1 <= 1.2
     assert found["a 2nd replica of the bottleneck (trial) raises throughput"] is True
     # Few people: only the turn's own time is judged, not the throughput.
-    assert found["LLM turn vs its LLM time (8 conv., ORQ_WORKERS=16)"] is True
-    assert "LLM mode throughput (8 conv., ORQ_WORKERS=16)" not in found
+    assert found["LLM turn vs its LLM time (8 conv., ORQ_LLM_WORKERS=16)"] is True
+    assert "LLM mode throughput (8 conv., ORQ_LLM_WORKERS=16)" not in found
 
 
 def test_targets_missing_from_a_partial_run_are_left_out() -> None:
