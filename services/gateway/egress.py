@@ -97,8 +97,9 @@ class Egress:
             return
         REPLIES.labels(reply.channel, delivery.status, self.turns.keys.tenant).inc()
         await self._record(channel, reply, delivery)
-        journal = merged
-        if delivery.status != "duplicate":
+        journal: list[str] = []
+        if delivery.status != "duplicate":  # a redelivery journals neither entry again
+            journal += merged
             journal.append(
                 journal_entry(
                     "gateway",

@@ -614,3 +614,64 @@ async def test_a_release_that_finds_nothing_to_start_takes_the_pending_start_off
     await turns.release("c12", published[1].turn_id)
     assert [t.text for t in published[2:]] == ["pra terça"]
     assert await turns.redis.zscore(pending, "c12") is not None
+
+
+async def test_the_gateway_composes_a_completed_turn_and_answers_it_once(
+    keeper, redis_url: str
+) -> None:
+    """A turn its last producer's commit completed reaches the gateway as its merge hash (a
+    ``MergeReady``): the reply is composed there, with the merger's rules, delivered and
+    journaled once, even when the notice is handled twice (redelivered after a crash)."""
+    import httpx
+
+    from services.gateway.channels.http import HttpChannel
+    from services.gateway.egress import Composer, Egress
+    from services.gateway.handoff import Handoff
+    from shared.contracts import MergeReady, Part, TurnPlan
+
+    turns, published, store = keeper
+    keys = turns.keys
+    history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
+    settings = turns.settings.model_copy(update={"redis_url": redis_url})
+    channel = HttpChannel(turns.redis, turns.scripts, keys, settings, 3600, 2, 50, history)
+    async with httpx.AsyncClient() as client:
+        pack = load_pack("ctsmash")
+        handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
+        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"), Composer(pack))
+        await turns.ingest(message("c12", "m1", "quero agendar e onde fica?", T0))
+        await start_now(turns, "c12")
+        turn = published[0]
+        parts = {
+            source: Part(
+                turn_id=turn.turn_id,
+                conversation_id="c12",
+                source=source,
+                text=text,
+                asks_question=asks,
+            )
+            for source, text, asks in (
+                ("trial", "Qual dia fica melhor?", True),
+                ("faq", "Ficamos na Rua das Palmeiras, 250.", False),
+            )
+        }
+        plan = TurnPlan(turn_id=turn.turn_id, conversation_id="c12", expected=["trial", "faq"])
+        fields = {
+            "turn": turn.model_dump_json(exclude={"state"}),
+            "plan": plan.model_dump_json(),
+            **{f"part:{s}": p.model_dump_json() for s, p in parts.items()},
+            "_done": "complete",
+        }
+        ready = MergeReady(turn_id=turn.turn_id, conversation_id="c12", fields=fields)
+        await egress.handle(ready.model_dump_json().encode())
+        await egress.handle(ready.model_dump_json().encode())
+        replies, _ = await channel.read("c12", "0-0", 0)
+    await channel.aclose()
+    # The merger's order: the answer before the question that asks for the next step.
+    assert [r["text"] for r in replies] == [
+        "Ficamos na Rua das Palmeiras, 250.\n\nQual dia fica melhor?"
+    ]
+    assert await turns.redis.get(keys.lease("c12")) is None
+    journal = await store.journal("c12")
+    [merged] = [e for e in journal if e["event"] == "merge.complete"]
+    assert merged["service"] == "gateway" and merged["sources"] == ["faq", "trial"]
+    assert [e["event"] for e in journal].count("reply.delivered") == 1
