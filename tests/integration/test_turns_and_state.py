@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 from redis.asyncio import Redis
 
+from services.gateway.channels.http import HttpChannel
+from services.gateway.egress import Composer, Egress
+from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper, sweep_once
-from shared.contracts import InboundMessage, MetaView, TrialView, Turn
+from shared.contracts import (
+    InboundMessage,
+    MergeReady,
+    MetaView,
+    Part,
+    Reply,
+    TrialView,
+    Turn,
+    TurnPlan,
+)
 from shared.keys import Keys
 from shared.logs import get_logger
 from shared.lua import register
@@ -298,12 +313,6 @@ async def test_a_reader_loads_only_the_slices_it_names(keeper) -> None:
 
 
 async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper) -> None:
-    import httpx
-
-    from services.gateway.egress import Composer, Egress
-    from services.gateway.handoff import Handoff
-    from shared.contracts import Reply
-
     turns, published, store = keeper
     delivered: list[Reply] = []
 
@@ -344,28 +353,41 @@ async def test_a_late_reply_is_dropped_when_a_human_owns_the_conversation(keeper
     assert "reply.dropped" in journal and "handoff.human" in journal
 
 
+@asynccontextmanager
+async def http_egress(
+    keeper: tuple[TurnKeeper, list[Turn], StateStore], redis_url: str
+) -> AsyncIterator[tuple[Egress, HttpChannel, Handoff]]:
+    """The gateway's egress over the real HTTP channel, whose long-polls read through their
+    own client on the test's Redis."""
+    turns, _, store = keeper
+    keys = turns.keys
+    history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
+    settings = turns.settings.model_copy(update={"redis_url": redis_url})
+    channel = HttpChannel(turns.redis, turns.scripts, keys, settings, 3600, 2, 50, history)
+    try:
+        async with httpx.AsyncClient() as client:
+            pack = load_pack("ctsmash")
+            handoff = Handoff(
+                turns.scripts, keys, store, client, turns.settings, pack, get_logger("t")
+            )
+            composer = Composer(pack)
+            yield (
+                Egress({"http": channel}, turns, handoff, history, get_logger("t"), composer),
+                channel,
+                handoff,
+            )
+    finally:
+        await channel.aclose()
+
+
 async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_delivery_script(
     keeper, redis_url: str
 ) -> None:
     """The HTTP channel checks the owner in the script that delivers (no read before it): a
     late bot reply is dropped and its turn released; a staff member's message still goes."""
-    import httpx
-
-    from services.gateway.channels.http import HttpChannel
-    from services.gateway.egress import Composer, Egress
-    from services.gateway.handoff import Handoff
-    from shared.contracts import Reply
-
     turns, published, store = keeper
     keys = turns.keys
-    history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
-    # Its long-polls read through their own client, on the test's Redis.
-    settings = turns.settings.model_copy(update={"redis_url": redis_url})
-    channel = HttpChannel(turns.redis, turns.scripts, keys, settings, 3600, 2, 50, history)
-    async with httpx.AsyncClient() as client:
-        pack = load_pack("ctsmash")
-        handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
-        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"), Composer(pack))
+    async with http_egress(keeper, redis_url) as (egress, channel, handoff):
         await turns.ingest(message("c10", "m1", "quero agendar", T0))
         await start_now(turns, "c10")
         in_flight = published[0]
@@ -381,7 +403,6 @@ async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_deliver
         )  # fmt: skip
         await egress.handle(staff.model_dump_json().encode())
         replies, _ = await channel.read("c10", "0-0", 0)
-    await channel.aclose()
     assert [r["text"] for r in replies] == ["Oi, aqui é a Maria"]
     assert await turns.redis.get(keys.lease("c10")) is None
     journal = [e["event"] for e in await store.journal("c10")]
@@ -394,22 +415,9 @@ async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
     """A turn that outlived its lease (a failover stalled it) has its messages taken up again by
     a second turn. Both run to the end; only the turn holding the lease is answered, so the
     person sees one answer. The first reply is dropped in the delivery script itself."""
-    import httpx
-
-    from services.gateway.channels.http import HttpChannel
-    from services.gateway.egress import Composer, Egress
-    from services.gateway.handoff import Handoff
-    from shared.contracts import Reply
-
     turns, published, store = keeper
     keys = turns.keys
-    history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
-    settings = turns.settings.model_copy(update={"redis_url": redis_url})
-    channel = HttpChannel(turns.redis, turns.scripts, keys, settings, 3600, 2, 50, history)
-    async with httpx.AsyncClient() as client:
-        pack = load_pack("ctsmash")
-        handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
-        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"), Composer(pack))
+    async with http_egress(keeper, redis_url) as (egress, channel, _):
         await turns.ingest(message("c11", "m1", "onde fica a CT?", T0))
         await start_now(turns, "c11")
         await turns.redis.delete(keys.lease("c11"))  # what its expiry does
@@ -423,7 +431,6 @@ async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
             )  # fmt: skip
             await egress.handle(reply.model_dump_json().encode())
         replies, _ = await channel.read("c11", "0-0", 0)
-    await channel.aclose()
     assert [r["text"] for r in replies] == ["segunda"]
     assert await turns.redis.get(keys.lease("c11")) is None
     dropped = [e for e in await store.journal("c11") if e["event"] == "reply.dropped"]
@@ -622,22 +629,9 @@ async def test_the_gateway_composes_a_completed_turn_and_answers_it_once(
     """A turn its last producer's commit completed reaches the gateway as its merge hash (a
     ``MergeReady``): the reply is composed there, with the merger's rules, delivered and
     journaled once, even when the notice is handled twice (redelivered after a crash)."""
-    import httpx
-
-    from services.gateway.channels.http import HttpChannel
-    from services.gateway.egress import Composer, Egress
-    from services.gateway.handoff import Handoff
-    from shared.contracts import MergeReady, Part, TurnPlan
-
     turns, published, store = keeper
     keys = turns.keys
-    history = History(turns.redis, turns.scripts, keys, 100, 3600, 3600)
-    settings = turns.settings.model_copy(update={"redis_url": redis_url})
-    channel = HttpChannel(turns.redis, turns.scripts, keys, settings, 3600, 2, 50, history)
-    async with httpx.AsyncClient() as client:
-        pack = load_pack("ctsmash")
-        handoff = Handoff(turns.scripts, keys, store, client, turns.settings, pack, get_logger("t"))
-        egress = Egress({"http": channel}, turns, handoff, history, get_logger("t"), Composer(pack))
+    async with http_egress(keeper, redis_url) as (egress, channel, _):
         await turns.ingest(message("c12", "m1", "quero agendar e onde fica?", T0))
         await start_now(turns, "c12")
         turn = published[0]
@@ -665,7 +659,6 @@ async def test_the_gateway_composes_a_completed_turn_and_answers_it_once(
         await egress.handle(ready.model_dump_json().encode())
         await egress.handle(ready.model_dump_json().encode())
         replies, _ = await channel.read("c12", "0-0", 0)
-    await channel.aclose()
     # The merger's order: the answer before the question that asks for the next step.
     assert [r["text"] for r in replies] == [
         "Ficamos na Rua das Palmeiras, 250.\n\nQual dia fica melhor?"
