@@ -246,7 +246,8 @@ class Turn(Contract):
     # The conversation's state hash as the turn started (slice name -> its JSON), read by the
     # script that started it: the turn's first handlers decide on it instead of reading the
     # hash again (their commits still compare versions). None: not sent along (the merger's
-    # record of the turn, a specialist's task, a gateway that did not send it).
+    # record of the turn, a specialist's task: ``on_turns`` takes it off the turn it hands
+    # its handler; a gateway that did not send it).
     state: dict[str, str] | None = None
 
     @property

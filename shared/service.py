@@ -270,7 +270,12 @@ def on_turns(rt: Runtime, decide: TurnHandler) -> None:
 
     async def handler(body: bytes) -> None:
         turn = Turn.model_validate_json(body)
-        brought = snapshot_of(turn.state) if turn.state is not None else None
+        brought = None
+        if turn.state is not None:
+            # The state becomes the snapshot; the handler's turn goes on without it, so what
+            # it forwards (a specialist's task) never carries a state from before its commit.
+            brought = snapshot_of(turn.state)
+            turn = turn.model_copy(update={"state": None})
         await decide_turn_once(rt, turn, lambda snapshot, d: decide(turn, snapshot, d), brought)
 
     rt.bus.subscribe(rt.keys.turns, rt.service, handler)

@@ -116,11 +116,9 @@ def build(rt: Runtime) -> None:
             mode_pending=mode_awaits_answer(snapshot.model("mode", ModeView), turn.turn_id),
             knows=knows,
         )
-        # A specialist reads the state after this commit (its memory): not the turn's.
-        task_turn = turn.model_copy(update={"state": None}) if turn.state is not None else turn
         for route in outcome.routes:
             task = SpecialistTask(
-                turn=task_turn,
+                turn=turn,
                 route=route,
                 intents=outcome.intents,
                 text=outcome.route_texts.get(route, outcome.text),
