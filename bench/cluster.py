@@ -69,6 +69,10 @@ class Cluster:
     retired_cpu: dict[str, float] = field(default_factory=dict)
     embedded: EmbeddedRedis | None = None
     redis_cluster: LocalCluster | None = None
+    # Services run in one process (``python -m services ...``, or the gateway's ``--with``),
+    # in ``replicas_together`` replicas; the rest alone.
+    together: tuple[str, ...] = ()
+    replicas_together: int = 1
 
     def start_redis_cluster(self, masters: int) -> str:
         """A fresh local Redis Cluster (``masters`` masters, one replica each, AOF on), as
@@ -103,11 +107,21 @@ class Cluster:
         }
 
     def spawn(self, service: str, module: str | None = None, **env: str) -> Child:
+        """Start ``service`` (a worker group's label ``a+b``: those services in one process,
+        ``python -m services a b``) as a child."""
+        names = service.split("+")
+        if module is None and len(names) > 1:
+            module = "services.gateway" if "gateway" in names else "services"
         module = module or f"services.{service}"
         args = [sys.executable, "-m", module]
-        if service == "gateway":
+        if module == "services":
+            args += names
+        if "gateway" in names:
             self.port = self.port or free_port()
             args += ["--port", str(self.port)]
+            if len(names) > 1:
+                # Its replicas share the port: the kernel spreads the connections.
+                args += ["--with", ",".join(n for n in names if n != "gateway"), "--reuse-port"]
         log = open(self.workdir / f"{service}.log", "ab")  # noqa: SIM115 - the child owns it
         process = subprocess.Popen(
             args, cwd=ROOT, env=self.child_env(env), stdout=log, stderr=subprocess.STDOUT
@@ -118,12 +132,18 @@ class Cluster:
         return child
 
     def start_all(self, **env: str) -> None:
+        together = [name for name in ("gateway", *WORKERS) if name in self.together]
         for service in WORKERS:
-            self.spawn(service, **env)
-        self.spawn("gateway", **env)
+            if service not in together:
+                self.spawn(service, **env)
+        for _ in range(self.replicas_together if together else 0):
+            self.spawn("+".join(together), **env)
+        if "gateway" not in together:
+            self.spawn("gateway", **env)
 
     def replicas(self, service: str) -> list[Child]:
-        return [c for c in self.children if c.service == service]
+        """The children running ``service``, alone or with others."""
+        return [c for c in self.children if service in c.service.split("+")]
 
     def stop(self, children: list[Child]) -> None:
         """SIGTERM, then SIGKILL after a grace period; their CPU time is kept for the totals."""
@@ -142,14 +162,21 @@ class Cluster:
             self.children.remove(child)
 
     def restart(self, service: str, module: str | None = None, **env: str) -> None:
-        self.stop(self.replicas(service))
-        self.spawn(service, module, **env)
+        """Restart every process running ``service`` (alone or with others) with ``env``."""
+        stopped = self.replicas(service)
+        self.stop(stopped)
+        for label in [c.service for c in stopped] or [service]:
+            self.spawn(label, module if label == service else None, **env)
 
     def restart_many(self, services: tuple[str, ...], **env: str) -> None:
-        """Stop every replica of ``services`` at once, then start one of each (in parallel)."""
-        self.stop([c for c in self.children if c.service in services])
-        for service in services:
-            self.spawn(service, **env)
+        """Stop every replica of ``services`` at once, then start one of each (in parallel);
+        a process running some of them with others is restarted whole."""
+        stopped = [c for c in self.children if set(c.service.split("+")) & set(services)]
+        self.stop(stopped)
+        labels = dict.fromkeys(c.service for c in stopped if "+" in c.service)
+        grouped = {name for label in labels for name in label.split("+")}
+        for label in [*labels, *(s for s in services if s not in grouped)]:
+            self.spawn(label, **env)
 
     def wait_ready(self, timeout_s: float = 60.0) -> None:
         """Until every child announces a live consumer (its heartbeat names its pid)."""

@@ -81,7 +81,12 @@ class LocalBus:
         self.consumer = f"{service}-inproc"
 
     async def publish(
-        self, stream: str, payload: str | BaseModel, *, pipeline: object = None
+        self,
+        stream: str,
+        payload: str | BaseModel,
+        *,
+        pipeline: object = None,
+        taking: object = None,
     ) -> None:
         """Dispatched at once, also when the caller batches its Redis commands in ``pipeline``."""
         body = payload.model_dump_json() if isinstance(payload, BaseModel) else payload

@@ -89,6 +89,10 @@ class Options:
     # bus split into ``partitions`` partitions: the system phases only.
     redis_cluster: int = 0
     partitions: int = 1
+    # Services run in one process (``python -m services ...``, or the gateway's ``--with``),
+    # in ``replicas_together`` replicas; the others alone.
+    together: tuple[str, ...] = ()
+    replicas_together: int = 1
 
 
 def progress(message: str) -> None:
@@ -287,11 +291,23 @@ class Benchmark:
             return redis.Redis.from_url(self.redis_url, decode_responses=True)
         if options.redis_cluster:
             env = {**NO_BURST_WINDOWS, "ORQ_PARTITIONS": str(options.partitions)}
-            self.cluster = Cluster(self.workdir, self.prefix, env=env)
+            self.cluster = Cluster(
+                self.workdir,
+                self.prefix,
+                env=env,
+                together=options.together,
+                replicas_together=options.replicas_together,
+            )
             progress(f"starting a Redis Cluster of {options.redis_cluster} masters")
             self.redis_url = self.cluster.start_redis_cluster(options.redis_cluster)
         else:
-            self.cluster = Cluster(self.workdir, self.prefix, env=NO_BURST_WINDOWS)
+            self.cluster = Cluster(
+                self.workdir,
+                self.prefix,
+                env=NO_BURST_WINDOWS,
+                together=options.together,
+                replicas_together=options.replicas_together,
+            )
             self.redis_url = self.cluster.start_redis()
         progress(f"starting the services (logs in {self.workdir})")
         started = time.perf_counter()
@@ -593,9 +609,11 @@ class Benchmark:
         self.mix = BOOKING_MIX
         heavy = {"ORQ_BENCH_TRIAL_BURN_MS": str(options.trial_burn_ms)}
         # Back to rules mode (the llm phase may have run), with the heavy trial: the last phase,
-        # so nothing is restored after it.
-        cluster.stop([c for c in cluster.children if c.service in LLM_SERVICES])
-        for service in LLM_SERVICES:
+        # so nothing is restored after it. Services run together run alone here: the phase
+        # adds replicas of the trial by itself.
+        stopped = [c for c in cluster.children if set(c.service.split("+")) & {*LLM_SERVICES}]
+        cluster.stop(stopped)
+        for service in dict.fromkeys(s for c in stopped for s in c.service.split("+")):
             cluster.spawn(service, "bench.heavy_trial" if service == "trial" else None, **heavy)
         rows = []
         try:

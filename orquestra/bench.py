@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
             profile=args.profile,
             redis_cluster=args.redis_cluster,
             partitions=args.partitions,
+            together=args.together,
+            replicas_together=args.replicas,
         )
         try:
             results = asyncio.run(Benchmark(options).run())
@@ -79,7 +81,9 @@ def versus(args: argparse.Namespace) -> int:
     finally:
         peer.stop()
     try:
-        ours = asyncio.run(Benchmark(options()).run())
+        ours = asyncio.run(
+            Benchmark(options(together=args.together, replicas_together=args.replicas)).run()
+        )
     except KeyboardInterrupt:
         print("orquestra bench: interrupted", file=sys.stderr)
         return 130
@@ -94,6 +98,20 @@ def versus(args: argparse.Namespace) -> int:
         else render_versus(theirs, ours, targets)
     )
     return 0
+
+
+def together(value: str) -> tuple[str, ...]:
+    """``--together``'s services, each once, in the registry's order."""
+    from services.registry import SERVICES
+
+    names = {name.strip() for name in value.split(",") if name.strip()}
+    if wrong := sorted(names - set(SERVICES)):
+        raise argparse.ArgumentTypeError(
+            f"no service {', '.join(wrong)} (one of {', '.join(SERVICES)})"
+        )
+    if len(names) < 2:
+        raise argparse.ArgumentTypeError("name two services or more")
+    return tuple(name for name in SERVICES if name in names)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -146,6 +164,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--partitions", type=int, default=1, help="with --redis-cluster: ORQ_PARTITIONS"
+    )
+    parser.add_argument(
+        "--together",
+        type=together,
+        default=(),
+        metavar="A,B,...",
+        help="run these services in one process (python -m services A B ..., or the "
+        "gateway's --with)",
+    )
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="with --together: replicas of that process (the gateway's share its port)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--out", help="also write the results as JSON to this file")

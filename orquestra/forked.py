@@ -80,10 +80,16 @@ class Forked:
 
 def service_of(cmdline: bytes) -> str | None:
     """The service a process runs, from its ``/proc/PID/cmdline``: "python -m services.triage"
-    (a process started on its own) or a forked replica's title "services.triage --port P"."""
-    for word in cmdline.replace(b"\0", b" ").split():
-        if word.startswith(b"services."):
-            return word.decode().removeprefix("services.")
+    (a process started on its own) or a forked replica's title "services.triage --port P";
+    "a+b" for services run together ("services a b", "services.a --with b")."""
+    words = [word.decode() for word in cmdline.replace(b"\0", b" ").split()]
+    for i, word in enumerate(words):
+        if word.startswith("services."):
+            rest = words[i + 1 :]
+            together = rest[rest.index("--with") + 1].split(",") if "--with" in rest[:-1] else []
+            return "+".join([word.removeprefix("services."), *together])
+        if word == "services" and words[i + 1 :]:
+            return "+".join(words[i + 1 :])
     return None
 
 

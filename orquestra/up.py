@@ -76,6 +76,37 @@ def parse_scale(values: list[str]) -> dict[str, int]:
     return scale
 
 
+def parse_together(values: list[str]) -> list[tuple[str, ...]]:
+    """``--together A,B``: groups of two or more services, each in one group at most, each
+    group in the registry's order."""
+    groups: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for value in values:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        wrong = [name for name in names if name not in SERVICES]
+        if wrong or len(set(names)) < 2:
+            raise ValueError(
+                f"--together takes two or more of {', '.join(SERVICES)}, comma-separated "
+                f"(got {value!r})"
+            )
+        if twice := sorted(seen & set(names)):
+            raise ValueError(f"--together: {', '.join(twice)} named in two groups")
+        seen |= set(names)
+        groups.append(tuple(name for name in SERVICES if name in names))
+    return groups
+
+
+def together_child(group: tuple[str, ...], replica: int, port: int) -> Child:
+    """One replica of services run together: the gateway's process with the others
+    (``--with``, its replicas sharing the port), or ``python -m services A B``."""
+    label = "+".join(group)
+    if "gateway" not in group:
+        return Child(label, replica, "services", [*group])
+    workers = ",".join(name for name in group if name != "gateway")
+    argv = ["--port", str(port), "--with", workers, "--reuse-port"]
+    return Child(label, replica, "services.gateway", argv)
+
+
 @dataclass(frozen=True)
 class RedisChoice:
     """Which Redis ``orquestra up`` uses, and why (said once at start)."""
@@ -113,9 +144,11 @@ class Supervisor:
         embedded: bool = False,
         data_dir_given: bool = False,
         cluster_masters: int = 0,
+        together: list[tuple[str, ...]] | None = None,
     ) -> None:
         self.port = port
         self.scale = scale
+        self.together = together or []
         self.data_dir = data_dir
         self.redis_url = redis_url
         self.force_embedded = embedded
@@ -179,11 +212,20 @@ class Supervisor:
             env = {**os.environ, "REDIS_URL": url, "ORQ_SUPERVISED": "1"}
             if self.cluster:
                 env["ORQ_REDIS_MODE"] = "cluster"
+            grouped = {name for group in self.together for name in group}
             for service in WORKERS:
+                if service in grouped:
+                    continue
                 for replica in range(1, self.scale.get(service, 1) + 1):
                     self.children.append(Child(service, replica, f"services.{service}"))
-            port = ["--port", str(self.port)]
-            self.children.append(Child("gateway", 1, "services.gateway", port))
+            for group in self.together:
+                # A group runs as many replicas as the most scaled of its services.
+                replicas = max(self.scale.get(service, 1) for service in group)
+                for replica in range(1, replicas + 1):
+                    self.children.append(together_child(group, replica, self.port))
+            if "gateway" not in grouped:
+                port = ["--port", str(self.port)]
+                self.children.append(Child("gateway", 1, "services.gateway", port))
             preload(PRELOADED)
             for child in self.children:
                 self.spawn(child, env)
@@ -283,6 +325,7 @@ class Supervisor:
 def run(args: argparse.Namespace) -> int:
     try:
         scale = parse_scale(args.scale)
+        together = parse_together(args.together)
     except ValueError as exc:
         print(f"orquestra up: {exc}", file=sys.stderr)
         return 2
@@ -307,6 +350,7 @@ def run(args: argparse.Namespace) -> int:
         embedded=args.embedded,
         data_dir_given=given,
         cluster_masters=args.redis_cluster,
+        together=together,
     )
     return supervisor.run()
 
@@ -320,6 +364,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="SERVICE=N",
         help="replicas of a worker, e.g. --scale trial=2 (repeatable)",
+    )
+    parser.add_argument(
+        "--together",
+        action="append",
+        default=[],
+        metavar="A,B,...",
+        help="run these workers in one process (repeatable; its replicas: the largest --scale"
+        " of its services): what one publishes to another is taken without a delivery of its"
+        " own",
     )
     parser.add_argument(
         "--data-dir",

@@ -7,6 +7,15 @@ up by the living ones. A message is acknowledged only after its handler succeeds
 ``max_attempts`` deliveries it goes to the dead-letter stream, acknowledged, so one poison
 message never blocks a conversation forever.
 
+**Read on write.** When a process publishes to a stream that one of its own subscriptions
+reads (services run together, ``python -m services A B``), the commit script that adds the
+message also reads it for that subscription's group (``XREADGROUP``, as the group's reader
+would), and the process runs it at once: the same delivery, pending under the same consumer
+until its handler's commit acknowledges it, reclaimed by another replica if this one dies,
+without a read round trip or a wake-up of its own (``Local``). Only on one Redis (a cluster
+keeps the streams in other slots than the conversation's keys) and without tracing (a taken
+message has no consumer span), and only while the subscription has a free handler.
+
 With several tenants (``shared/tenants.py``) the streams are shared: each tenant's runtime has
 a view of the bus (``Bus.for_tenant``) that stamps what it publishes with the tenant (a
 ``tenant`` header), and a process reads each (stream, group) once and hands every message to
@@ -15,12 +24,13 @@ the handler its tenant's runtime subscribed. A deployment of one sends no header
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import os
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,12 +43,15 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
+from shared import lua
 from shared.connections import retry_options
 from shared.contracts import DeadLetter
 from shared.keys import Keys
 from shared.logs import get_logger
-from shared.metrics import DEAD_LETTERS, HANDLED, LATENCY
+from shared.metrics import DEAD_LETTERS, HANDLED, LATENCY, TAKEN_ON_WRITE
 from shared.settings import Settings
+from shared.state import TakenEntry, taken_of, takers_args
+from shared.tracing import active as tracing_active
 from shared.tracing import broker_middlewares, with_context
 
 Handler = Callable[[bytes], Awaitable[None]]
@@ -69,6 +82,101 @@ class Delivery:
 
 # The delivery of the handler running in this task (set by the bus around each handler call).
 _delivery: ContextVar[Delivery | None] = ContextVar("delivery", default=None)
+
+
+class Taken:
+    """A message a commit script read for one of this process's groups, as ``consume`` reads
+    a FastStream message: body, headers, where to acknowledge it, its first delivery."""
+
+    def __init__(self, redis: Redis, entry: TakenEntry, body: bytes, headers: dict[str, Any]):
+        self.redis = redis
+        self.entry = entry
+        self.body = body
+        self.headers = headers
+        self.raw_message = {"channel": entry.stream, "message_ids": [entry.message_id]}
+
+    async def get_delivery_count(self) -> int:
+        return 1  # XREADGROUP just delivered it; a redelivery comes through the claimer
+
+    async def ack(self) -> None:
+        await self.redis.xack(self.entry.stream, self.entry.group, self.entry.message_id)
+
+
+Message = RedisStreamMessage | Taken
+
+
+@dataclass
+class Local:
+    """One subscription of this process, for the commit scripts that read on write: its
+    consumer, the handler that runs a delivery (``consume``), and its handlers' places.
+
+    ``slots`` holds every handler of the subscription, read or taken, to ``capacity`` at once
+    (``Settings.handlers``): FastStream's own limit counts only what its reader delivers.
+    ``busy`` counts the handlers running or waiting for a place, and a message taken but not
+    yet started, so a commit takes a message only while a place is free."""
+
+    bus: Bus
+    consumer: str
+    capacity: int
+    consume: Callable[[Message], Coroutine[Any, Any, None]]
+    slots: asyncio.Semaphore
+    busy: int = 0
+
+
+# stream partition -> group -> this process's subscription (every ``Bus`` of the process).
+_LOCAL: dict[str, dict[str, Local]] = {}
+# The taken messages being handled, so a stop can cancel them (left pending, reclaimed).
+_RUNNING: set[asyncio.Task[None]] = set()
+
+
+def takers(settings: Settings, stream: str) -> tuple[tuple[str, str], ...]:
+    """The (group, consumer) pairs of this process that would take a message added to
+    ``stream`` now: subscriptions with a free handler, on one Redis, tracing off."""
+    groups = _LOCAL.get(stream)
+    if not groups or settings.redis_mode == "cluster" or tracing_active():
+        return ()
+    return tuple(
+        (group, local.consumer)
+        for group, local in groups.items()
+        if local.busy < local.capacity and local.bus.broker.running
+    )
+
+
+def run_taken(entries: tuple[TakenEntry, ...]) -> None:
+    """Run each entry a commit script read for this process, as its subscription would."""
+    for entry in entries:
+        local = _LOCAL[entry.stream][entry.group]
+        body, headers = local.bus.broker.message_format.parse(entry.data)
+        TAKEN_ON_WRITE.labels(local.bus.service, entry.stream, headers.get(TENANT_HEADER, "")).inc()
+        local.busy += 1  # given back by ``consume``
+        task = asyncio.get_running_loop().create_task(
+            local.consume(Taken(local.bus.redis, entry, body, headers))
+        )
+        _RUNNING.add(task)
+
+        def done(task: asyncio.Task[None]) -> None:
+            _RUNNING.discard(task)
+            if not task.cancelled() and (exc := task.exception()) is not None:
+                # ``consume`` logged it and left the delivery pending for the claimer.
+                log.debug("taken message left pending", error=repr(exc))
+
+        task.add_done_callback(done)
+
+
+def running_taken() -> list[asyncio.Task[None]]:
+    return list(_RUNNING)
+
+
+@dataclass(frozen=True)
+class Taking:
+    """A publish queued on a pipeline that reads its message on write: the pipeline's result
+    at ``index`` says what it took; ``run`` runs that once the pipeline has executed."""
+
+    index: int
+    data: bytes
+
+    def run(self, results: list[Any]) -> None:
+        run_taken(tuple(taken_of(results[self.index], [self.data])))
 
 
 def riding(settings: Settings) -> Delivery | None:
@@ -109,12 +217,12 @@ def _log(tenant: str) -> Any:
     return log.bind(tenant=tenant) if tenant else log
 
 
-def _message_id(message: RedisStreamMessage) -> str:
+def _message_id(message: Message) -> str:
     ids = message.raw_message.get("message_ids") or [b""]
     return ids[0].decode() if isinstance(ids[0], bytes) else str(ids[0])
 
 
-def _channel(message: RedisStreamMessage) -> str:
+def _channel(message: Message) -> str:
     """The stream key the message was read from (the one to acknowledge it on)."""
     channel = message.raw_message["channel"]
     return channel.decode() if isinstance(channel, bytes) else str(channel)
@@ -243,6 +351,7 @@ class Bus:
         self._unstarted: list[Any] = []
         # A staged view's subscriptions, installed together by ``install``; None: at once.
         self.staged: list[tuple[str, str, Handler]] | None = None
+        self._publish = redis.register_script(lua.PUBLISH)
 
     def for_tenant(self, keys: Keys) -> Bus:
         """This process's bus as one tenant's runtime sees it: the same broker, consumer and
@@ -289,9 +398,18 @@ class Bus:
         ]
 
     async def publish(
-        self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
+        self,
+        stream: str,
+        payload: str | BaseModel,
+        *,
+        pipeline: Pipeline | None = None,
+        taking: list[Taking] | None = None,
     ) -> None:
         """Publish one message; with ``pipeline``, queue it there (sent when it executes).
+
+        A message for a subscription of this process is read on write for it (``takers``):
+        at once without ``pipeline``; with one, only when the caller passes ``taking``, where
+        it finds what to run once the pipeline has executed (``Taking.run``).
 
         On a cluster FastStream's broker takes no pipeline (it warns and publishes at once), so
         the message is published now, before the pipeline's other commands: callers that
@@ -299,6 +417,18 @@ class Bus:
         body = payload.model_dump_json() if isinstance(payload, BaseModel) else payload
         if self.settings.redis_mode == "cluster":
             pipeline = None
+        readers = takers(self.settings, stream)
+        if readers and pipeline is None:
+            [(_, data)] = await self.encode([(stream, body)])
+            args = [self.settings.stream_maxlen, data, *takers_args(readers)]
+            run_taken(tuple(taken_of(await self._publish(keys=[stream], args=args), [data])))
+            return
+        if readers and pipeline is not None and taking is not None:
+            [(_, data)] = await self.encode([(stream, body)])
+            args = [self.settings.stream_maxlen, data, *takers_args(readers)]
+            lua.queue(pipeline, self._publish, keys=[stream], args=args)
+            taking.append(Taking(len(pipeline.command_stack) - 1, data))
+            return
         await self.broker.publish(
             body.encode(),
             stream=stream,
@@ -313,10 +443,13 @@ class Bus:
         if len(messages) == 1:
             await self.publish(*messages[0])
             return
+        taking: list[Taking] = []
         async with self.redis.pipeline(transaction=False) as pipe:
             for stream, payload in messages:
-                await self.publish(stream, payload, pipeline=pipe)
-            await pipe.execute()
+                await self.publish(stream, payload, pipeline=pipe, taking=taking)
+            results = await pipe.execute()
+        for each in taking:
+            each.run(results)
 
     def subscribe(self, stream: str, group: str, handler: Handler) -> None:
         """Consume ``stream`` in ``group``: one subscription per partition of the stream, so
@@ -339,7 +472,17 @@ class Bus:
         settings = self.settings
         poison = _fault(settings.fault_inject, group)
 
-        async def consume(message: RedisStreamMessage) -> None:
+        async def consume(message: Message) -> None:
+            """A delivery, read or taken, in one of the subscription's places."""
+            if not isinstance(message, Taken):
+                local.busy += 1  # a taken one was counted when it was taken
+            try:
+                async with local.slots:
+                    await handle(message)
+            finally:
+                local.busy -= 1
+
+        async def handle(message: Message) -> None:
             started = time.perf_counter()
             tenant: str = message.headers.get(TENANT_HEADER, "")
             delivery = Delivery(_channel(message), group, _message_id(message))
@@ -407,6 +550,9 @@ class Bus:
         )
         claim = self.broker.subscriber(stream=claimer, ack_policy=policy, decoder=whole_message)
         claim(read(consume))
+        slots = asyncio.Semaphore(settings.handlers)
+        local = Local(self, self.consumer, settings.handlers, consume, slots)
+        _LOCAL.setdefault(stream, {})[group] = local
         if self.broker.running:
             self._unstarted += [read, claim]
 
@@ -414,7 +560,7 @@ class Bus:
         self,
         stream: str,
         group: str,
-        message: RedisStreamMessage,
+        message: Message,
         attempts: int,
         exc: BaseException,
         tenant: str,

@@ -304,6 +304,58 @@ return result
 """
 )
 
+# Read on write (``shared.bus``): after an XADD to ``stream`` (its id ``id``), read one entry
+# for each (group, consumer) pair of ``readers`` as that group's reader would, and add
+# {stream, group, entry id, n, ''} to ``taken`` when it is the entry just added by item ``n``
+# (the caller knows its data), or {stream, group, entry id, 0, hex data} for an older entry
+# the group had not read yet (FastStream's binary format is not text). Blocked readers are
+# served after the script, so the entry goes to the takers, never to them.
+_TAKE = """
+local function take(stream, id, readers, n, taken)
+  for t = 1, #readers, 2 do
+    local read = redis.call('XREADGROUP', 'GROUP', readers[t], readers[t + 1], 'COUNT', 1,
+                            'STREAMS', stream, '>')
+    if read then
+      local entry = read[1][2][1]
+      if entry[1] == id then
+        taken[#taken + 1] = {stream, readers[t], id, n, ''}
+      else
+        local data = ''
+        for f = 1, #entry[2], 2 do
+          if entry[2][f] == '__data__' then data = entry[2][f + 1] end
+        end
+        taken[#taken + 1] = {stream, readers[t], entry[1], 0,
+          (string.gsub(data, '.', function(c) return string.format('%02x', string.byte(c)) end))}
+      end
+    end
+  end
+end
+local function takers_arg(at)
+  local n = int_arg(at, 'n_takes', 0)
+  local readers = {}
+  for t = 1, n * 2 do readers[t] = str_arg(at + t, 'taking group or consumer') end
+  return readers, at + 1 + n * 2
+end
+"""
+
+# Publish one message and read it on write for this process's groups (``shared.bus``).
+# KEYS: the stream. ARGV: maxlen, the encoded message, n_takes, (group, consumer) * n_takes.
+# Returns what it took, as COMMIT does.
+PUBLISH = (
+    ARG_CHECKS
+    + _TAKE
+    + """
+need_keys(1)
+local maxlen = int_arg(1, 'maxlen', 1)
+local message = str_arg(2, 'message')
+local readers = takers_arg(3)
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, '*', '__data__', message)
+local taken = {}
+take(KEYS[1], id, readers, 1, taken)
+return taken
+"""
+)
+
 # Merger scripts share these helpers. A completed turn whose reply was not marked published
 # within `republish_after_ms` is handed out again ('republish'): its publisher presumably died
 # between completing and publishing. Within that grace period nobody republishes, so the normal
@@ -399,15 +451,21 @@ return result
 #       the acknowledged delivery's stream when there is one.
 # ARGV: n_writes, then (field, expected_v, json) * n_writes, outbox_json, outbox_ttl_s,
 #       journal_max, state_ttl_s, ack_group ('' for none), ack_id, n_items, maxlen,
-#       merge_ttl_s, now_ms, republish_after_ms, then the items ('x', encoded message |
-#       'm', field, json, envelope, MergeReady JSON, deadline member | 'f', marker, at, step,
-#       source, seen_ttl_s, day_ttl_s), then journal entries. A MergeReady goes out as the
+#       merge_ttl_s, now_ms, republish_after_ms, then the items ('x', encoded message,
+#       takers | 'm', field, json, envelope, MergeReady JSON, deadline member, takers | 'f',
+#       marker, at, step, source, seen_ttl_s, day_ttl_s), then journal entries; takers are
+#       n_takes, (group, consumer) * n_takes. A MergeReady goes out as the
 #       envelope (FastStream's encoding of an empty body: its format puts the body last)
 #       followed by the MergeReady JSON with the merge hash as its ``fields``.
-# Returns {1, counted step...} committed | {-1} already committed | {0, field} version
-# conflict; only {1} publishes, counts or acknowledges.
+# An item's takers are consumer groups of the committing process (``shared.bus``, read on
+# write): right after its XADD the script reads one entry for each (``take``), so the process
+# runs it without a read of its own.
+# Returns {1, {counted step...}, {taken...}} committed (``take``'s entries; a notice's with
+# its MergeReady JSON, added after its envelope) | {-1} already committed | {0, field}
+# version conflict; only {1} publishes, counts, takes or acknowledges.
 COMMIT = (
     _MERGE_COMMON
+    + _TAKE
     + """
 local n = int_arg(1, 'n_writes', 0)
 if #ARGV < 12 + n * 3 then bad_arg('expected at least ' .. (12 + n * 3) .. ' arguments') end
@@ -432,13 +490,17 @@ local items, at, key = {}, base + 11, 4
 for i = 1, n_items do
   local kind = ARGV[at]
   if kind == 'x' then
-    items[i] = {kind, KEYS[key], str_arg(at + 1, 'message')}
-    at, key = at + 2, key + 1
+    local message = str_arg(at + 1, 'message')
+    local readers, next_at = takers_arg(at + 2)
+    items[i] = {kind, KEYS[key], message, readers}
+    at, key = next_at, key + 1
   elseif kind == 'm' then
     items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'merge field'),
                 str_arg(at + 2, 'merge json'), str_arg(at + 3, 'ready envelope'),
                 table_arg(at + 4, 'ready json'), KEYS[key + 2], str_arg(at + 5, 'deadline member')}
-    at, key = at + 6, key + 3
+    local readers, next_at = takers_arg(at + 6)
+    items[i][10] = readers
+    at, key = next_at, key + 3
   elseif kind == 'f' then
     items[i] = {kind, KEYS[key], KEYS[key + 1], str_arg(at + 1, 'funnel marker'),
                 str_arg(at + 2, 'funnel at'), str_arg(at + 3, 'funnel step'),
@@ -475,17 +537,18 @@ if n > 0 then
 end
 redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
 push_journal(KEYS[3], at, #ARGV, ARGV[base + 2], state_ttl)
-local done = {1}
-for _, item in ipairs(items) do
+local counted, taken = {}, {}
+for i, item in ipairs(items) do
   if item[1] == 'x' then
-    redis.call('XADD', item[2], 'MAXLEN', '~', maxlen, '*', '__data__', item[3])
+    local id = redis.call('XADD', item[2], 'MAXLEN', '~', maxlen, '*', '__data__', item[3])
+    take(item[2], id, item[4], i, taken)
   elseif item[1] == 'f' then
     if redis.call('HSETNX', item[2], item[4], item[5]) == 1 then
       redis.call('EXPIRE', item[2], item[8])
       redis.call('HINCRBY', item[3], item[6], 1)
       redis.call('HINCRBY', item[3], item[6] .. '|' .. item[7], 1)
       redis.call('EXPIRE', item[3], item[9])
-      done[#done + 1] = item[6]
+      counted[#counted + 1] = item[6]
     end
   else
     local result = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace)
@@ -493,15 +556,22 @@ for _, item in ipairs(items) do
       local ready, fields = item[7], {}
       for i = 2, #result, 2 do fields[result[i]] = tostring(result[i + 1]) end
       ready.fields = fields
-      redis.call('XADD', item[3], 'MAXLEN', '~', maxlen, '*', '__data__',
-                 item[6] .. cjson.encode(ready))
+      local text = cjson.encode(ready)
+      local id = redis.call('XADD', item[3], 'MAXLEN', '~', maxlen, '*', '__data__',
+                            item[6] .. text)
+      local mine = #taken
+      take(item[3], id, item[10], i, taken)
+      -- What was added is the item's envelope and this JSON: the caller joins them.
+      for t = mine + 1, #taken do
+        if taken[t][4] == i then taken[t][5] = text end
+      end
       redis.call('HSET', item[2], '_published', '1')
       redis.call('ZREM', item[8], item[9])
     end
   end
 end
 if acks then redis.call('XACK', KEYS[key - 1], ARGV[base + 4], ARGV[base + 5]) end
-return done
+return {1, counted, taken}
 """
 )
 
@@ -769,6 +839,7 @@ class Scripts:
     try_start: AsyncScript
     release: AsyncScript
     commit: AsyncScript
+    publish: AsyncScript
     merge_add: AsyncScript
     merge_expire: AsyncScript
     deliver_once: AsyncScript
@@ -786,6 +857,7 @@ def register(redis: Redis) -> Scripts:
         try_start=redis.register_script(TRY_START),
         release=redis.register_script(RELEASE),
         commit=redis.register_script(COMMIT),
+        publish=redis.register_script(PUBLISH),
         merge_add=redis.register_script(MERGE_ADD),
         merge_expire=redis.register_script(MERGE_EXPIRE),
         deliver_once=redis.register_script(DELIVER_ONCE),

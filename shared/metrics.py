@@ -24,6 +24,11 @@ LATENCY = Histogram(
 DEAD_LETTERS = Counter(
     "orq_dead_letters_total", "Messages moved to the DLQ", ["service", "stream", "tenant"]
 )
+TAKEN_ON_WRITE = Counter(
+    "orq_taken_on_write_total",
+    "Bus messages a commit read for a subscription of its own process (no delivery of their own)",
+    ["service", "stream", "tenant"],
+)
 TURNS_STARTED = Counter("orq_turns_started_total", "Turns started by the gateway", ["tenant"])
 REPLIES = Counter("orq_replies_total", "Replies delivered", ["channel", "outcome", "tenant"])
 INBOUND = Counter("orq_inbound_total", "Inbound messages", ["channel", "outcome", "tenant"])

@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from typing import Any, cast
 
@@ -32,7 +32,7 @@ from prometheus_client import start_http_server
 from pydantic import ValidationError
 
 from shared import tracing
-from shared.bus import ensure_groups
+from shared.bus import ensure_groups, running_taken
 from shared.keys import Topology
 from shared.lag import register_lag_collector
 from shared.logs import get_logger, setup_logging
@@ -116,6 +116,8 @@ async def start(rt: Runtime) -> Tasks:
 
 async def stop(rt: Runtime, tasks: Tasks) -> None:
     await cancel(tasks)
+    # Messages taken on write still running stay pending: another replica reclaims them.
+    await cancel(running_taken())
     await rt.bus.broker.stop()
     for hook in rt.on_stop:
         await hook()
@@ -342,39 +344,67 @@ def build_service(spec: ServiceSpec) -> Build:
     return build
 
 
-async def _serve(spec: ServiceSpec, topology: Topology) -> None:
-    rt, tenancy, tenants = make_tenancy(spec, build_service(spec), topology=topology)
-    await tenancy.serve(tenants)
-    if rt.settings.metrics_port:
-        start_http_server(rt.settings.metrics_port)
-        register_lag_collector(
-            rt.settings.redis_url, rt.keys, cluster=rt.settings.redis_mode == "cluster"
+Running = list[tuple[Runtime, Tenancy, Tasks]]
+
+
+async def serve_services(specs: Sequence[ServiceSpec], topology: Topology) -> Running:
+    """Build and start ``specs`` in this process, each as it would run alone."""
+    served: list[tuple[Runtime, Tenancy]] = []
+    for spec in specs:
+        rt, tenancy, tenants = make_tenancy(spec, build_service(spec), topology=topology)
+        await tenancy.serve(tenants)
+        served.append((rt, tenancy))
+    running: Running = []
+    for rt, tenancy in served:
+        running.append((rt, tenancy, await start(rt)))
+        tenancy.start_loops()
+        rt.log.info(
+            "service started",
+            consumer=rt.bus.consumer,
+            packs={tenant_id or "-": each.pack.name for tenant_id, each in tenancy.served.items()},
         )
+    return running
+
+
+async def stop_services(running: Running) -> None:
+    for rt, tenancy, tasks in running:
+        rt.log.info("service stopping")
+        await tenancy.stop()
+        await stop(rt, tasks)
+
+
+async def _serve(specs: Sequence[ServiceSpec], topology: Topology) -> None:
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    tasks = await start(rt)
-    tenancy.start_loops()
-    rt.log.info(
-        "service started",
-        consumer=rt.bus.consumer,
-        packs={tenant_id or "-": each.pack.name for tenant_id, each in tenancy.served.items()},
-    )
+    running = await serve_services(specs, topology)
+    first = running[0][0]
+    if first.settings.metrics_port:
+        start_http_server(first.settings.metrics_port)
+        register_lag_collector(
+            first.settings.redis_url, first.keys, cluster=first.settings.redis_mode == "cluster"
+        )
     await stopping.wait()
-    rt.log.info("service stopping")
-    await tenancy.stop()
-    await stop(rt, tasks)
+    await stop_services(running)
 
 
 def run_service(spec: ServiceSpec, topology: Topology) -> None:
     """Run a service on uvloop: its event loop and socket transports are C, and a bus
     service spends most of its CPU in them (docs/performance.md)."""
+    run_services((spec,), topology)
+
+
+def run_services(specs: Sequence[ServiceSpec], topology: Topology) -> None:
+    """Run several services in one process (``python -m services A B``), each with its own
+    runtime, broker, consumer and loops as if it ran alone; what one publishes to another is
+    read on write (``shared.bus``), without a delivery of its own."""
     settings = get_settings()
-    setup_logging(spec.name, settings.log_level, settings.log_json)
+    name = "+".join(spec.name for spec in specs)
+    setup_logging(name, settings.log_level, settings.log_json)
     try:
         # Before the runtime: its broker gets the telemetry middleware only when tracing is on.
-        tracing.setup(spec.name)
-        uvloop.run(_serve(spec, topology))
+        tracing.setup(name)
+        uvloop.run(_serve(specs, topology))
     except (TenantsError, TracingConfigError) as exc:
-        sys.exit(f"{spec.name}: {exc}")
+        sys.exit(f"{name}: {exc}")

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 from structlog.typing import FilteringBoundLogger
 
-from shared.bus import Bus, make_broker, riding
+from shared.bus import Bus, make_broker, riding, run_taken, takers
 from shared.connections import connect
 from shared.contracts import (
     DomainEvent,
@@ -352,6 +352,7 @@ async def handle_once(
                 FUNNEL_STEPS.labels(step, rt.keys.tenant).inc()
             if delivery:
                 delivery.acked = True
+                run_taken(committed.taken)
             else:
                 await rt.bus.publish_all(decision.outbox.messages)
             return
@@ -363,6 +364,7 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
     """The outbox as the commit script publishes it (one Redis): each message encoded by
     FastStream; a merger's input added to its turn's merge hash instead, with the
     ``MergeReady`` the script sends to the outbound stream if that input completes the turn; a
+    message for a subscription of this process read for it as it is added (``Sent.takers``); a
     funnel step that carries its source counted by the script (``shared.funnel.Tally``)
     instead of delivered."""
     keys = rt.keys
@@ -405,7 +407,8 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
             targets.append(None)
     encoded = await rt.bus.encode(messages)
     sent = [
-        Sent(stream, data, target) for (stream, data), target in zip(encoded, targets, strict=True)
+        Sent(stream, data, target, takers=takers(rt.settings, stream))
+        for (stream, data), target in zip(encoded, targets, strict=True)
     ]
     return [*sent, *tallies]
 

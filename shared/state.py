@@ -10,7 +10,7 @@ again, so a crash between commit and publish loses nothing and does nothing twic
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -99,13 +99,42 @@ class Sent:
     data: bytes
     merge: ToMerge | None = None
     tally: Tally | None = None
+    # Consumer groups of this process that take the message as it is added: (group,
+    # consumer) pairs the script reads it for (``shared.bus``, "read on write").
+    takers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class TakenEntry:
+    """A stream entry a commit script read for one of this process's consumer groups."""
+
+    stream: str
+    group: str
+    message_id: str
+    data: bytes
+
+
+def takers_args(takers: tuple[tuple[str, str], ...]) -> list[str | int]:
+    """A script's takers arguments: their count, then each (group, consumer)."""
+    return [len(takers), *(name for taker in takers for name in taker)]
+
+
+def taken_of(result: list[list[Any]], data: list[bytes]) -> Iterator[TakenEntry]:
+    """The entries a script took (``shared/lua.py``'s ``take``): ``data`` are the messages of
+    its items, in order, for an entry it names by item (a notice: after its envelope)."""
+    for stream, group, entry_id, item, extra in result:
+        # An older entry (item 0) comes whole, hex-encoded; an item's may come with a tail.
+        body = data[int(item) - 1] + str(extra).encode() if item else bytes.fromhex(str(extra))
+        yield TakenEntry(str(stream), str(group), str(entry_id), body)
 
 
 @dataclass(frozen=True)
 class Committed:
-    """What a commit did besides writing: the funnel steps its script counted (``Tally``)."""
+    """What a commit did besides writing: the funnel steps its script counted (``Tally``) and
+    the entries it read for this process's groups (``Sent.takers``)."""
 
     counted: tuple[str, ...] = ()
+    taken: tuple[TakenEntry, ...] = ()
 
 
 @dataclass
@@ -277,9 +306,10 @@ class StateStore:
                 keys += [t.seen, t.day]
             elif (m := sent.merge) is not None:
                 args += ["m", m.field, m.input, sent.data, m.ready, m.deadline]
+                args += takers_args(sent.takers)
                 keys += [m.key, sent.stream, m.deadlines]
             else:
-                args += ["x", sent.data]
+                args += ["x", sent.data, *takers_args(sent.takers)]
                 keys.append(sent.stream)
         if ack:
             keys.append(ack[0])
@@ -288,7 +318,10 @@ class StateStore:
         status = int(result[0])
         if status == 0:
             raise StateConflict(f"slice {result[1]} of {conversation_id} changed concurrently")
-        return Committed(tuple(str(step) for step in result[1:])) if status == 1 else None
+        if status != 1:
+            return None
+        taken = tuple(taken_of(result[2], [sent.data for sent in publish]))
+        return Committed(tuple(str(step) for step in result[1]), taken)
 
     async def append_journal(self, conversation_id: str, *entries: str) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:

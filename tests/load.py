@@ -84,11 +84,14 @@ async def converse(
             run.failures.append(f"{conversation_id}#{i}: HTTP {response.status_code}")
             return
         for _ in range(UNAVAILABLE_RETRIES):
-            got = await client.get(
-                f"/v1/conversations/{conversation_id}/replies",
-                params={"after": cursor, "wait": reply_wait_s},
-                timeout=reply_wait_s + 10,
-            )
+            try:
+                got = await client.get(
+                    f"/v1/conversations/{conversation_id}/replies",
+                    params={"after": cursor, "wait": reply_wait_s},
+                    timeout=reply_wait_s + 10,
+                )
+            except httpx.TransportError:
+                continue  # its gateway died mid long-poll: ask another
             if got.status_code != 503:
                 break
             # Redis out of reach for now (a failover): the gateway says when to try again.

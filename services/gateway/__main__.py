@@ -1,4 +1,5 @@
-"""``python -m services.gateway [--port N]``: the HTTP API and egress.
+"""``python -m services.gateway [--port N] [--with A,B] [--reuse-port]``: the HTTP API and
+egress, and the worker services named with ``--with`` in the same process.
 
 The listening socket is bound before the app starts, so a port already in use fails at once
 with a clear message, and a client that connects as soon as "gateway started" is logged waits
@@ -18,6 +19,7 @@ import uvicorn
 from services.gateway.app import create_app
 from services.gateway.auth import exposure_problem
 from services.gateway.channels.registry import SECTIONS
+from services.registry import SERVICES
 from shared import tracing
 from shared.logs import setup_logging
 from shared.pack import PackError
@@ -31,7 +33,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m services.gateway")
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
+    parser.add_argument(
+        "--with",
+        dest="together",
+        default="",
+        metavar="A,B,...",
+        help="worker services to run in this process too",
+    )
+    parser.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="share the port with other gateway processes (SO_REUSEPORT: the kernel spreads "
+        "connections over them)",
+    )
     args = parser.parse_args()
+    workers = [name for name in SERVICES if name != "gateway"]
+    together = [name.strip() for name in args.together.split(",") if name.strip()]
+    if wrong := sorted(set(together) - set(workers)):
+        sys.exit(f"gateway: --with takes worker services ({', '.join(workers)}), not {wrong}")
     problem = exposure_problem(settings, args.host)
     if problem:
         sys.exit(f"gateway: {problem}")
@@ -47,6 +66,8 @@ def main() -> None:
         sys.exit(f"gateway: {exc}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if args.reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((args.host, args.port))
     except OSError as exc:
@@ -55,7 +76,7 @@ def main() -> None:
     # Keep idle connections longer than clients and load balancers do (60 s is common), so
     # the server is never the side that closes a connection a client is about to reuse.
     config = uvicorn.Config(
-        create_app(settings),
+        create_app(settings, tuple(dict.fromkeys(together))),
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -13,7 +13,7 @@ tenant's conversations, and each due one is handed to its tenant's ``TurnKeeper`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import httpx
@@ -52,14 +52,14 @@ from services.gateway.unavailable import (
 from services.gateway.validation import validation_error
 from services.gateway.webchat import router as webchat_router
 from services.gateway.webchat import sessions as webchat_sessions
-from services.registry import SPECS, TOPOLOGY
+from services.registry import BY_NAME, SPECS, TOPOLOGY
 from shared import tracing
 from shared.clock import Clock
 from shared.deps import Deployment
 from shared.durability import ReplicaAck, replica_ack
 from shared.lag import register_lag_collector
 from shared.nlu.fragment import fragments_of
-from shared.process import Tenancy, make_tenancy, start, stop
+from shared.process import Tenancy, make_tenancy, serve_services, start, stop, stop_services
 from shared.scheduled import ScheduleStore
 from shared.service import Lookup, Runtime
 from shared.settings import Settings, get_settings
@@ -210,7 +210,11 @@ def serve_bus(rt: Runtime) -> None:
     rt.on_stop.append(unregister)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, together: Sequence[str] = ()) -> FastAPI:
+    """The gateway's app; ``together``: worker services this process runs too
+    (``shared.process.serve_services``), so what the gateway publishes to them and what they
+    commit for it is read on write (``shared.bus``)."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Every tenant's gateway in this one process (one, for a deployment of one); requests
@@ -254,9 +258,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for warning in auth.startup_warnings(own):
             rt.log.warning(warning)
         rt.log.info("gateway started", consumer=rt.bus.consumer, tenants=len(tenancy.served))
+        workers = await serve_services([BY_NAME[name] for name in together], TOPOLOGY)
         try:
             yield
         finally:
+            await stop_services(workers)
             await tenancy.stop()
             await stop(rt, tasks)
 

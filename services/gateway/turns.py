@@ -48,7 +48,7 @@ from structlog.typing import FilteringBoundLogger
 from services.gateway.burst import Quiet, quiet_after
 from services.gateway.history import history_entry
 from shared import lua, tracing
-from shared.bus import riding
+from shared.bus import Taking, riding
 from shared.connections import retryable
 from shared.contracts import (
     DeadLetter,
@@ -76,10 +76,17 @@ from shared.sweep import due_members
 
 
 class Publish(Protocol):
-    """``Bus.publish``: with ``pipeline``, the message goes out when the pipeline executes."""
+    """``Bus.publish``: with ``pipeline``, the message goes out when the pipeline executes;
+    with ``taking`` too, it may be read on write for a subscription of this process, run
+    after the pipeline (``shared.bus.Taking``)."""
 
     async def __call__(
-        self, stream: str, payload: str | BaseModel, *, pipeline: Pipeline | None = None
+        self,
+        stream: str,
+        payload: str | BaseModel,
+        *,
+        pipeline: Pipeline | None = None,
+        taking: list[Taking] | None = None,
     ) -> None: ...
 
 
@@ -665,6 +672,7 @@ class TurnKeeper:
         # The merger's record holds the turn without the state (the reply needs none of it).
         record = turn.model_dump_json(exclude={"state"}) if turn.state is not None else body
         k, settings = self.keys, self.settings
+        taking: list[Taking] = []
         async with self.redis.pipeline(transaction=False) as pipe:
             # While the turn is in flight, the sweeper looks again only when its lease expires.
             pipe.zadd(
@@ -683,14 +691,18 @@ class TurnKeeper:
                         await first.execute()
                 else:
                     self._queue_open(pipe, turn_id, record)
-                await self.publish(k.route(k.turns, conversation_id), body, pipeline=pipe)
+                await self.publish(
+                    k.route(k.turns, conversation_id), body, pipeline=pipe, taking=taking
+                )
             else:
                 journal.append(answer[1])
                 await self.publish(k.route(k.outbound, conversation_id), answer[0], pipeline=pipe)
             if journal:
                 self.store.queue_journal(pipe, conversation_id, *journal)
-            await pipe.execute()
+            results = await pipe.execute()
         TURNS_STARTED.labels(self.keys.tenant).inc()
+        for each in taking:
+            each.run(results)
 
     def _queue_open(self, pipe: Pipeline, turn_id: str, body: str) -> None:
         """Queue the merger's record of the turn and its deadline (``shared/merge.py``), with

@@ -23,7 +23,9 @@ async def keeper(redis: Redis, unique_prefix: str):
     store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
     published: list[Turn] = []
 
-    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+    async def publish(
+        stream: str, turn: str, *, pipeline: object = None, taking: object = None
+    ) -> None:
         assert stream == keys.turns
         published.append(Turn.model_validate_json(turn))
 

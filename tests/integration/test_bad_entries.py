@@ -32,7 +32,9 @@ async def keeper(redis: Redis, unique_prefix: str):
     store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
     published: list[tuple[str, str]] = []
 
-    async def publish(stream: str, payload: object, *, pipeline: object = None) -> None:
+    async def publish(
+        stream: str, payload: object, *, pipeline: object = None, taking: object = None
+    ) -> None:
         body = payload if isinstance(payload, str) else payload.model_dump_json()  # type: ignore[attr-defined]
         published.append((stream, body))
 
@@ -110,11 +112,13 @@ CASES = [
     (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x"], "message"),
     (lua.COMMIT, 5, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "m", "part:a", "{}"], "ready"),
     (lua.COMMIT, 5, [*ONE_ITEM, "m", "part:a", "{}", "envelope", "nope"], "ready json"),
-    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x", "data"], "keys"),
+    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x", "data"], "n_takes"),
+    (lua.COMMIT, 4, [*ONE_ITEM, "x", "data", 1, "group"], "taking group or consumer"),
+    (lua.COMMIT, 3, [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0, "x", "data", 0], "keys"),
     (lua.COMMIT, 5, [*ONE_ITEM, "f", "started", "d", "started", "", 60, 60], "funnel source"),
     (lua.COMMIT, 5, [*ONE_ITEM, "f", "started", "d", "started", "src", 60, 0], "day_ttl_s"),
     (lua.COMMIT, 4, [*ONE_ITEM, "f", "started", "d", "started", "src", 60, 60], "keys"),
-    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "g", "1-0", 1, 9, 60, 5, 0, "x", "data"], "keys"),
+    (lua.COMMIT, 4, [0, "[]", 60, 50, 60, "g", "1-0", 1, 9, 60, 5, 0, "x", "data", 0], "keys"),
     (lua.MERGE_ADD, 1, ["part:x", "{}", 0, 5, 5], "ttl_s"),
     (lua.MERGE_ADD, 2, ["part:x", "{}", 60, 5, 5, "g"], "ack_id"),
     (lua.MERGE_ADD, 3, ["part:x", "{}", 60, 5, 5, "g", "1-0"], "keys"),

@@ -147,7 +147,9 @@ def test_a_turn_start_whose_journal_write_meets_a_closed_transport_is_journaled_
     )
     published: list[Turn] = []
 
-    async def publish(stream: str, payload: Any, *, pipeline: object = None) -> None:
+    async def publish(
+        stream: str, payload: Any, *, pipeline: object = None, taking: object = None
+    ) -> None:
         published.append(Turn.model_validate_json(payload))
 
     async def scenario() -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """How many handlers of one subscription run at once in a process: ``ORQ_WORKERS`` in rules
 mode, ``ORQ_LLM_WORKERS`` when a handler may wait for the LLM (``Settings.handlers``). A handler
 that waits for a 300 ms model holds its place all that time, so 16 places would cap a replica at
-about 50 calls a second whatever its CPU could do."""
+about 50 calls a second whatever its CPU could do. The test publishes from the subscribing
+process, so its first messages are read on write (``shared.bus``) and the rest by the reader:
+the limit holds for both together."""
 
 from __future__ import annotations
 

@@ -156,7 +156,9 @@ async def test_a_message_that_calls_for_no_wait_starts_its_turn_in_the_ingest_sc
     store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
     published: asyncio.Queue[Turn] = asyncio.Queue()
 
-    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+    async def publish(
+        stream: str, turn: str, *, pipeline: object = None, taking: object = None
+    ) -> None:
         published.put_nowait(Turn.model_validate_json(turn))
 
     turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
@@ -451,7 +453,9 @@ async def test_the_latest_message_sets_the_wait_and_a_fragment_calls_the_channel
     store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
     waiting: list[str] = []
 
-    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+    async def publish(
+        stream: str, turn: str, *, pipeline: object = None, taking: object = None
+    ) -> None:
         """Turns are started by hand here; nothing is published before the test looks."""
 
     turns = TurnKeeper(
@@ -499,7 +503,9 @@ async def test_a_fragment_during_a_turn_is_held_at_release_until_its_window_ends
     store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
     published: list[Turn] = []
 
-    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+    async def publish(
+        stream: str, turn: str, *, pipeline: object = None, taking: object = None
+    ) -> None:
         published.append(Turn.model_validate_json(turn))
 
     turns = TurnKeeper(
@@ -550,7 +556,9 @@ async def test_ingest_stores_a_reply_window_only_for_a_channel_that_has_one(
     scripts = register(redis)
     store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
 
-    async def publish(stream: str, turn: str, *, pipeline: object = None) -> None:
+    async def publish(
+        stream: str, turn: str, *, pipeline: object = None, taking: object = None
+    ) -> None:
         """No timer fires during the test: nothing is published."""
 
     class WhatsAppLike(ConsoleChannel):

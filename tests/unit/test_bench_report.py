@@ -182,6 +182,11 @@ def test_a_service_is_found_by_its_command_line_or_by_a_forked_replicas_title() 
     assert service_of(b"services.gateway --port 8000") == "gateway"
     assert service_of(b"services.trial\0\0\0") == "trial"
     assert service_of(b"/usr/bin/redis-server\0127.0.0.1:6379\0") is None
+    # Services run together (``python -m services a b``, or forked with that title).
+    assert service_of(b"/usr/bin/python3\0-m\0services\0triage\0trial\0") == "triage+trial"
+    assert service_of(b"services triage mode_router\0\0") == "triage+mode_router"
+    title = b"services.gateway --port 8000 --with triage,trial --reuse-port"
+    assert service_of(title) == "gateway+triage+trial"
 
 
 def test_render_of_a_cluster_run_shows_commands_by_master_and_turns_by_partition() -> None:
