@@ -289,25 +289,20 @@ class Benchmark:
                 self.embedded = EmbeddedRedis(self.workdir / "redis", persist=False).start()
                 self.redis_url = self.embedded.url
             return redis.Redis.from_url(self.redis_url, decode_responses=True)
+        env = dict(NO_BURST_WINDOWS)
         if options.redis_cluster:
-            env = {**NO_BURST_WINDOWS, "ORQ_PARTITIONS": str(options.partitions)}
-            self.cluster = Cluster(
-                self.workdir,
-                self.prefix,
-                env=env,
-                together=options.together,
-                replicas_together=options.replicas_together,
-            )
+            env["ORQ_PARTITIONS"] = str(options.partitions)
+        self.cluster = Cluster(
+            self.workdir,
+            self.prefix,
+            env=env,
+            together=options.together,
+            replicas_together=options.replicas_together,
+        )
+        if options.redis_cluster:
             progress(f"starting a Redis Cluster of {options.redis_cluster} masters")
             self.redis_url = self.cluster.start_redis_cluster(options.redis_cluster)
         else:
-            self.cluster = Cluster(
-                self.workdir,
-                self.prefix,
-                env=NO_BURST_WINDOWS,
-                together=options.together,
-                replicas_together=options.replicas_together,
-            )
             self.redis_url = self.cluster.start_redis()
         progress(f"starting the services (logs in {self.workdir})")
         started = time.perf_counter()

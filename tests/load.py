@@ -10,10 +10,13 @@ import asyncio
 import os
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 import httpx
+from redis import Redis as SyncRedis
 
 from orquestra.forked import service_of
 
@@ -151,3 +154,45 @@ def children(pid: int) -> dict[str, list[int]]:
 def load_size(default: int) -> int:
     """Heavy tests run smaller in CI unless ORQ_LOAD_SCALE says otherwise."""
     return max(1, int(default * float(os.environ.get("ORQ_LOAD_SCALE", "1"))))
+
+
+def drive_while(
+    chaos: Callable[[], Awaitable[None]],
+    base_url: str,
+    scripts: dict[str, tuple[list[str], datetime]],
+    concurrency: int,
+) -> Run:
+    """``drive`` the scripts while ``chaos`` runs (kills, restarts), both to their end."""
+
+    async def main() -> Run:
+        faults = asyncio.create_task(chaos())
+        run = await drive(base_url, scripts, concurrency=concurrency)
+        await faults
+        return run
+
+    return asyncio.run(main())
+
+
+def booked_once(
+    system: Any,
+    redis_url: str,
+    prefix: str,
+    scripts: dict[str, tuple[list[str], datetime]],
+    run: Run,
+) -> list[str]:
+    """After a booking load (``BOOKING``) on ``system``: every message of every script was
+    answered by a turn of its own, and no conversation booked twice; the bookings' owners."""
+    assert run.failures == []
+    for conversation in scripts:
+        turn_ids = [r["turn_id"] for r in system.replies(conversation)["replies"]]
+        assert len(turn_ids) == len(BOOKING) == len(set(turn_ids)), conversation
+    client = SyncRedis.from_url(redis_url, decode_responses=True)
+    try:
+        bookings = list(client.scan_iter(match=f"{prefix}trial:*booking:*", count=1000))
+        owners = [str(client.hget(key, "conversation_id")) for key in bookings]
+    finally:
+        client.close()
+    assert sorted(owners) == sorted(set(owners)), "a conversation was booked twice"
+    booked = {e.conversation_id for e in run.exchanges if e.text == "sim" and "AE-" in e.reply}
+    assert set(owners) == booked
+    return owners

@@ -12,10 +12,9 @@ import signal
 from datetime import datetime, timedelta
 
 import pytest
-from redis import Redis
 
 from tests.e2e.test_reliability import FAST_RECOVERY
-from tests.load import BOOKING, children, drive, load_size
+from tests.load import BOOKING, booked_once, children, drive_while, load_size
 from tests.system import System
 
 WORKERS = "triage,mode_router,trial,faq,enrollment"
@@ -50,22 +49,5 @@ def test_kill_9_of_a_process_running_services_together_mid_load_every_turn_answe
             await asyncio.sleep(0.8)
             os.kill(children(system.process.pid)[group][0], signal.SIGKILL)
 
-        async def main():
-            killer = asyncio.create_task(chaos())
-            run = await drive(system.base_url, scripts, concurrency=n)
-            await killer
-            return run
-
-        run = asyncio.run(main())
-        assert run.failures == []
-        for conversation in scripts:
-            replies = system.replies(conversation)["replies"]
-            turn_ids = [r["turn_id"] for r in replies]
-            assert len(turn_ids) == len(BOOKING) == len(set(turn_ids)), conversation
-        client = Redis.from_url(redis_url, decode_responses=True)
-        bookings = list(client.scan_iter(match=f"{unique_prefix}trial:*booking:*", count=1000))
-        owners = [client.hget(key, "conversation_id") for key in bookings]
-        client.close()
-    assert sorted(owners) == sorted(set(owners)), "a conversation was booked twice"
-    booked = {e.conversation_id for e in run.exchanges if e.text == "sim" and "AE-" in e.reply}
-    assert set(owners) == booked
+        run = drive_while(chaos, system.base_url, scripts, n)
+        assert booked_once(system, redis_url, unique_prefix, scripts, run)
