@@ -211,10 +211,12 @@ def _fault(setting: str | None, group: str) -> bytes | None:
     return text.encode() if target == group and text else None
 
 
-def _log(tenant: str) -> Any:
-    """The module's logger for a message of ``tenant``: bound with it as a tenant's runtime
-    logger is (``shared.service.make_runtime``), unbound for a deployment of one."""
-    return log.bind(tenant=tenant) if tenant else log
+def _log(service: str, tenant: str) -> Any:
+    """The module's logger for a message of ``service`` and ``tenant``: bound with them as a
+    runtime's logger is (``shared.service.make_runtime``; the tenant only when there is one),
+    so a process running several services says whose message it was."""
+    bound = log.bind(service=service)
+    return bound.bind(tenant=tenant) if tenant else bound
 
 
 def _message_id(message: Message) -> str:
@@ -418,16 +420,14 @@ class Bus:
         if self.settings.redis_mode == "cluster":
             pipeline = None
         readers = takers(self.settings, stream)
-        if readers and pipeline is None:
+        if readers and (pipeline is None or taking is not None):
             [(_, data)] = await self.encode([(stream, body)])
             args = [self.settings.stream_maxlen, data, *takers_args(readers)]
-            run_taken(tuple(taken_of(await self._publish(keys=[stream], args=args), [data])))
-            return
-        if readers and pipeline is not None and taking is not None:
-            [(_, data)] = await self.encode([(stream, body)])
-            args = [self.settings.stream_maxlen, data, *takers_args(readers)]
-            lua.queue(pipeline, self._publish, keys=[stream], args=args)
-            taking.append(Taking(len(pipeline.command_stack) - 1, data))
+            if pipeline is None or taking is None:
+                run_taken(tuple(taken_of(await self._publish(keys=[stream], args=args), [data])))
+            else:
+                lua.queue(pipeline, self._publish, keys=[stream], args=args)
+                taking.append(Taking(len(pipeline.command_stack) - 1, data))
             return
         await self.broker.publish(
             body.encode(),
@@ -499,7 +499,7 @@ class Bus:
                     # Its script acknowledged it, so no retry comes; what failed after is
                     # recovered by its own means (a turn's lease expiring, the sweeps).
                     HANDLED.labels(self.service, stream, "failed_after_ack", tenant).inc()
-                    _log(tenant).error(
+                    _log(self.service, tenant).error(
                         "handler failed after its delivery was acknowledged",
                         stream=stream,
                         error=f"{type(exc).__name__}: {exc}",
@@ -512,7 +512,7 @@ class Bus:
                     await message.ack()
                     return
                 HANDLED.labels(self.service, stream, "retry", tenant).inc()
-                _log(tenant).warning(
+                _log(self.service, tenant).warning(
                     "handler failed, will retry",
                     stream=stream,
                     attempts=attempts,
@@ -584,7 +584,7 @@ class Bus:
         )
         DEAD_LETTERS.labels(self.service, stream, tenant).inc()
         HANDLED.labels(self.service, stream, "dead_letter", tenant).inc()
-        _log(tenant).error(
+        _log(self.service, tenant).error(
             "message moved to dead-letter stream",
             stream=stream,
             group=group,

@@ -319,7 +319,7 @@ def make_tenancy(
         problems = "; ".join(tenant.problem or tenant.id for tenant in tenants)
         raise TenantsError(f"no tenant can be served: {problems}")
     base = make_runtime(spec, settings, topology=topology, tenant=enabled[0])
-    base.log = get_logger(spec.name)
+    base.log = get_logger(spec.name).bind(service=spec.name)
     tenancy = Tenancy(base, build, settings, retire_after_s, sections)
 
     async def watch_reloads() -> None:

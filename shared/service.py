@@ -151,7 +151,9 @@ def make_runtime(
                 response_format=settings.llm_response_format,
             )
         )
-    log = get_logger(service).bind(tenant=tenant.id) if tenant.id else get_logger(service)
+    # The service bound on every line: a process may run several (``python -m services``).
+    log = get_logger(service).bind(service=service)
+    log = log.bind(tenant=tenant.id) if tenant.id else log
     store = _store(redis, scripts, keys, settings, service, spec.slices)
     return Runtime(
         service,
@@ -183,7 +185,7 @@ def for_tenant(rt: Runtime, tenant: Tenant) -> Runtime:
         bus=rt.bus.for_tenant(keys),
         pack=tenant.pack,
         tz=_timezone(tenant.pack),
-        log=get_logger(rt.service).bind(tenant=tenant.id),
+        log=get_logger(rt.service).bind(service=rt.service, tenant=tenant.id),
         background=[],
         on_stop=[],
         shared_loops={},

@@ -58,7 +58,9 @@ def main() -> None:
         tenants_of(settings, SECTIONS)
     except (TenantsError, PackError) as exc:
         sys.exit(f"gateway: {exc}")
-    setup_logging("gateway", settings.log_level, settings.log_json)
+    setup_logging(
+        "+".join(["gateway", *dict.fromkeys(together)]), settings.log_level, settings.log_json
+    )
     try:
         # Before the app: its routes and its broker are traced only when tracing is on.
         tracing.setup("gateway")

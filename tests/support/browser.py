@@ -47,9 +47,11 @@ WAIT_S = 30
 
 
 def apt_get(*args: str) -> subprocess.CompletedProcess[str]:
+    """apt-get, waiting for the package database's lock while another install (a second test
+    run on the same machine) holds it, instead of failing at once."""
     prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    command = [*prefix, "apt-get", *args]
+    command = [*prefix, "apt-get", "-o", "DPkg::Lock::Timeout=600", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
 
 
