@@ -101,11 +101,13 @@ local function delivered(sent_prefix, turn_id)
 end
 
 local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, ttl, keep_s, max_ts,
-                          sent_prefix)
+                          sent_prefix, meta, in_inbox)
   if #fresh + #msgs == 0 then return {'empty', ''} end
-  local raw = redis.call('HGET', state, 'meta')
-  local meta = {}
-  if raw then meta = cjson.decode(raw) end
+  if meta == nil then
+    local raw = redis.call('HGET', state, 'meta')
+    meta = {}
+    if raw then meta = cjson.decode(raw) end
+  end
   local answered = ''
   if sent_prefix and #msgs > 0 and meta.turn_id and delivered(sent_prefix, meta.turn_id) then
     answered = cjson.encode({meta.turn_id, msgs})
@@ -123,7 +125,7 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   for i = 1, #fresh, 1000 do
     redis.call('RPUSH', inflight, unpack(fresh, i, math.min(i + 999, #fresh)))
   end
-  redis.call('DEL', inbox)
+  if in_inbox > 0 then redis.call('DEL', inbox) end
   redis.call('SET', lease, turn_id, 'PX', ttl)
   redis.call('EXPIRE', inflight, keep_s)
   if latest > 0 and (prev == nil or latest > prev) then meta.last_turn_ms = latest end
@@ -143,7 +145,7 @@ local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, m
   local fresh = redis.call('LRANGE', inbox, 0, -1)
   local msgs = redis.call('LRANGE', inflight, 0, -1)
   return start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, ttl, keep_s, max_ts,
-                    sent_prefix)
+                    sent_prefix, nil, #fresh)
 end
 """.replace("EARLIEST_MS", str(EARLIEST_MS))
 )
@@ -197,19 +199,7 @@ local raw = redis.call('HGET', KEYS[3], 'meta')
 local meta = {}
 if raw then meta = cjson.decode(raw) end
 local queued = 1
-if meta.handoff == 'human' then
-  queued = 2
-else
-  redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('EXPIRE', KEYS[2], ARGV[5])
-  if ARGV[8] ~= '' then
-    if tonumber(ARGV[8]) > 0 then
-      redis.call('SET', KEYS[5], '1', 'PX', ARGV[8])
-    else
-      redis.call('DEL', KEYS[5])
-    end
-  end
-end
+if meta.handoff == 'human' then queued = 2 end
 if meta.first_message_ms == nil then
   meta.first_message_ms = ts
   for k, v in pairs(patch.first) do meta[k] = v end
@@ -220,16 +210,40 @@ if (meta.last_message_ms or 0) <= ts then
   for k, v in pairs(patch.latest) do meta[k] = v end
 end
 meta._v = (meta._v or 0) + 1
-redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
-redis.call('EXPIRE', KEYS[3], ARGV[5])
 redis.call('XADD', KEYS[4], 'MAXLEN', ARGV[7], '*', 'm', ARGV[6])
 redis.call('EXPIRE', KEYS[4], ARGV[5])
-if queued ~= 1 or not starts then return {queued} end
-local out = {queued}
-for _, v in ipairs(start_turn(KEYS[2], KEYS[6], KEYS[7], KEYS[3], ARGV[9], ARGV[10], ARGV[11],
-                              max_ts, KEYS[8])) do
-  out[#out + 1] = v
+if queued == 1 and ARGV[8] ~= '' then
+  if tonumber(ARGV[8]) > 0 then
+    redis.call('SET', KEYS[5], '1', 'PX', ARGV[8])
+  else
+    redis.call('DEL', KEYS[5])
+  end
 end
+-- A turn this message starts takes it straight to the in-flight list, with whatever waited
+-- in the inbox, and writes the meta slice once: the inbox is not written only to be emptied.
+local out = {queued}
+if queued == 1 and starts then
+  if redis.call('EXISTS', KEYS[7]) == 1 then
+    out[2] = 'busy'
+  else
+    local fresh = redis.call('LRANGE', KEYS[2], 0, -1)
+    local waited = #fresh
+    fresh[waited + 1] = entry
+    local msgs = redis.call('LRANGE', KEYS[6], 0, -1)
+    for _, v in ipairs(start_with(KEYS[2], KEYS[6], KEYS[7], KEYS[3], fresh, msgs, ARGV[9],
+                                  ARGV[10], ARGV[11], max_ts, KEYS[8], meta, waited)) do
+      out[#out + 1] = v
+    end
+    redis.call('EXPIRE', KEYS[3], ARGV[5])
+    return out
+  end
+end
+if queued == 1 then
+  redis.call('RPUSH', KEYS[2], entry)
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
+end
+redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
+redis.call('EXPIRE', KEYS[3], ARGV[5])
 return out
 """
 )
@@ -294,7 +308,7 @@ local function release()
   local fresh = redis.call('LRANGE', KEYS[1], 0, -1)
   if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
   return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4],
-                    max_ts)
+                    max_ts, nil, nil, #fresh)
 end
 local result = release()
 if pending and result[1] == 'empty' then redis.call('ZREM', KEYS[n_keys], ARGV[10]) end
@@ -379,9 +393,11 @@ local function settled(key, stamp, grace)
   redis.call('HSET', key, '_done_at', stamp)
   return everything(key, 'republish')
 end
--- Record one input of a turn in its merge hash; report its completion exactly once.
+-- Record one input of a turn in its merge hash; report its completion exactly once. A caller
+-- that publishes the completed turn in the same script (``publishes``) has it marked published
+-- with its completion, in one write.
 -- Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}.
-local function merge_input(key, field, value, ttl, stamp, grace)
+local function merge_input(key, field, value, ttl, stamp, grace, publishes)
   local added = redis.call('HSETNX', key, field, value)
   -- One read of the hash for every check below (a command each would be 4-6 per input).
   local flat = redis.call('HGETALL', key)
@@ -396,7 +412,11 @@ local function merge_input(key, field, value, ttl, stamp, grace)
   for _, source in ipairs(cjson.decode(h['plan']).expected) do
     if not h['part:' .. source] then return {'wait'} end
   end
-  redis.call('HSET', key, '_done', 'complete', '_done_at', stamp)
+  if publishes then
+    redis.call('HSET', key, '_done', 'complete', '_done_at', stamp, '_published', '1')
+  else
+    redis.call('HSET', key, '_done', 'complete', '_done_at', stamp)
+  end
   local out = {'complete'}
   for _, v in ipairs(flat) do out[#out + 1] = v end
   out[#out + 1] = '_done'
@@ -551,7 +571,7 @@ for i, item in ipairs(items) do
       counted[#counted + 1] = item[6]
     end
   else
-    local result = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace)
+    local result = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace, true)
     if result[1] == 'complete' or result[1] == 'republish' then
       local ready, fields = item[7], {}
       for i = 2, #result, 2 do fields[result[i]] = tostring(result[i + 1]) end
@@ -565,7 +585,7 @@ for i, item in ipairs(items) do
       for t = mine + 1, #taken do
         if taken[t][4] == i then taken[t][5] = text end
       end
-      redis.call('HSET', item[2], '_published', '1')
+      if result[1] == 'republish' then redis.call('HSET', item[2], '_published', '1') end
       redis.call('ZREM', item[8], item[9])
     end
   end

@@ -99,6 +99,7 @@ ReplyWindow = Callable[[str], timedelta | None]
 
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
 SWEEP_BATCH = 200  # due conversations started per partition and sweep
+INDEX_PRUNE_EVERY_MS = 60_000  # the staff inbox's index, pruned by each process at most this often
 START_JOURNAL_ATTEMPTS = 5  # a start's journal entry and replica wait, over broken connections
 
 # Single-key script on the pending set: remove a member only if its score is still `expected`.
@@ -251,6 +252,7 @@ class TurnKeeper:
         self.control_words = {normalize(w) for w in settings.control_words}
         self._timers: set[asyncio.TimerHandle] = set()
         self._starting: set[asyncio.Task[None]] = set()
+        self._index_pruned_ms = 0
 
     # Ingress -----------------------------------------------------------------------------
 
@@ -302,10 +304,12 @@ class TurnKeeper:
             patch["latest"]["last_referral"] = referral
         entry = f"{ts}|{tracing.stamp_entry(message.model_dump_json(), trace)}"
         quiet = self.quiet_after(message.text)
-        due = now_ms() + quiet.ms
+        # A message that calls for no quiet window starts its turn in the same script: its
+        # pending start is scored by the lease the start takes, as a published turn's is.
+        turn_id = new_id() if not quiet.ms else ""
+        due = now_ms() + (self.settings.lease_ttl_ms if turn_id else quiet.ms)
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         index = self.keys.conversation_index
-        forgotten = now_ms() - self.settings.state_ttl_days * 86_400_000
         keys = [
             self.keys.dedupe(conv, message.message_id),
             self.keys.inbox(conv),
@@ -323,8 +327,6 @@ class TurnKeeper:
             self.settings.history_kept,
             self._hold_ms(quiet),
         ]
-        # A message that calls for no quiet window starts its turn in the same script.
-        turn_id = new_id() if not quiet.ms else ""
         if turn_id:
             k = self.keys
             keys += [k.inflight(conv), k.lease(conv), k.sent_prefix(conv)]
@@ -333,12 +335,10 @@ class TurnKeeper:
             pipe.zadd(self.keys.pending_starts(conv), {self.keys.qualified(conv): due})
             lua.queue(pipe, self.scripts.ingest, keys=keys, args=args)
             pipe.zadd(index, {conv: now_ms()}, gt=True)
-            # The staff inbox forgets conversations whose state expired here, where its index
-            # grows, rather than in a loop per tenant: an index nobody writes to does not grow,
-            # and the listing drops an entry whose state is gone when it meets one.
-            pipe.zremrangebyscore(index, "-inf", forgotten)
+            self._queue_index_prune(pipe)
             # Answered 2xx only once a replica holds the message and the pending start that
             # makes the sweeper come back to it (when replicas are asked for).
+            queued = len(pipe)
             waits = self.ack.queue(pipe, self.redis, keys[0], self.keys.pending_starts(conv))
             done = await self.ack.execute(pipe)
         result = done[1]
@@ -347,8 +347,20 @@ class TurnKeeper:
         # the sender is told to retry, and the retry (a duplicate) waits for the replica again.
         if waits:
             what = f"message {message.message_id} of {conv}"
-            await self.ack.check(self.redis, waits, done[4:], what)
+            await self.ack.check(self.redis, waits, done[queued:], what)
         return fresh
+
+    def _queue_index_prune(self, pipe: Pipeline) -> None:
+        """The staff inbox forgets conversations whose state expired where its index grows,
+        rather than in a loop per tenant: an index nobody writes to does not grow, and the
+        listing drops an entry whose state is gone when it meets one. Once a minute per process
+        is enough for a TTL counted in days, and costs a turn no command."""
+        now = now_ms()
+        if now - self._index_pruned_ms < INDEX_PRUNE_EVERY_MS:
+            return
+        self._index_pruned_ms = now
+        forgotten = now - self.settings.state_ttl_days * 86_400_000
+        pipe.zremrangebyscore(self.keys.conversation_index, "-inf", forgotten)
 
     async def _handled(
         self, message: InboundMessage, result: list[Any], turn_id: str, quiet: Quiet
@@ -372,7 +384,7 @@ class TurnKeeper:
             return True
         if turn_id:
             # Started, or busy: the turn in flight starts the next one as it is released.
-            self._run(conv, self._after_start(conv, turn_id, result[1:], None))
+            self._run(conv, self._after_start(conv, turn_id, result[1:], None, scored=True))
         else:
             self._schedule(conv, quiet.ms / 1000)
         if quiet.rule == "fragment" and self.on_fragment:
@@ -515,8 +527,16 @@ class TurnKeeper:
         await self._after_start(conversation_id, next_id, result, score)
 
     async def _after_start(
-        self, conversation_id: str, turn_id: str, result: list[str], score: float | None
+        self,
+        conversation_id: str,
+        turn_id: str,
+        result: list[str],
+        score: float | None,
+        *,
+        scored: bool = False,
     ) -> None:
+        """Publish the turn a start script started (``scored``: its pending start already holds
+        the lease's expiry, written with the start)."""
         status = result[0]
         if status == "empty":
             await self._answered_before(conversation_id, result[1])
@@ -556,9 +576,9 @@ class TurnKeeper:
             if self._confirms_starts:
                 if not await self._confirm_start(conversation_id, turn_id, entry):
                     return
-                await self._publish_turn(conversation_id, turn)
+                await self._publish_turn(conversation_id, turn, scored=scored)
             else:
-                await self._publish_turn(conversation_id, turn, entry)
+                await self._publish_turn(conversation_id, turn, entry, scored=scored)
 
     def _started_entry(self, turn: Turn) -> str:
         """The turn's ``turn.started`` journal entry: which messages it took up."""
@@ -661,10 +681,13 @@ class TurnKeeper:
             return master_of(self.redis, key).name
         return ""
 
-    async def _publish_turn(self, conversation_id: str, turn: Turn, *started: str) -> None:
+    async def _publish_turn(
+        self, conversation_id: str, turn: Turn, *started: str, scored: bool = False
+    ) -> None:
         """Publish a started turn (or the channel's own answer to it), open the merger's record
         of it and journal what is given (``started``: its start, unless already journaled by
-        ``_confirm_start``), in one round trip."""
+        ``_confirm_start``), in one round trip; unless ``scored``, the pending start waits for
+        the lease."""
         turn_id = turn.turn_id
         journal = list(started)
         answer = self.own_answer(turn) if self.own_answer else None
@@ -675,10 +698,11 @@ class TurnKeeper:
         taking: list[Taking] = []
         async with self.redis.pipeline(transaction=False) as pipe:
             # While the turn is in flight, the sweeper looks again only when its lease expires.
-            pipe.zadd(
-                k.pending_starts(conversation_id),
-                {k.qualified(conversation_id): now_ms() + settings.lease_ttl_ms},
-            )
+            if not scored:
+                pipe.zadd(
+                    k.pending_starts(conversation_id),
+                    {k.qualified(conversation_id): now_ms() + settings.lease_ttl_ms},
+                )
             if answer is None:
                 # The merger's record of the turn and its deadline exist before the turn does:
                 # in the same round trip on one Redis, which runs a pipeline in order; a
