@@ -283,7 +283,8 @@ class Keys:
     def conversation_index(self) -> str:
         """Sorted set: every conversation scored by its latest message (epoch ms, wall clock:
         staff work in real time), newest activity first for the staff inbox; entries older
-        than the state's TTL are pruned as messages are stored, at most once a minute per gateway process (``TurnKeeper.ingest``)."""
+        than the state's TTL are pruned as messages are stored, at most once a minute per
+        gateway process (``TurnKeeper.ingest``)."""
         return f"{self.prefix}{self._t}conversations"
 
     @property
