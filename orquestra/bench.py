@@ -101,17 +101,15 @@ def versus(args: argparse.Namespace) -> int:
 
 
 def together(value: str) -> tuple[str, ...]:
-    """``--together``'s services, each once, in the registry's order."""
-    from services.registry import SERVICES
+    """``--together``'s services, each once, in the registry's order (argparse's type: its
+    error is the option's)."""
+    from services.registry import services_together
 
-    names = {name.strip() for name in value.split(",") if name.strip()}
-    if wrong := sorted(names - set(SERVICES)):
-        raise argparse.ArgumentTypeError(
-            f"no service {', '.join(wrong)} (one of {', '.join(SERVICES)})"
-        )
-    if len(names) < 2:
-        raise argparse.ArgumentTypeError("name two services or more")
-    return tuple(name for name in SERVICES if name in names)
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    try:
+        return services_together(names, gateway=True, at_least=2)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:

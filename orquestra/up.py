@@ -33,7 +33,7 @@ from orquestra.forked import Forked, fork, preload
 from orquestra.redis_cluster import LocalCluster
 from orquestra.redis_server import EmbeddedRedis, reachable
 from services.gateway.channels.registry import SECTIONS
-from services.registry import SERVICES
+from services.registry import SERVICES, services_together
 from shared.pack import PackError
 from shared.settings import get_settings
 from shared.tenants import TenantsError, tenants_of
@@ -77,22 +77,21 @@ def parse_scale(values: list[str]) -> dict[str, int]:
 
 
 def parse_together(values: list[str]) -> list[tuple[str, ...]]:
-    """``--together A,B``: groups of two or more services, each in one group at most, each
+    """``--together A,B``: groups of two or more services (checked as every command that runs
+    services together checks them: ``services_together``), each in one group at most, each
     group in the registry's order."""
     groups: list[tuple[str, ...]] = []
     seen: set[str] = set()
     for value in values:
         names = [name.strip() for name in value.split(",") if name.strip()]
-        wrong = [name for name in names if name not in SERVICES]
-        if wrong or len(set(names)) < 2:
-            raise ValueError(
-                f"--together takes two or more of {', '.join(SERVICES)}, comma-separated "
-                f"(got {value!r})"
-            )
-        if twice := sorted(seen & set(names)):
+        try:
+            group = services_together(names, gateway=True, at_least=2)
+        except ValueError as exc:
+            raise ValueError(f"--together {value!r}: {exc}") from None
+        if twice := sorted(seen & set(group)):
             raise ValueError(f"--together: {', '.join(twice)} named in two groups")
-        seen |= set(names)
-        groups.append(tuple(name for name in SERVICES if name in names))
+        seen |= set(group)
+        groups.append(group)
     return groups
 
 

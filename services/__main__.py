@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from services.registry import BY_NAME, SERVICES, TOPOLOGY
+from services.registry import BY_NAME, SERVICES, TOPOLOGY, services_together
 from shared.process import run_services
 
 
@@ -19,12 +19,10 @@ def main() -> None:
     workers = [name for name in SERVICES if name != "gateway"]
     parser = argparse.ArgumentParser(prog="python -m services")
     parser.add_argument("names", nargs="+", metavar="NAME", help=", ".join(workers))
-    names = parser.parse_args().names
-    wrong = sorted({name for name in names if name not in workers})
-    if wrong:
-        sys.exit(f"services: no worker service {', '.join(wrong)} (one of {', '.join(workers)})")
-    if len(set(names)) != len(names):
-        sys.exit("services: a service is named twice")
+    try:
+        names = services_together(parser.parse_args().names, gateway=False)
+    except ValueError as exc:
+        sys.exit(f"services: {exc}")
     run_services([BY_NAME[name] for name in names], TOPOLOGY)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from services.enrollment.spec import SPEC as ENROLLMENT
@@ -44,3 +45,26 @@ def spec(name: str) -> ServiceSpec:
     if name not in BY_NAME:
         raise KeyError(f"no service {name!r}: add its spec.SPEC to services/registry.py")
     return BY_NAME[name]
+
+
+def services_together(names: Iterable[str], *, gateway: bool, at_least: int = 1) -> tuple[str, ...]:
+    """The services named to run in one process, checked, in the registry's order.
+
+    Every command that runs services together (``python -m services``, the gateway's
+    ``--with``, ``orquestra up --together``, ``orquestra bench --together``) checks its names
+    here, so they refuse the same mistakes with the same words: a name nothing registered, the
+    gateway where only workers run (``gateway=False``: it has its own entry point and runs the
+    others with ``--with``), a name given twice, fewer than ``at_least``. The registry's order
+    makes a group's label (``triage+trial``) the same whatever order it was typed in. Raises
+    ``ValueError`` naming the wrong names and the allowed ones; each caller says it its way.
+    """
+    allowed = SERVICES if gateway else tuple(name for name in SERVICES if name != "gateway")
+    named = list(names)
+    kind = "service" if gateway else "worker service"
+    if wrong := sorted({name for name in named if name not in allowed}):
+        raise ValueError(f"no {kind} {', '.join(wrong)} (one of {', '.join(allowed)})")
+    if twice := sorted({name for name in named if named.count(name) > 1}):
+        raise ValueError(f"{', '.join(twice)} named twice")
+    if len(named) < at_least:
+        raise ValueError(f"name {at_least} or more of {', '.join(allowed)}")
+    return tuple(name for name in allowed if name in named)

@@ -19,7 +19,7 @@ import uvicorn
 from services.gateway.app import create_app
 from services.gateway.auth import exposure_problem
 from services.gateway.channels.registry import SECTIONS
-from services.registry import SERVICES
+from services.registry import services_together
 from shared import tracing
 from shared.logs import setup_logging
 from shared.pack import PackError
@@ -47,10 +47,15 @@ def main() -> None:
         "connections over them)",
     )
     args = parser.parse_args()
-    workers = [name for name in SERVICES if name != "gateway"]
-    together = [name.strip() for name in args.together.split(",") if name.strip()]
-    if wrong := sorted(set(together) - set(workers)):
-        sys.exit(f"gateway: --with takes worker services ({', '.join(workers)}), not {wrong}")
+    try:
+        # None is fine: the gateway then runs alone.
+        together = services_together(
+            [name.strip() for name in args.together.split(",") if name.strip()],
+            gateway=False,
+            at_least=0,
+        )
+    except ValueError as exc:
+        sys.exit(f"gateway: --with: {exc}")
     problem = exposure_problem(settings, args.host)
     if problem:
         sys.exit(f"gateway: {problem}")
@@ -58,9 +63,7 @@ def main() -> None:
         tenants_of(settings, SECTIONS)
     except (TenantsError, PackError) as exc:
         sys.exit(f"gateway: {exc}")
-    setup_logging(
-        "+".join(["gateway", *dict.fromkeys(together)]), settings.log_level, settings.log_json
-    )
+    setup_logging("+".join(["gateway", *together]), settings.log_level, settings.log_json)
     try:
         # Before the app: its routes and its broker are traced only when tracing is on.
         tracing.setup("gateway")
@@ -78,7 +81,7 @@ def main() -> None:
     # Keep idle connections longer than clients and load balancers do (60 s is common), so
     # the server is never the side that closes a connection a client is about to reuse.
     config = uvicorn.Config(
-        create_app(settings, tuple(dict.fromkeys(together))),
+        create_app(settings, together),
         log_level="warning",
         access_log=False,
         lifespan="on",
