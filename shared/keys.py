@@ -209,7 +209,8 @@ class Keys:
         return self.conv(conversation_id, "erased")
 
     def outbox(self, conversation_id: str, turn_id: str, service: str) -> str:
-        """What a service published for a turn, replayed on redelivery (effectively-once)."""
+        """What a service published for a turn, replayed on redelivery (effectively-once).
+        ``COMMIT`` reads the turn id back from this name (``out:<turn id>:<service>``)."""
         return self.conv(conversation_id, f"out:{turn_id}:{service}")
 
     def sent(self, conversation_id: str, turn_id: str, index: int | str = "all") -> str:

@@ -533,17 +533,30 @@ for i = 1, n_items do
 end
 if acks then key = key + 1 end
 need_keys(key - 1)
-if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
 local state_ttl = ARGV[base + 3]
+if n == 0 and redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
 if n > 0 then
   local fields = {}
   for i = 0, n - 1 do fields[i + 1] = ARGV[2 + i * 3] end
   fields[n + 1] = 'meta'
   local current = redis.call('HMGET', KEYS[1], unpack(fields))
+  local stale = nil
   for i = 0, n - 1 do
     local v = 0
     if current[i + 1] then v = cjson.decode(current[i + 1])._v or 0 end
-    if v ~= tonumber(ARGV[3 + i * 3]) then return {0, fields[i + 1]} end
+    if v ~= tonumber(ARGV[3 + i * 3]) then
+      stale = fields[i + 1]
+      break
+    end
+  end
+  -- A commit bumps the versions of the slices it writes, so a turn committed before fails the
+  -- check above; its outbox (``Keys.outbox``: "...out:<turn id>:<service>", or the empty one
+  -- an erase stored) is looked for only then, or when the conversation's current turn is
+  -- another (an erase deleted the state it checked, and a new turn may have begun since).
+  local turn = string.match(KEYS[2], ':out:([^:]+):[^:]*$')
+  if stale or not current[n + 1] or cjson.decode(current[n + 1]).turn_id ~= turn then
+    if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
+    if stale then return {0, stale} end
   end
   local writes = {}
   for i = 0, n - 1 do

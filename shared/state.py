@@ -234,11 +234,16 @@ class StateStore:
         self, conversation_id: str, turn_id: str, service: str
     ) -> tuple[Outbox | None, Snapshot]:
         """What a handler needs first, in one round trip: its stored outbox for the turn (if it
-        committed before) and the conversation's slices."""
+        committed before) and the conversation's slices.
+
+        The slices are read first: a commit of this turn by another replica that lands between
+        the two reads is then either seen in the outbox, or missing from the slices, so the
+        commit of a decision made on them finds the versions moved (``COMMIT`` looks for the
+        outbox of the conversation's current turn only then)."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.get(self.keys.outbox(conversation_id, turn_id, service))
             pipe.hgetall(self.keys.state(conversation_id))
-            raw_outbox, raw_state = await pipe.execute()
+            pipe.get(self.keys.outbox(conversation_id, turn_id, service))
+            raw_state, raw_outbox = await pipe.execute()
         outbox = Outbox.load(raw_outbox) if raw_outbox is not None else None
         return outbox, snapshot_of(raw_state)
 
@@ -268,6 +273,12 @@ class StateStore:
         republish_after_ms: int = 0,
     ) -> Committed | None:
         """Write slices, outbox and journal atomically. None if this turn was committed before.
+
+        A turn committed before is found by the versions of the slices it wrote: a snapshot
+        from before that commit no longer matches them. A snapshot read after it comes with the
+        outbox read after it too (``load_turn``): the caller republishes that outbox instead of
+        committing again. (A commit that writes no slice, or of a turn that is not the
+        conversation's current one, looks for its outbox first.)
 
         ``publish`` and ``ack`` (stream, group, message id): on one Redis, the same script
         publishes the outbox and acknowledges the delivery, only when it commits

@@ -295,6 +295,33 @@ async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:
     assert [e["event"] for e in await store.journal("c5")] == ["x"]
 
 
+async def test_a_commit_of_the_current_turn_finds_itself_by_its_versions(keeper) -> None:
+    """The conversation's current turn is committed once without looking for its outbox first:
+    a redelivery on the snapshot it decided on finds the versions moved, and then the outbox.
+    A turn an erase marked is refused even when its versions match the state a new message
+    started since (its outbox is looked for: the current turn is another)."""
+    _, _, store = keeper
+    redis, keys = store.redis, store.keys
+    await redis.hset(keys.state("c12"), "meta", '{"turn_id": "t1"}')
+    snap = await store.load("c12")
+    outbox = Outbox([("s", "{}")])
+    writes = {"trial": {"stage": "ask_date"}}
+    first = dict(snapshot=snap, writes=writes, outbox=outbox, journal=[])
+    assert await store.commit("c12", "t1", "trial", **first)  # type: ignore[arg-type]
+    assert not await store.commit("c12", "t1", "trial", **first)  # type: ignore[arg-type]
+    assert (await store.load("c12")).get("trial") == {"stage": "ask_date", "_v": 1}
+
+    # Erased with t2 in flight: its outbox stored empty, the state gone; then a new message
+    # started t3, whose state has no trial slice, as t2's snapshot had none.
+    await store.redis.set(keys.outbox("c12", "t2", "trial"), Outbox().dump())
+    await redis.delete(keys.state("c12"))
+    await redis.hset(keys.state("c12"), "meta", '{"turn_id": "t3"}')
+    empty = await store.load("c12")
+    late = dict(snapshot=empty, writes=writes, outbox=outbox, journal=[])
+    assert not await store.commit("c12", "t2", "trial", **late)  # type: ignore[arg-type]
+    assert (await store.load("c12")).get("trial") is None
+
+
 async def test_a_reader_loads_only_the_slices_it_names(keeper) -> None:
     """A service that commits nothing (the scheduler) reads other services' slices through
     their views, without loading the whole state hash."""
