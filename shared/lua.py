@@ -44,14 +44,19 @@ local function table_arg(i, name)
   if not ok or type(value) ~= 'table' then bad_arg(name .. ' must be a JSON object') end
   return value
 end
--- Append ARGV[first..last] to a journal list: trimmed to its newest `max` entries only when
--- longer, and given `ttl` only when this append created it (a turn's start and every inbound
--- message keep an existing conversation's TTL fresh). One command per append, not three.
+-- Append `entries` to a journal list: trimmed to its newest `max` entries only when longer,
+-- and given `ttl` only when this append created it (a turn's start and every inbound message
+-- keep an existing conversation's TTL fresh). One command per append, not three.
+local function push_list(key, entries, max, ttl)
+  if #entries == 0 then return end
+  local length = redis.call('RPUSH', key, unpack(entries))
+  if length > tonumber(max) then redis.call('LTRIM', key, -tonumber(max), -1) end
+  if length == #entries then redis.call('EXPIRE', key, ttl) end
+end
+-- The same for ARGV[first..last].
 local function push_journal(key, first, last, max, ttl)
   if first > last then return end
-  local length = redis.call('RPUSH', key, unpack(ARGV, first, last))
-  if length > tonumber(max) then redis.call('LTRIM', key, -tonumber(max), -1) end
-  if length == last - first + 1 then redis.call('EXPIRE', key, ttl) end
+  push_list(key, {unpack(ARGV, first, last)}, max, ttl)
 end
 """
 
@@ -280,41 +285,62 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3],
 #       script acknowledges it, then the pending starts when it removes the conversation there.
 # ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms, journal_max, state_ttl_s,
 #       ack_group ('' for none), ack_id, pending_member ('' for none), then journal entries.
-RELEASE = (
+_RELEASE_TURN = (
     _START_TURN
     + """
-if #KEYS < 6 or #KEYS > 8 then bad_arg('expected 6 to 8 keys, got ' .. #KEYS) end
-str_arg(1, 'turn_id')
-str_arg(2, 'next_turn_id')
-int_arg(3, 'lease_ttl_ms', 1)
-int_arg(4, 'keep_s', 1)
-local max_ts = int_arg(5, 'max_ts_ms', 0)
-int_arg(6, 'journal_max', 1)
-int_arg(7, 'state_ttl_s', 1)
-if ARGV[8] == nil then bad_arg('ack_group is missing') end
-local acks = ARGV[8] ~= ''
-if acks then str_arg(9, 'ack_id') end
-if ARGV[10] == nil then bad_arg('pending_member is missing') end
-local pending = ARGV[10] ~= ''
-local n_keys = 6
-if acks then n_keys = n_keys + 1 end
-if pending then n_keys = n_keys + 1 end
-need_keys(n_keys)
-local function release()
-  push_journal(KEYS[6], 11, #ARGV, ARGV[6], ARGV[7])
-  if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'not_owner'} end
-  redis.call('DEL', KEYS[3], KEYS[2])
-  -- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
-  local fresh = redis.call('LRANGE', KEYS[1], 0, -1)
-  if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
-  return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4],
-                    max_ts, nil, nil, #fresh)
+-- The checks of RELEASE's keys and first ten arguments, with `more` keys after its own;
+-- returns whether it acknowledges, whether it removes the pending start, its key count and
+-- max_ts.
+local function release_args(more)
+  if #KEYS < 6 + more or #KEYS > 8 + more then
+    bad_arg('expected ' .. (6 + more) .. ' to ' .. (8 + more) .. ' keys, got ' .. #KEYS)
+  end
+  str_arg(1, 'turn_id')
+  str_arg(2, 'next_turn_id')
+  int_arg(3, 'lease_ttl_ms', 1)
+  int_arg(4, 'keep_s', 1)
+  local max_ts = int_arg(5, 'max_ts_ms', 0)
+  int_arg(6, 'journal_max', 1)
+  int_arg(7, 'state_ttl_s', 1)
+  if ARGV[8] == nil then bad_arg('ack_group is missing') end
+  local acks = ARGV[8] ~= ''
+  if acks then str_arg(9, 'ack_id') end
+  if ARGV[10] == nil then bad_arg('pending_member is missing') end
+  local pending = ARGV[10] ~= ''
+  local n_keys = 6
+  if acks then n_keys = n_keys + 1 end
+  if pending then n_keys = n_keys + 1 end
+  need_keys(n_keys + more)
+  return acks, pending, n_keys, max_ts
 end
-local result = release()
-if pending and result[1] == 'empty' then redis.call('ZREM', KEYS[n_keys], ARGV[10]) end
--- Last, so a command that failed above leaves the delivery pending.
-if acks then redis.call('XACK', KEYS[7], ARGV[8], ARGV[9]) end
-return result
+-- Append `entries`, then release the lease if this turn holds it (`holder`: the lease as
+-- already read, or nil to read it) and start the next turn; then the pending start and the
+-- acknowledgement, last, so a command that failed above leaves the delivery pending.
+local function release_turn(entries, holder, acks, pending, n_keys, max_ts)
+  push_list(KEYS[6], entries, ARGV[6], ARGV[7])
+  local function release()
+    if holder == nil then holder = redis.call('GET', KEYS[3]) end
+    if holder ~= ARGV[1] then return {'not_owner'} end
+    redis.call('DEL', KEYS[3], KEYS[2])
+    -- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
+    local fresh = redis.call('LRANGE', KEYS[1], 0, -1)
+    if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
+    return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4],
+                      max_ts, nil, nil, #fresh)
+  end
+  local result = release()
+  if pending and result[1] == 'empty' then redis.call('ZREM', KEYS[n_keys], ARGV[10]) end
+  if acks then redis.call('XACK', KEYS[7], ARGV[8], ARGV[9]) end
+  return result
+end
+"""
+)
+
+RELEASE = (
+    _RELEASE_TURN
+    + """
+local acks, pending, n_keys, max_ts = release_args(0)
+return release_turn({unpack(ARGV, 11, #ARGV)}, nil, acks, pending, n_keys, max_ts)
 """
 )
 
@@ -646,41 +672,101 @@ return id
 # meta slice's ``handoff``): the check and the delivery are one step. With the conversation's
 # lease as a fifth key and the reply's turn id (a reply to a turn), nothing is delivered when
 # another turn holds the lease: that turn took up this one's messages again (this one outlived
-# its lease, or its start was lost in a failover) and answers them itself.
+# its lease, or its start was lost in a failover) and answers them itself, unless this reply
+# was delivered before (a redelivery after its release: a duplicate).
 # KEYS: sent, replies stream (trimmed exactly: "~" would keep whole 100-entry nodes of a small
 # per-conversation stream), history, then the state for a bot's reply, then the lease.
 # ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen, history_json, history_ttl_s,
 # history_kept, then the turn id with the lease. Returns {'sent', stream id} | {'duplicate'} |
 # {'human'} | {'superseded'} (the last two not delivered).
-DELIVER_ONCE = (
+_DELIVER = (
     ARG_CHECKS
     + """
-if #KEYS < 3 or #KEYS > 5 then bad_arg('expected 3 to 5 keys, got ' .. #KEYS) end
-str_arg(1, 'payload_json')
-int_arg(2, 'sent_ttl_s', 1)
-int_arg(3, 'stream_ttl_s', 1)
-int_arg(4, 'maxlen', 1)
-str_arg(5, 'history_json')
-int_arg(6, 'history_ttl_s', 1)
-int_arg(7, 'history_kept', 1)
-local turn_id = nil
-if #KEYS == 5 then turn_id = str_arg(8, 'turn_id') end
-if #KEYS >= 4 then
-  local raw = redis.call('HGET', KEYS[4], 'meta')
-  if raw and cjson.decode(raw).handoff == 'human' then return {'human'} end
+-- The checks of a delivery's seven arguments from ARGV[at].
+local function deliver_args(at)
+  str_arg(at, 'payload_json')
+  int_arg(at + 1, 'sent_ttl_s', 1)
+  int_arg(at + 2, 'stream_ttl_s', 1)
+  int_arg(at + 3, 'maxlen', 1)
+  str_arg(at + 4, 'history_json')
+  int_arg(at + 5, 'history_ttl_s', 1)
+  int_arg(at + 6, 'history_kept', 1)
 end
-if turn_id then
-  local holder = redis.call('GET', KEYS[5])
-  if holder and holder ~= turn_id then return {'superseded'} end
+-- The delivery, with its arguments from ARGV[at]; `state` and `turn_id` (with `lease`) may be
+-- nil. Also returns the lease's holder as read (nil when not read or not held).
+local function deliver(sent, replies, history, state, lease, at, turn_id)
+  if state then
+    local raw = redis.call('HGET', state, 'meta')
+    if raw and cjson.decode(raw).handoff == 'human' then return {'human'} end
+  end
+  local holder = nil
+  if turn_id then
+    holder = redis.call('GET', lease)
+    if holder and holder ~= turn_id then
+      -- Delivered before (a redelivery after the next turn began) rather than taken over.
+      if redis.call('EXISTS', sent) == 1 then return {'duplicate'}, holder end
+      return {'superseded'}
+    end
+  end
+  if not redis.call('SET', sent, '1', 'NX', 'EX', ARGV[at + 1]) then
+    return {'duplicate'}, holder
+  end
+  local id = redis.call('XADD', replies, 'MAXLEN', ARGV[at + 3], '*', 'reply', ARGV[at])
+  redis.call('EXPIRE', replies, ARGV[at + 2])
+  redis.call('XADD', history, 'MAXLEN', ARGV[at + 6], '*', 'm', ARGV[at + 4])
+  redis.call('EXPIRE', history, ARGV[at + 5])
+  return {'sent', id}, holder
 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return {'duplicate'} end
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'reply', ARGV[1])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[7], '*', 'm', ARGV[5])
-redis.call('EXPIRE', KEYS[3], ARGV[6])
-return {'sent', id}
 """
 )
+
+DELIVER_ONCE = (
+    _DELIVER
+    + """
+if #KEYS < 3 or #KEYS > 5 then bad_arg('expected 3 to 5 keys, got ' .. #KEYS) end
+deliver_args(1)
+local turn_id = nil
+if #KEYS == 5 then turn_id = str_arg(8, 'turn_id') end
+local result = deliver(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], 1, turn_id)
+return result
+"""
+)
+
+# A reply to a turn delivered to a Redis-backed channel and the turn released, in one step
+# (DELIVER_ONCE with the state and the lease, then RELEASE): a delivered or duplicate reply
+# releases its turn; a reply not delivered (a person owns the conversation, or another turn
+# took its messages up) releases nothing (the caller journals the drop and releases). Only a
+# delivery journals: the entries written before the reply's (its composition), then the
+# reply's own, whose ``detail`` the script sets to the reply's stream id.
+# KEYS: RELEASE's, then the delivery's sent, replies stream and history.
+# ARGV: RELEASE's first ten, then DELIVER_ONCE's seven, then the reply's journal entry, then
+#       the entries written before it.
+# Returns {'human'} | {'superseded'} | {'sent' | 'duplicate', stream id or '', RELEASE's
+# answer...}.
+DELIVER_RELEASE = (
+    _RELEASE_TURN
+    + _DELIVER
+    + """
+local acks, pending, n_keys, max_ts = release_args(3)
+deliver_args(11)
+local delivered = table_arg(18, 'delivered entry')
+local d = n_keys + 1
+local result, holder = deliver(KEYS[d], KEYS[d + 1], KEYS[d + 2], KEYS[4], KEYS[3], 11, ARGV[1])
+if result[1] == 'human' or result[1] == 'superseded' then return result end
+local entries = {}
+if result[1] == 'sent' then
+  entries = {unpack(ARGV, 19, #ARGV)}
+  delivered.detail = result[2]
+  entries[#entries + 1] = cjson.encode(delivered)
+end
+local out = {result[1], result[2] or ''}
+for _, v in ipairs(release_turn(entries, holder or false, acks, pending, n_keys, max_ts)) do
+  out[#out + 1] = v
+end
+return out
+"""
+)
+
 
 # Scheduler: create one scheduled message, idempotently (a redelivered event changes nothing).
 # Nothing for a turn of a conversation erased since (its ``erased`` set names the turn).
@@ -876,6 +962,7 @@ class Scripts:
     merge_add: AsyncScript
     merge_expire: AsyncScript
     deliver_once: AsyncScript
+    deliver_release: AsyncScript
     history_once: AsyncScript
     sched_add: AsyncScript
     sched_claim: AsyncScript
@@ -894,6 +981,7 @@ def register(redis: Redis) -> Scripts:
         merge_add=redis.register_script(MERGE_ADD),
         merge_expire=redis.register_script(MERGE_EXPIRE),
         deliver_once=redis.register_script(DELIVER_ONCE),
+        deliver_release=redis.register_script(DELIVER_RELEASE),
         history_once=redis.register_script(HISTORY_ONCE),
         sched_add=redis.register_script(SCHED_ADD),
         sched_claim=redis.register_script(SCHED_CLAIM),

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from structlog.typing import FilteringBoundLogger
 
-from services.gateway.channels.base import HUMAN_OWNER, SUPERSEDED, Channel, Delivery
+from services.gateway.channels.base import (
+    HUMAN_OWNER,
+    SUPERSEDED,
+    Channel,
+    Delivery,
+    ReleasesTurns,
+)
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
 from services.gateway.turns import TurnKeeper
@@ -85,8 +92,20 @@ class Egress:
             if owner == "human":
                 await self._dropped(reply, *merged)
                 return
+        # A channel whose delivery script releases the turn too: one step for both.
+        call = (
+            self.turns.release_call(reply.conversation_id, reply.turn_id)
+            if isinstance(channel, ReleasesTurns) and not reply.scheduled
+            else None
+        )
+        released: list[Any] | None = None
         with tracing.span("reply deliver", channel=reply.channel, turn_id=reply.turn_id) as span:
-            delivery = await channel.deliver(reply)
+            if call is not None:
+                assert isinstance(channel, ReleasesTurns)
+                entry, *before = self.turns.stamp(_delivered(reply, Delivery("sent")), *merged)
+                delivery, released = await channel.deliver_and_release(reply, call, entry, *before)
+            else:
+                delivery = await channel.deliver(reply)
             if span is not None:
                 span.set_attribute("orquestra.delivery.status", delivery.status)
         if delivery.status == HUMAN_OWNER:
@@ -97,27 +116,18 @@ class Egress:
             return
         REPLIES.labels(reply.channel, delivery.status, self.turns.keys.tenant).inc()
         await self._record(channel, reply, delivery)
-        journal: list[str] = []
-        if delivery.status != "duplicate":  # a redelivery journals neither entry again
-            journal += merged
-            journal.append(
-                journal_entry(
-                    "gateway",
-                    reply.turn_id,
-                    "reply.delivered",
-                    channel=reply.channel,
-                    status=delivery.status,
-                    detail=delivery.detail,
-                    bubbles=len(reply.bubbles),
-                    partial=reply.partial,
-                )
-            )
         self.log.info(
             "reply delivered",
             conversation_id=reply.conversation_id,
             turn_id=reply.turn_id,
             status=delivery.status,
         )
+        if call is not None and released is not None:  # journaled and released by its script
+            await self.turns.released(call, released)
+            return
+        journal: list[str] = []
+        if delivery.status != "duplicate":  # a redelivery journals neither entry again
+            journal += [*merged, _delivered(reply, delivery)]
         await self._done(reply, *journal)
 
     async def _owner_and_erased(self, reply: Reply) -> tuple[str, bool]:
@@ -180,3 +190,17 @@ class Egress:
             agent=reply.agent,
             status=delivery.status,
         )
+
+
+def _delivered(reply: Reply, delivery: Delivery) -> str:
+    """The reply's ``reply.delivered`` journal entry."""
+    return journal_entry(
+        "gateway",
+        reply.turn_id,
+        "reply.delivered",
+        channel=reply.channel,
+        status=delivery.status,
+        detail=delivery.detail,
+        bubbles=len(reply.bubbles),
+        partial=reply.partial,
+    )

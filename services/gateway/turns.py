@@ -48,7 +48,7 @@ from structlog.typing import FilteringBoundLogger
 from services.gateway.burst import Quiet, quiet_after
 from services.gateway.history import history_entry
 from shared import lua, tracing
-from shared.bus import Taking, riding
+from shared.bus import Delivery, Taking, riding
 from shared.connections import retryable
 from shared.contracts import (
     DeadLetter,
@@ -188,6 +188,20 @@ def build_turn(
         previous_message_at=previous,
         state=state,
     )
+
+
+@dataclass(frozen=True)
+class ReleaseCall:
+    """A turn's release as ``RELEASE`` takes it (its keys and first ten arguments; the journal
+    entries follow), for ``TurnKeeper.release`` or a channel's delivery script."""
+
+    conversation_id: str
+    turn_id: str
+    next_id: str  # the turn the release starts, if messages waited
+    keys: list[str]
+    args: list[str | int]
+    delivery: Delivery | None  # the reply's delivery, acknowledged by the script
+    pending: str | None  # on a cluster: the pending starts, read before the release
 
 
 @dataclass(frozen=True)
@@ -484,7 +498,31 @@ class TurnKeeper:
         """Release the turn's lease and start the next turn if messages waited; ``journal``
         entries are written in the same round trip. ``acknowledges``: the release ends the
         handler of the reply's delivery, which its script then acknowledges (one Redis)."""
-        next_id = new_id()
+        call = self._release_call(conversation_id, turn_id, acknowledges)
+        args = [*call.args, *self.stamp(*journal)]
+        score: float | None = None
+        if call.pending is None:
+            result = await self.scripts.release(keys=call.keys, args=args)
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zscore(call.pending, self.keys.qualified(conversation_id))
+                lua.queue(pipe, self.scripts.release, keys=call.keys, args=args)
+                score, result = await pipe.execute()
+        await self.released(call, result, score)
+
+    def release_call(self, conversation_id: str, turn_id: str) -> ReleaseCall | None:
+        """What a channel's own delivery script needs to release the turn in the same step
+        (``lua.DELIVER_RELEASE``), ending the reply's delivery: on one Redis without replicas
+        to wait for (a reply a replica does not hold must not be released); None otherwise."""
+        if self.ack.on or self.settings.redis_mode == "cluster":
+            return None
+        return self._release_call(conversation_id, turn_id, acknowledges=True)
+
+    def stamp(self, *journal: str) -> list[str]:
+        """Journal entries as this business's (``stamp_tenant``)."""
+        return stamp_tenant(self.keys.tenant, *journal)
+
+    def _release_call(self, conversation_id: str, turn_id: str, acknowledges: bool) -> ReleaseCall:
         delivery = riding(self.settings) if acknowledges else None
         # On one Redis the script itself takes the conversation off the pending starts when it
         # finds nothing to start; on a cluster that set is in another slot (read here first,
@@ -499,7 +537,8 @@ class TurnKeeper:
             *([delivery.stream] if delivery else []),
             *([pending] if single else []),
         ]
-        args = [
+        next_id = new_id()
+        args: list[str | int] = [
             turn_id,
             next_id,
             self.settings.lease_ttl_ms,
@@ -509,22 +548,21 @@ class TurnKeeper:
             self.store.state_ttl_s,
             *([delivery.group, delivery.message_id] if delivery else ["", ""]),
             member if single else "",
-            *stamp_tenant(self.keys.tenant, *journal),
         ]
-        score: float | None = None
-        if single:
-            result = await self.scripts.release(keys=keys, args=args)
-        else:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zscore(pending, member)
-                lua.queue(pipe, self.scripts.release, keys=keys, args=args)
-                score, result = await pipe.execute()
-        if delivery:
-            delivery.acked = True
+        return ReleaseCall(
+            conversation_id, turn_id, next_id, keys, args, delivery, None if single else pending
+        )
+
+    async def released(
+        self, call: ReleaseCall, result: list[Any], score: float | None = None
+    ) -> None:
+        """After a release script's ``result``: the next turn published, if one started."""
+        if call.delivery:
+            call.delivery.acked = True
         if result[0] == "not_owner":
-            self.log.warning("lease no longer held by this turn", turn_id=turn_id)
+            self.log.warning("lease no longer held by this turn", turn_id=call.turn_id)
             return
-        await self._after_start(conversation_id, next_id, result, score)
+        await self._after_start(call.conversation_id, call.next_id, result, score)
 
     async def _after_start(
         self,

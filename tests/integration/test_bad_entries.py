@@ -72,6 +72,9 @@ PATCH = '{"always":{},"latest":{},"first":{}}'
 COMMIT_TAIL = ["[]", 60, 50, 60, "", "", 0, 9, 60, 5, 0]
 # COMMIT's arguments before its one item: no writes, no acknowledgement.
 ONE_ITEM = [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0]
+# DELIVER_RELEASE's release arguments (no acknowledgement, no pending start) and delivery's.
+RELEASED = ["t1", "t2", 1000, 60, 10**13, 50, 60, "", "", ""]
+DELIVERED = ["{}", 60, 60, 10, "{}", 60, 10]
 CASES = [
     # The 1970 message that wedged its conversation: a negative stamp.
     (lua.INGEST, 5, ["-5|{}", 60, PATCH, -5, 60, "{}", 10, ""], "ts_ms"),
@@ -127,6 +130,10 @@ CASES = [
     (lua.DELIVER_ONCE, 3, ["{}", 60, 60, 10, "{}", 60], "history_kept"),
     (lua.DELIVER_ONCE, 6, ["{}", 60, 60, 10, "{}", 60, 10], "keys"),
     (lua.DELIVER_ONCE, 5, ["{}", 60, 60, 10, "{}", 60, 10], "turn_id"),
+    (lua.DELIVER_RELEASE, 8, [*RELEASED, *DELIVERED, "{}"], "keys"),
+    (lua.DELIVER_RELEASE, 9, [*RELEASED, "{}", 60, 60, "all", "{}", 60, 10, "{}"], "maxlen"),
+    (lua.DELIVER_RELEASE, 9, [*RELEASED, *DELIVERED, "not json"], "delivered entry"),
+    (lua.DELIVER_RELEASE, 9, [*RELEASED, *DELIVERED[:6], "x", "{}"], "history_kept"),
     (lua.HISTORY_ONCE, 2, ["", 60, 60, 10], "entry_json"),
     (lua.SCHED_ADD, 4, ["{}", "pending", "soon", "i1", 60, "b", "{}", 50, ""], "due_ms"),
     (lua.SCHED_ADD, 4, ["{}", "pending", 1, "i1", 60, "b", "{}", 50], "turn_id"),

@@ -663,13 +663,16 @@ async def test_the_gateway_composes_a_completed_turn_and_answers_it_once(
 ) -> None:
     """A turn its last producer's commit completed reaches the gateway as its merge hash (a
     ``MergeReady``): the reply is composed there, with the merger's rules, delivered and
-    journaled once, even when the notice is handled twice (redelivered after a crash)."""
+    journaled once, even when the notice is handled twice (redelivered after a crash). The
+    HTTP channel's delivery script releases the turn in the same step: the message that waited
+    meanwhile starts the next turn, and the journal names the reply's stream id."""
     turns, published, store = keeper
     keys = turns.keys
     async with http_egress(keeper, redis_url) as (egress, channel, _):
         await turns.ingest(message("c12", "m1", "quero agendar e onde fica?", T0))
         await start_now(turns, "c12")
         turn = published[0]
+        await turns.ingest(message("c12", "m2", "pode ser terça", T0 + timedelta(seconds=5)))
         parts = {
             source: Part(
                 turn_id=turn.turn_id,
@@ -693,13 +696,18 @@ async def test_the_gateway_composes_a_completed_turn_and_answers_it_once(
         ready = MergeReady(turn_id=turn.turn_id, conversation_id="c12", fields=fields)
         await egress.handle(ready.model_dump_json().encode())
         await egress.handle(ready.model_dump_json().encode())
-        replies, _ = await channel.read("c12", "0-0", 0)
+        replies, cursor = await channel.read("c12", "0-0", 0)
     # The merger's order: the answer before the question that asks for the next step.
     assert [r["text"] for r in replies] == [
         "Ficamos na Rua das Palmeiras, 250.\n\nQual dia fica melhor?"
     ]
-    assert await turns.redis.get(keys.lease("c12")) is None
+    # Released as delivered: the waiting message's turn holds the lease now.
+    assert [t.text for t in published] == ["quero agendar e onde fica?", "pode ser terça"]
+    assert await turns.redis.get(keys.lease("c12")) == published[1].turn_id
     journal = await store.journal("c12")
     [merged] = [e for e in journal if e["event"] == "merge.complete"]
     assert merged["service"] == "gateway" and merged["sources"] == ["faq", "trial"]
-    assert [e["event"] for e in journal].count("reply.delivered") == 1
+    [delivered] = [e for e in journal if e["event"] == "reply.delivered"]
+    assert (delivered["status"], delivered["detail"]) == ("sent", cursor)
+    events = [e["event"] for e in journal]
+    assert events.index("merge.complete") + 1 == events.index("reply.delivered")

@@ -20,9 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from shared.contracts import InboundMessage, Reply, Turn
+
+if TYPE_CHECKING:
+    from services.gateway.turns import ReleaseCall
 
 # A ``Delivery`` status: not delivered, because a person owns the conversation (``guards_owner``).
 HUMAN_OWNER = "human_owner"
@@ -85,6 +88,22 @@ class Channel(Protocol):
 
     async def aclose(self) -> None:
         """Close what the adapter opened (clients, tasks) as its tenant's gateway stops."""
+        ...
+
+
+@runtime_checkable
+class ReleasesTurns(Protocol):
+    """A channel whose delivery script also releases the reply's turn (``DELIVER_RELEASE``):
+    egress hands it the release (``TurnKeeper.release_call``) instead of running its own, one
+    round trip less per turn."""
+
+    async def deliver_and_release(
+        self, reply: Reply, release: ReleaseCall, entry: str, *before: str
+    ) -> tuple[Delivery, list[Any] | None]:
+        """Deliver ``reply`` and release its turn; the release's answer, or None when the reply
+        was not delivered (``HUMAN_OWNER``, ``SUPERSEDED``) and the turn not released.
+        ``entry`` (the reply's journal entry, its ``detail`` set to what the delivery reports)
+        and ``before`` are journaled only with a delivery."""
         ...
 
 

@@ -22,6 +22,7 @@ from services.gateway.channels.base import (
 )
 from services.gateway.channels.spec import ChannelSpec, Parts
 from services.gateway.history import History, reply_entry
+from services.gateway.turns import ReleaseCall
 from shared import lua
 from shared.connections import AnyRedis, connect_cluster, retry_options
 from shared.contracts import Reply
@@ -79,6 +80,31 @@ class HttpChannel(PlainChannel):
             )
 
     async def deliver(self, reply: Reply) -> Delivery:
+        keys, args = self._delivery(reply)
+        if self.ack.on:
+            result = await self._deliver_acknowledged(keys, args)
+        else:
+            result = await self.scripts.deliver_once(keys=keys, args=args)
+        return _outcome(result)
+
+    async def deliver_and_release(
+        self, reply: Reply, release: ReleaseCall, entry: str, *before: str
+    ) -> tuple[Delivery, list[Any] | None]:
+        """Deliver a reply to a turn and release the turn in one script (``DELIVER_RELEASE``):
+        one round trip less per turn. ``entry``: the reply's journal entry, whose ``detail``
+        the script sets to the reply's stream id, after ``before`` (its composition); both
+        written only when the reply is delivered. The release's answer, or None when the reply
+        was not delivered (a person owns the conversation, or another turn answers its
+        messages) and the turn not released."""
+        keys, args = self._delivery(reply)
+        result = await self.scripts.deliver_release(
+            keys=[*release.keys, *keys[:3]], args=[*release.args, *args[:7], entry, *before]
+        )
+        delivery = _outcome(result[:2])
+        return delivery, (list(result[2:]) if len(result) > 2 else None)
+
+    def _delivery(self, reply: Reply) -> tuple[list[str], list[Any]]:
+        """``DELIVER_ONCE``'s keys and arguments for ``reply``."""
         payload: dict[str, Any] = {
             "turn_id": reply.turn_id,
             "text": reply.text,
@@ -107,15 +133,7 @@ class HttpChannel(PlainChannel):
             self.history.kept,
             *([reply.turn_id] if len(keys) == 5 else []),
         ]
-        if self.ack.on:
-            result = await self._deliver_acknowledged(keys, args)
-        else:
-            result = await self.scripts.deliver_once(keys=keys, args=args)
-        if result[0] == "human":
-            return Delivery(HUMAN_OWNER)
-        if result[0] == "superseded":
-            return Delivery(SUPERSEDED)
-        return Delivery(result[0], result[1] if len(result) > 1 else "")
+        return keys, args
 
     async def _deliver_acknowledged(self, keys: list[str], args: list[Any]) -> list[str]:
         """``DELIVER_ONCE`` and ``WAIT`` on one connection: the turn is released only once a
@@ -153,6 +171,15 @@ class HttpChannel(PlainChannel):
 
     async def aclose(self) -> None:
         await self.polling.aclose()
+
+
+def _outcome(result: list[Any]) -> Delivery:
+    """A delivery script's answer as a ``Delivery``."""
+    if result[0] == "human":
+        return Delivery(HUMAN_OWNER)
+    if result[0] == "superseded":
+        return Delivery(SUPERSEDED)
+    return Delivery(result[0], result[1] if len(result) > 1 else "")
 
 
 def build(parts: Parts) -> HttpChannel:
