@@ -79,6 +79,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from shared.nlu.normalize import normalize
@@ -501,8 +502,10 @@ def _expand_abbreviations(normalized: str) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=512)
 def mentions_date(text: str) -> bool:
-    """Whether a message names a day at all (any reference day gives the same answer)."""
+    """Whether a message names a day at all (any reference day gives the same answer).
+    Cached, as ``normalize``: a turn's message is read by several extractors and services."""
     normalized = _date_form(text)
     reference = date(2000, 1, 3)
     return (_explicit(normalized, reference) or _relative(normalized, reference)) is not None
@@ -737,6 +740,12 @@ def _dots_as_colons(text: str) -> str:
 def time_candidates(text: str, *, expecting: bool = False) -> list[time]:
     """The readings of the time a message refers to: one, or two for an hour without a period
     ("às 8" → 08:00 and 20:00), literal first. The latest correction wins; see the module doc."""
+    return list(_time_candidates(text, expecting))
+
+
+@lru_cache(maxsize=512)
+def _time_candidates(text: str, expecting: bool) -> tuple[time, ...]:
+    """``time_candidates``, cached (as ``normalize``) and immutable."""
     # Each message of a burst (a line of the turn's text) normalized apart: a "não" opening the
     # next message ("19h" / "não pera" / "dia 23") corrects what follows it, it does not take
     # back the hour that ended the message before.
@@ -749,9 +758,9 @@ def time_candidates(text: str, *, expecting: bool = False) -> list[time]:
         if bare is not None and literal is not None and hour is not None:
             found = literal, 1 <= hour <= 11 and not bare[1].startswith("0")
     if found is None:
-        return []
+        return ()
     literal, ambiguous = found
-    return [literal, literal.replace(hour=literal.hour + 12)] if ambiguous else [literal]
+    return (literal, literal.replace(hour=literal.hour + 12)) if ambiguous else (literal,)
 
 
 def _hour_in(hour: int, period: str) -> bool:

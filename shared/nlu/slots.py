@@ -710,11 +710,14 @@ def _clause_end_age(text: str) -> int | None:
     return None
 
 
+@lru_cache(maxsize=512)
 def extract_age(text: str, expecting_age: bool = False, *, today: date | None = None) -> int | None:
     """The person's age in years, unvalidated, or None (rules in the module doc).
 
     ``today`` (the turn's business date) lets a birth date or year give the age
-    (``shared.nlu.age``); "faço 30 mês que vem" is 29 with or without it."""
+    (``shared.nlu.age``); "faço 30 mês que vem" is 29 with or without it. Cached, as
+    ``normalize``: a turn's message is read by several extractors and services.
+    """
     normalized = with_years_typos_fixed(with_digits(normalize(text)))
     turning = turning_spans(normalized)
     for pattern, check_before in ((_AGE_CUED, False), (_AGE_TENHO, False), (_AGE_YEARS, True)):
@@ -828,10 +831,12 @@ def _level_for_duration(match: re.Match[str]) -> Level:
     return "intermediario" if amount < 5 else "avancado"
 
 
+@lru_cache(maxsize=512)
 def extract_level(text: str, expecting_level: bool = False) -> Level | None:
     """The person's beach-tennis level in canonical form, or None (rules in the module doc).
 
-    Level words are read through typo correction ("iniciant", "intermediaro")."""
+    Level words are read through typo correction ("iniciant", "intermediaro"). Cached, as
+    ``extract_age``."""
     normalized = _LEVEL_VOCABULARY.correct(with_digits(normalize(text)))
     if expecting_level:
         first = with_digits(normalize(_first_clause(text)))
