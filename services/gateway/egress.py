@@ -93,17 +93,13 @@ class Egress:
                 await self._dropped(reply, *merged)
                 return
         # A channel whose delivery script releases the turn too: one step for both.
-        call = (
-            self.turns.release_call(reply.conversation_id, reply.turn_id)
-            if isinstance(channel, ReleasesTurns) and not reply.scheduled
-            else None
-        )
+        releaser = channel if isinstance(channel, ReleasesTurns) and not reply.scheduled else None
+        call = self.turns.release_call(reply.conversation_id, reply.turn_id) if releaser else None
         released: list[Any] | None = None
         with tracing.span("reply deliver", channel=reply.channel, turn_id=reply.turn_id) as span:
-            if call is not None:
-                assert isinstance(channel, ReleasesTurns)
+            if releaser is not None and call is not None:
                 entry, *before = self.turns.stamp(_delivered(reply, Delivery("sent")), *merged)
-                delivery, released = await channel.deliver_and_release(reply, call, entry, *before)
+                delivery, released = await releaser.deliver_and_release(reply, call, entry, *before)
             else:
                 delivery = await channel.deliver(reply)
             if span is not None:

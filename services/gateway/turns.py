@@ -318,10 +318,14 @@ class TurnKeeper:
             patch["latest"]["last_referral"] = referral
         entry = f"{ts}|{tracing.stamp_entry(message.model_dump_json(), trace)}"
         quiet = self.quiet_after(message.text)
-        # A message that calls for no quiet window starts its turn in the same script: its
-        # pending start is scored by the lease the start takes, as a published turn's is.
+        # A message that calls for no quiet window starts its turn in the same script.
         turn_id = new_id() if not quiet.ms else ""
-        due = now_ms() + (self.settings.lease_ttl_ms if turn_id else quiet.ms)
+        # On one Redis its pending start is then scored by the lease, after the script, as a
+        # published turn's is: a release that ran before the script and took the pending start
+        # off (it found nothing to start) cannot leave the new turn without one. On a cluster
+        # the two run on different nodes, and the publish scores the turn's again.
+        scored = bool(turn_id) and self.settings.redis_mode != "cluster"
+        due = now_ms() + (self.settings.lease_ttl_ms if scored else quiet.ms)
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         index = self.keys.conversation_index
         keys = [
@@ -345,9 +349,13 @@ class TurnKeeper:
             k = self.keys
             keys += [k.inflight(conv), k.lease(conv), k.sent_prefix(conv)]
             args += [turn_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms]
+        pending = {self.keys.qualified(conv): due}
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(self.keys.pending_starts(conv), {self.keys.qualified(conv): due})
+            if not scored:
+                pipe.zadd(self.keys.pending_starts(conv), pending)
             lua.queue(pipe, self.scripts.ingest, keys=keys, args=args)
+            if scored:
+                pipe.zadd(self.keys.pending_starts(conv), pending)
             pipe.zadd(index, {conv: now_ms()}, gt=True)
             self._queue_index_prune(pipe)
             # Answered 2xx only once a replica holds the message and the pending start that
@@ -355,8 +363,8 @@ class TurnKeeper:
             queued = len(pipe)
             waits = self.ack.queue(pipe, self.redis, keys[0], self.keys.pending_starts(conv))
             done = await self.ack.execute(pipe)
-        result = done[1]
-        fresh = await self._handled(message, result, turn_id, quiet)
+        result = done[0 if scored else 1]
+        fresh = await self._handled(message, result, turn_id, quiet, scored)
         # A message no replica confirmed is still on the master and handled like any other;
         # the sender is told to retry, and the retry (a duplicate) waits for the replica again.
         if waits:
@@ -377,7 +385,7 @@ class TurnKeeper:
         pipe.zremrangebyscore(self.keys.conversation_index, "-inf", forgotten)
 
     async def _handled(
-        self, message: InboundMessage, result: list[Any], turn_id: str, quiet: Quiet
+        self, message: InboundMessage, result: list[Any], turn_id: str, quiet: Quiet, scored: bool
     ) -> bool:
         """Start or schedule the turn of a message ``INGEST`` stored; False for a duplicate."""
         conv = message.conversation_id
@@ -398,7 +406,7 @@ class TurnKeeper:
             return True
         if turn_id:
             # Started, or busy: the turn in flight starts the next one as it is released.
-            self._run(conv, self._after_start(conv, turn_id, result[1:], None, scored=True))
+            self._run(conv, self._after_start(conv, turn_id, result[1:], None, scored=scored))
         else:
             self._schedule(conv, quiet.ms / 1000)
         if quiet.rule == "fragment" and self.on_fragment:

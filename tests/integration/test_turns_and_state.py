@@ -162,10 +162,14 @@ async def test_a_message_that_calls_for_no_wait_starts_its_turn_in_the_ingest_sc
         published.put_nowait(Turn.model_validate_json(turn))
 
     turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
+    before_ms = int(datetime.now(UTC).timestamp() * 1000)
     assert await turns.ingest(message("c8", "m1", "quero agendar", T0))
-    # Already started when ingest returns: the lease taken, the message in flight.
+    # Already started when ingest returns: the lease taken, the message in flight, and the
+    # sweeper's next look at the conversation set for when that lease would expire.
     lease = await redis.get(keys.lease("c8"))
     assert lease is not None
+    score = await redis.zscore(keys.pending_starts("c8"), "c8")
+    assert score is not None and score >= before_ms + settings.lease_ttl_ms
     assert await redis.lrange(keys.inbox("c8"), 0, -1) == []
     assert await redis.llen(keys.inflight("c8")) == 1
     async with asyncio.timeout(10):
