@@ -108,6 +108,11 @@ class ConsumerLagCollector(Collector):
             socket_timeout=timeout_s,
             socket_connect_timeout=timeout_s,
         )
+        # The entries themselves are FastStream's binary format, not text: counted (Redis < 7)
+        # through a client that does not decode them.
+        self.raw = client_class.from_url(
+            redis_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+        )
 
     def rows(self) -> list[GroupLag]:
         """One ``XINFO GROUPS`` per stream (a stream not created yet has no rows)."""
@@ -129,7 +134,7 @@ class ConsumerLagCollector(Collector):
         group's last delivered entry (up to LAG_COUNT_LIMIT)."""
         if info.get("lag") is not None:
             return info
-        after = self.client.xrange(
+        after = self.raw.xrange(
             stream, min=f"({info['last-delivered-id']}", max="+", count=LAG_COUNT_LIMIT
         )
         return {**info, "lag": len(after or [])}
