@@ -522,7 +522,7 @@ class TurnKeeper:
         """What a channel's own delivery script needs to release the turn in the same step
         (``lua.DELIVER_RELEASE``), ending the reply's delivery: on one Redis without replicas
         to wait for (a reply a replica does not hold must not be released); None otherwise."""
-        if self.ack.on or self.settings.redis_mode == "cluster":
+        if not self._plain:
             return None
         return self._release_call(conversation_id, turn_id, acknowledges=True)
 
@@ -652,7 +652,13 @@ class TurnKeeper:
         one node's broken connection fails it after the others ran theirs: the turn went
         out, its journal entry did not. One Redis without replicas needs neither (its
         pipeline is one connection, retried whole), and keeps the single round trip."""
-        return self.ack.on or self.settings.redis_mode == "cluster"
+        return not self._plain
+
+    @property
+    def _plain(self) -> bool:
+        """One Redis without replicas to wait for: what a script wrote is there as it returns,
+        so one step may hold what would otherwise be confirmed between two."""
+        return not self.ack.on and self.settings.redis_mode != "cluster"
 
     async def _confirm_start(self, conversation_id: str, turn_id: str, started: str) -> bool:
         """Journal the turn's start and wait for a replica to hold it, with the start script's
