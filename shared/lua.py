@@ -96,6 +96,9 @@ return encoded
 # Returns {'busy'} | {'empty', answered} | {'started', seq, previous_turn_ms, answered,
 # n, state hash as n flat field/value items, entry...} (``answered``: see TRY_START; the state
 # as the turn starts travels with the turn, so its first handlers need not read it again).
+# A caller that took the lease itself passes the state as it read it (``hash``, an HGETALL
+# answer from before the start's writes): the start then neither takes the lease nor reads the
+# state again.
 _START_TURN = (
     ARG_CHECKS
     + """
@@ -105,8 +108,20 @@ local function delivered(sent_prefix, turn_id)
   return first ~= false and string.sub(first, 1, 5) == 'sent:'
 end
 
+-- Sets `field` to `value` in a flat HGETALL answer (appended when absent).
+local function set_field(flat, field, value)
+  for i = 1, #flat, 2 do
+    if flat[i] == field then
+      flat[i + 1] = value
+      return
+    end
+  end
+  flat[#flat + 1] = field
+  flat[#flat + 1] = value
+end
+
 local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, ttl, keep_s, max_ts,
-                          sent_prefix, meta, in_inbox)
+                          sent_prefix, meta, in_inbox, hash)
   if #fresh + #msgs == 0 then return {'empty', ''} end
   if meta == nil then
     local raw = redis.call('HGET', state, 'meta')
@@ -131,14 +146,19 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
     redis.call('RPUSH', inflight, unpack(fresh, i, math.min(i + 999, #fresh)))
   end
   if in_inbox > 0 then redis.call('DEL', inbox) end
-  redis.call('SET', lease, turn_id, 'PX', ttl)
+  if hash == nil then redis.call('SET', lease, turn_id, 'PX', ttl) end
   redis.call('EXPIRE', inflight, keep_s)
   if latest > 0 and (prev == nil or latest > prev) then meta.last_turn_ms = latest end
   meta.turn_seq = (meta.turn_seq or 0) + 1
   meta.turn_id = turn_id
   meta._v = (meta._v or 0) + 1
-  redis.call('HSET', state, 'meta', cjson.encode(meta))
-  local hash = redis.call('HGETALL', state)
+  local encoded = cjson.encode(meta)
+  redis.call('HSET', state, 'meta', encoded)
+  if hash == nil then
+    hash = redis.call('HGETALL', state)
+  else
+    set_field(hash, 'meta', encoded)
+  end
   local out = {'started', tostring(meta.turn_seq), tostring(prev or ''), answered,
                tostring(#hash)}
   for _, v in ipairs(hash) do out[#out + 1] = v end
@@ -200,7 +220,17 @@ if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   redis.call('EXPIRE', KEYS[1], ARGV[2])
   return {0}
 end
-local raw = redis.call('HGET', KEYS[3], 'meta')
+-- A message that may start its turn reads the whole state, which the turn then carries; any
+-- other reads the meta slice alone.
+local hash, raw = nil, nil
+if starts then
+  hash = redis.call('HGETALL', KEYS[3])
+  for i = 1, #hash, 2 do
+    if hash[i] == 'meta' then raw = hash[i + 1] end
+  end
+else
+  raw = redis.call('HGET', KEYS[3], 'meta')
+end
 local meta = {}
 if raw then meta = cjson.decode(raw) end
 local queued = 1
@@ -228,7 +258,8 @@ end
 -- in the inbox, and writes the meta slice once: the inbox is not written only to be emptied.
 local out = {queued}
 if queued == 1 and starts then
-  if redis.call('EXISTS', KEYS[7]) == 1 then
+  -- Taking the lease is the check that no turn is in flight.
+  if not redis.call('SET', KEYS[7], ARGV[9], 'NX', 'PX', ARGV[10]) then
     out[2] = 'busy'
   else
     local fresh = redis.call('LRANGE', KEYS[2], 0, -1)
@@ -236,7 +267,7 @@ if queued == 1 and starts then
     fresh[waited + 1] = entry
     local msgs = redis.call('LRANGE', KEYS[6], 0, -1)
     for _, v in ipairs(start_with(KEYS[2], KEYS[6], KEYS[7], KEYS[3], fresh, msgs, ARGV[9],
-                                  ARGV[10], ARGV[11], max_ts, KEYS[8], meta, waited)) do
+                                  ARGV[10], ARGV[11], max_ts, KEYS[8], meta, waited, hash)) do
       out[#out + 1] = v
     end
     redis.call('EXPIRE', KEYS[3], ARGV[5])

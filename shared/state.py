@@ -339,11 +339,16 @@ class StateStore:
             self.queue_journal(pipe, conversation_id, *entries)
             await pipe.execute()
 
-    def queue_journal(self, pipe: Pipeline, conversation_id: str, *entries: str) -> None:
-        """Append journal entries as part of a caller's pipeline (one round trip for both)."""
+    def queue_journal(
+        self, pipe: Pipeline, conversation_id: str, *entries: str, trim: bool = True
+    ) -> None:
+        """Append journal entries as part of a caller's pipeline (one round trip for both).
+        ``trim=False`` leaves the trim to an append that follows for certain: the scripts'
+        appends (``push_list``) trim a journal longer than its maximum."""
         key = self.keys.journal(conversation_id)
         pipe.rpush(key, *stamp_tenant(self.keys.tenant, *entries))
-        pipe.ltrim(key, -self.journal_max, -1)
+        if trim:
+            pipe.ltrim(key, -self.journal_max, -1)
         pipe.expire(key, self.state_ttl_s)
 
     async def journal(self, conversation_id: str, last: int | None = None) -> list[dict[str, Any]]:

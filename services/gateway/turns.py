@@ -774,7 +774,9 @@ class TurnKeeper:
                 journal.append(answer[1])
                 await self.publish(k.route(k.outbound, conversation_id), answer[0], pipeline=pipe)
             if journal:
-                self.store.queue_journal(pipe, conversation_id, *journal)
+                # Every turn ends with a script's append (a handler's commit, the reply's
+                # delivery and release), which trims the journal.
+                self.store.queue_journal(pipe, conversation_id, *journal, trim=False)
             results = await pipe.execute()
         TURNS_STARTED.labels(self.keys.tenant).inc()
         for each in taking:
