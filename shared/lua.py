@@ -151,6 +151,8 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   if latest > 0 and (prev == nil or latest > prev) then meta.last_turn_ms = latest end
   meta.turn_seq = (meta.turn_seq or 0) + 1
   meta.turn_id = turn_id
+  -- The start took whatever waited: a release that reads this meta need not look (RELEASE).
+  meta.inbox_empty = true
   meta._v = (meta._v or 0) + 1
   local encoded = cjson.encode(meta)
   redis.call('HSET', state, 'meta', encoded)
@@ -277,6 +279,7 @@ end
 if queued == 1 then
   redis.call('RPUSH', KEYS[2], entry)
   redis.call('EXPIRE', KEYS[2], ARGV[5])
+  meta.inbox_empty = nil
 end
 redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
 redis.call('EXPIRE', KEYS[3], ARGV[5])
@@ -346,15 +349,18 @@ local function release_args(more)
 end
 -- Append `entries`, then release the lease if this turn holds it (`holder`: the lease as
 -- already read, or nil to read it) and start the next turn; then the pending start and the
--- acknowledgement, last, so a command that failed above leaves the delivery pending.
-local function release_turn(entries, holder, acks, pending, n_keys, max_ts)
+-- acknowledgement, last, so a command that failed above leaves the delivery pending. `meta`:
+-- the meta slice as already read, or nil; one that says no message waits since the turn
+-- started (``inbox_empty``: INGEST clears it as it queues one) spares reading the inbox.
+local function release_turn(entries, holder, acks, pending, n_keys, max_ts, meta)
   push_list(KEYS[6], entries, ARGV[6], ARGV[7])
   local function release()
     if holder == nil then holder = redis.call('GET', KEYS[3]) end
     if holder ~= ARGV[1] then return {'not_owner'} end
     redis.call('DEL', KEYS[3], KEYS[2])
     -- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
-    local fresh = redis.call('LRANGE', KEYS[1], 0, -1)
+    local fresh = {}
+    if not (meta and meta.inbox_empty) then fresh = redis.call('LRANGE', KEYS[1], 0, -1) end
     if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
     return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4],
                       max_ts, nil, nil, #fresh)
@@ -724,29 +730,32 @@ local function deliver_args(at)
   int_arg(at + 6, 'history_kept', 1)
 end
 -- The delivery, with its arguments from ARGV[at]; `state` and `turn_id` (with `lease`) may be
--- nil. Also returns the lease's holder as read (nil when not read or not held).
+-- nil. Also returns the lease's holder as read (nil when not read or not held) and the meta
+-- slice as read (nil when not read or absent).
 local function deliver(sent, replies, history, state, lease, at, turn_id)
+  local meta = nil
   if state then
     local raw = redis.call('HGET', state, 'meta')
-    if raw and cjson.decode(raw).handoff == 'human' then return {'human'} end
+    if raw then meta = cjson.decode(raw) end
+    if meta and meta.handoff == 'human' then return {'human'} end
   end
   local holder = nil
   if turn_id then
     holder = redis.call('GET', lease)
     if holder and holder ~= turn_id then
       -- Delivered before (a redelivery after the next turn began) rather than taken over.
-      if redis.call('EXISTS', sent) == 1 then return {'duplicate'}, holder end
+      if redis.call('EXISTS', sent) == 1 then return {'duplicate'}, holder, meta end
       return {'superseded'}
     end
   end
   if not redis.call('SET', sent, '1', 'NX', 'EX', ARGV[at + 1]) then
-    return {'duplicate'}, holder
+    return {'duplicate'}, holder, meta
   end
   local id = redis.call('XADD', replies, 'MAXLEN', ARGV[at + 3], '*', 'reply', ARGV[at])
   redis.call('EXPIRE', replies, ARGV[at + 2])
   redis.call('XADD', history, 'MAXLEN', ARGV[at + 6], '*', 'm', ARGV[at + 4])
   redis.call('EXPIRE', history, ARGV[at + 5])
-  return {'sent', id}, holder
+  return {'sent', id}, holder, meta
 end
 """
 )
@@ -782,7 +791,8 @@ local acks, pending, n_keys, max_ts = release_args(3)
 deliver_args(11)
 local delivered = table_arg(18, 'delivered entry')
 local d = n_keys + 1
-local result, holder = deliver(KEYS[d], KEYS[d + 1], KEYS[d + 2], KEYS[4], KEYS[3], 11, ARGV[1])
+local result, holder, meta = deliver(KEYS[d], KEYS[d + 1], KEYS[d + 2], KEYS[4], KEYS[3], 11,
+                                    ARGV[1])
 if result[1] == 'human' or result[1] == 'superseded' then return result end
 local entries = {}
 if result[1] == 'sent' then
@@ -791,7 +801,7 @@ if result[1] == 'sent' then
   entries[#entries + 1] = cjson.encode(delivered)
 end
 local out = {result[1], result[2] or ''}
-for _, v in ipairs(release_turn(entries, holder or false, acks, pending, n_keys, max_ts)) do
+for _, v in ipairs(release_turn(entries, holder or false, acks, pending, n_keys, max_ts, meta)) do
   out[#out + 1] = v
 end
 return out

@@ -442,6 +442,36 @@ async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_deliver
     assert "reply.dropped" in journal and "agent.delivered" in journal
 
 
+async def test_the_delivery_that_releases_a_turn_starts_the_next_with_what_waited(
+    keeper, redis_url: str
+) -> None:
+    """The HTTP channel's delivery releases its turn in the same script, which reads the inbox
+    only when the meta slice says a message was queued since the turn started: one that waited
+    starts the next turn; after that turn, nothing waits and nothing starts."""
+    turns, published, _ = keeper
+    keys = turns.keys
+    async with http_egress(keeper, redis_url) as (egress, channel, _):
+        await turns.ingest(message("c12", "m1", "quero agendar", T0))
+        await start_now(turns, "c12")
+        await turns.ingest(message("c12", "m2", "pra terça", T0 + timedelta(seconds=5)))
+
+        async def answer(turn: Turn, text: str) -> None:
+            reply = Reply(
+                turn_id=turn.turn_id, conversation_id="c12", channel="http", text=text,
+                bubbles=[text],
+            )  # fmt: skip
+            await egress.handle(reply.model_dump_json().encode())
+
+        await answer(published[0], "primeira")
+        assert len(published) == 2
+        await answer(published[1], "segunda")
+        replies, _ = await channel.read("c12", "0-0", 0)
+    assert [t.text for t in published] == ["quero agendar", "pra terça"]
+    assert [r["text"] for r in replies] == ["primeira", "segunda"]
+    assert await turns.redis.get(keys.lease("c12")) is None
+    assert await turns.redis.llen(keys.inbox("c12")) == 0
+
+
 async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
     keeper, redis_url: str
 ) -> None:
