@@ -543,9 +543,15 @@ return result
 # An item's takers are consumer groups of the committing process (``shared.bus``, read on
 # write): right after its XADD the script reads one entry for each (``take``), so the process
 # runs it without a read of its own.
+# An empty outbox_json stores no outbox: allowed only to a commit that acknowledges its delivery
+# and adds a merge input, i.e. publishes everything it decided in this script. Its first merge
+# input (its field in the turn's merge hash, which has an outbox's TTL) then tells
+# that it was committed, as the outbox would: the caller says so only when its snapshot cannot
+# already hold such a commit (``shared.service.handle_once``).
 # Returns {1, {counted step...}, {taken...}} committed (``take``'s entries; a notice's with
-# its MergeReady JSON, added after its envelope) | {-1} already committed | {0, field}
-# version conflict; only {1} publishes, counts, takes or acknowledges.
+# its MergeReady JSON, added after its envelope) | {-1} already committed, its outbox stored |
+# {-2} already committed, published with its commit (no outbox) | {0, field} version
+# conflict; only {1} publishes, counts, takes or acknowledges.
 COMMIT = (
     _MERGE_COMMON
     + _TAKE
@@ -558,7 +564,7 @@ for i = 0, n - 1 do
   table_arg(4 + i * 3, 'slice json')
 end
 local base = 2 + n * 3
-str_arg(base, 'outbox_json')
+if ARGV[base] == nil then bad_arg('outbox_json is missing') end
 int_arg(base + 1, 'outbox_ttl_s', 1)
 int_arg(base + 2, 'journal_max', 1)
 int_arg(base + 3, 'state_ttl_s', 1)
@@ -596,8 +602,29 @@ for i = 1, n_items do
 end
 if acks then key = key + 1 end
 need_keys(key - 1)
+-- No outbox (''): the commit publishes everything itself and its first merge input marks it.
+local marker = nil
+if ARGV[base] == '' then
+  for _, item in ipairs(items) do
+    if item[1] == 'm' then
+      marker = item
+      break
+    end
+  end
+  if not (acks and marker) then
+    bad_arg('only a commit that acknowledges and adds a merge input may store no outbox')
+  end
+end
+local function committed_before()
+  if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
+  if marker and redis.call('HEXISTS', marker[2], marker[4]) == 1 then return {-2} end
+  return nil
+end
 local state_ttl = ARGV[base + 3]
-if n == 0 and redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
+if n == 0 then
+  local before = committed_before()
+  if before then return before end
+end
 if n > 0 then
   local fields = {}
   for i = 0, n - 1 do fields[i + 1] = ARGV[2 + i * 3] end
@@ -618,7 +645,8 @@ if n > 0 then
   -- another (an erase deleted the state it checked, and a new turn may have begun since).
   local turn = string.match(KEYS[2], ':out:([^:]+):[^:]*$')
   if stale or not current[n + 1] or cjson.decode(current[n + 1]).turn_id ~= turn then
-    if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
+    local before = committed_before()
+    if before then return before end
     if stale then return {0, stale} end
   end
   local writes = {}
@@ -631,7 +659,7 @@ if n > 0 then
   -- a state without one (erased while the turn was in flight, or never ingested) gets it here.
   if not current[n + 1] then redis.call('EXPIRE', KEYS[1], state_ttl) end
 end
-redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1])
+if not marker then redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1]) end
 push_journal(KEYS[3], at, #ARGV, ARGV[base + 2], state_ttl)
 local counted, taken = {}, {}
 for i, item in ipairs(items) do

@@ -319,16 +319,27 @@ async def handle_once(
 
     ``acknowledges``: the handler ends here, so on one Redis the commit script also publishes
     the outbox and acknowledges the delivery (``shared.bus.riding``): one round trip for three.
+    Such a commit with a merge input stores no outbox when no commit of the turn can hide in
+    the snapshot from its checks (``StateStore.commit``'s ``marked``): a brought snapshot, or
+    one loaded looking for the mark an earlier attempt's decision named.
     """
+    marker: tuple[str, str] | None = None
     for _ in range(attempts):
+        checked = snapshot is not None
         if snapshot is None:
-            stored, snapshot = await rt.store.load_turn(conversation_id, turn_id, rt.service)
+            stored, snapshot = await rt.store.load_turn(
+                conversation_id, turn_id, rt.service, marker
+            )
             if stored is not None:
                 await rt.bus.publish_all(stored.messages)
                 return
+            checked = marker is not None
         decision = await decide(snapshot)
         delivery = riding(rt.settings) if acknowledges else None
         publish = await sendable(rt, conversation_id, decision.outbox) if delivery else []
+        mark = next(((s.merge.key, s.merge.field) for s in publish if s.merge), None)
+        marked = checked and mark is not None and marker in (None, mark)
+        marker = marker or mark
         settings = rt.settings
         try:
             committed = await rt.store.commit(
@@ -344,11 +355,14 @@ async def handle_once(
                 maxlen=settings.stream_maxlen,
                 merge_ttl_s=settings.turn_ttl_s,
                 republish_after_ms=settings.republish_after_ms,
+                marked=marked,
             )
         except StateConflict:
             rt.log.warning("state changed concurrently, deciding again", turn_id=turn_id)
             snapshot = None
             continue
+        if committed and committed.before:
+            return  # everything went out with that commit; the bus acknowledges the delivery
         if committed:
             for step in committed.counted:
                 FUNNEL_STEPS.labels(step, rt.keys.tenant).inc()

@@ -131,10 +131,13 @@ def taken_of(result: list[list[Any]], data: list[bytes]) -> Iterator[TakenEntry]
 @dataclass(frozen=True)
 class Committed:
     """What a commit did besides writing: the funnel steps its script counted (``Tally``) and
-    the entries it read for this process's groups (``Sent.takers``)."""
+    the entries it read for this process's groups (``Sent.takers``). ``before``: nothing was
+    written, the turn was committed before by a commit that published everything itself (one
+    stored no outbox: ``StateStore.commit``'s ``marked``)."""
 
     counted: tuple[str, ...] = ()
     taken: tuple[TakenEntry, ...] = ()
+    before: bool = False
 
 
 @dataclass
@@ -231,10 +234,16 @@ class StateStore:
         return snapshot_of(await self.redis.hgetall(self.keys.state(conversation_id)))
 
     async def load_turn(
-        self, conversation_id: str, turn_id: str, service: str
+        self,
+        conversation_id: str,
+        turn_id: str,
+        service: str,
+        marker: tuple[str, str] | None = None,
     ) -> tuple[Outbox | None, Snapshot]:
         """What a handler needs first, in one round trip: its stored outbox for the turn (if it
-        committed before) and the conversation's slices.
+        committed before) and the conversation's slices. With ``marker`` (a merge hash and the
+        field a commit without an outbox is marked by), a commit marked so is found too, as
+        an empty outbox: it published everything itself.
 
         The slices are read first: a commit of this turn by another replica that lands between
         the two reads is then either seen in the outbox, or missing from the slices, so the
@@ -243,8 +252,12 @@ class StateStore:
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(self.keys.state(conversation_id))
             pipe.get(self.keys.outbox(conversation_id, turn_id, service))
-            raw_state, raw_outbox = await pipe.execute()
+            if marker is not None:
+                pipe.hexists(*marker)
+            raw_state, raw_outbox, *marked = await pipe.execute()
         outbox = Outbox.load(raw_outbox) if raw_outbox is not None else None
+        if outbox is None and marked and marked[0]:
+            outbox = Outbox()
         return outbox, snapshot_of(raw_state)
 
     async def erased(self, conversation_id: str, turn_id: str) -> bool:
@@ -271,8 +284,10 @@ class StateStore:
         maxlen: int = 1,
         merge_ttl_s: int = 1,
         republish_after_ms: int = 0,
+        marked: bool = False,
     ) -> Committed | None:
-        """Write slices, outbox and journal atomically. None if this turn was committed before.
+        """Write slices, outbox and journal atomically. None if this turn was committed before
+        (its outbox stored: the caller republishes it).
 
         A turn committed before is found by the versions of the slices it wrote: a snapshot
         from before that commit no longer matches them. A snapshot read after it comes with the
@@ -283,7 +298,13 @@ class StateStore:
         ``publish`` and ``ack`` (stream, group, message id): on one Redis, the same script
         publishes the outbox and acknowledges the delivery, only when it commits
         (``shared.bus.riding``); ``maxlen``, ``merge_ttl_s`` and ``republish_after_ms`` are the
-        settings of those publishes and merge inputs. Raises StateConflict when a slice's
+        settings of those publishes and merge inputs. ``marked`` (with ``ack``, and a merge input
+        in ``publish``): no outbox is stored, since the script publishes all of it; the first
+        merge input marks the commit instead, which ``COMMIT`` looks for where it would look
+        for the outbox. Only for a ``snapshot`` in which no commit of this turn can hide: one
+        from before any (the state a turn brings), or one loaded with that mark looked for
+        (``load_turn``'s ``marker``). Committed before so: ``Committed(before=True)``.
+        Raises StateConflict when a slice's
         version moved since ``snapshot`` was loaded, and UnregisteredSlice (before any write)
         when a slice is not one the service declares.
         """
@@ -302,7 +323,8 @@ class StateStore:
             data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
             data["_v"] = expected + 1
             args += [name, expected, json.dumps(data, ensure_ascii=False)]
-        args += [outbox.dump(), self.outbox_ttl_s, self.journal_max, self.state_ttl_s]
+        args += ["" if marked else outbox.dump(), self.outbox_ttl_s]
+        args += [self.journal_max, self.state_ttl_s]
         args += [ack[1], ack[2]] if ack else ["", ""]
         args += [len(publish), maxlen, merge_ttl_s, now_ms(), republish_after_ms]
         keys = [
@@ -329,6 +351,8 @@ class StateStore:
         status = int(result[0])
         if status == 0:
             raise StateConflict(f"slice {result[1]} of {conversation_id} changed concurrently")
+        if status == -2:
+            return Committed(before=True)
         if status != 1:
             return None
         taken = tuple(taken_of(result[2], [sent.data for sent in publish]))

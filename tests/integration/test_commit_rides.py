@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from faststream.redis.message import DATA_KEY
 from faststream.redis.parser.binary import BinaryMessageFormatV1
+from redis import exceptions as redis_exceptions
 from redis.asyncio import Redis
 
 from services.registry import BY_NAME, TOPOLOGY
@@ -28,6 +29,7 @@ from shared.state import (
     Committed,
     Outbox,
     Sent,
+    Snapshot,
     StateConflict,
     StateStore,
     ToMerge,
@@ -267,3 +269,111 @@ async def test_a_commit_counts_a_funnel_step_once_per_conversation_on_its_busine
     }
     assert await redis.ttl(keys.funnel_seen("c1")) > 0
     assert await redis.exists(keys.funnel) == 0
+
+
+async def test_a_commit_marked_by_its_merge_input_stores_no_outbox_and_is_found_by_it(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """A commit that publishes everything itself may store no outbox: its merge input marks
+    it. A later commit of the same turn on a snapshot from before it finds that mark where it
+    would find the outbox, writes nothing and leaves the delivery to its handler; a load that
+    looks for the mark finds it too."""
+    keys = Keys(unique_prefix)
+    store = make_store(redis, keys)
+    source = f"{unique_prefix}in"
+    merge = keys.merge_turn("t1")
+    await redis.hset(merge, mapping={"turn": "{}", "plan": '{"expected": ["faq", "trial"]}'})
+    ready = MergeReady(turn_id="t1", conversation_id="c1", fields={}).model_dump_json()
+    target = ToMerge(
+        merge, "part:faq", '{"source": "faq"}', ready, keys.merge_deadlines("t1"), "t1"
+    )
+
+    async def commit(writes: dict[str, dict[str, str]], marked: bool = True) -> Committed | None:
+        await redis.xadd(source, {"__data__": "turn"})
+        [(_, [(delivery, _)])] = await redis.xreadgroup("g", "c", {source: ">"}, count=1)
+        return await store.commit(
+            "c1", "t1", "faq", snapshot=None, writes=writes, outbox=Outbox([(source, "{}")]),
+            journal=[journal_entry("faq", "t1", "faq.answered")],
+            publish=[Sent(keys.outbound, b"env:", target)], ack=(source, "g", str(delivery)),
+            maxlen=1000, merge_ttl_s=60, marked=marked,
+        )  # fmt: skip
+
+    await redis.xgroup_create(source, "g", id="0", mkstream=True)
+    first = await commit({"faq": {"topic": "preco"}})
+    assert first is not None and not first.before
+    assert await redis.exists(keys.outbox("c1", "t1", "faq")) == 0
+    assert await redis.hget(merge, "part:faq") == '{"source": "faq"}'
+    assert await pending(redis, source, "g") == 0
+
+    # The same turn on the same (now stale) snapshot, and with no slice to write at all.
+    for writes in ({"faq": {"topic": "horarios"}}, {}):
+        again = await commit(writes)
+        assert again is not None and again.before
+        assert await pending(redis, source, "g") == 1  # the handler acknowledges it
+        await redis.xack(source, "g", *[m for m, _ in await redis.xrange(source)])
+    assert (await store.load("c1")).get("faq") == {"topic": "preco", "_v": 1}
+    assert [e["event"] for e in await store.journal("c1")] == ["faq.answered"]
+
+    stored, _ = await store.load_turn("c1", "t1", "faq", (merge, "part:faq"))
+    assert stored is not None and stored.messages == []
+    unmarked, _ = await store.load_turn("c1", "t1", "faq")
+    assert unmarked is None
+    # Only a commit that publishes a merge input itself may go without an outbox.
+    await redis.hdel(merge, "part:faq")
+    with pytest.raises(redis_exceptions.ResponseError, match="may store no outbox"):
+        await store.commit(
+            "c1", "t1", "faq", snapshot=None, writes={}, outbox=Outbox([]), journal=[],
+            publish=[Sent(keys.outbound, b"env:", target)], maxlen=1000, marked=True,
+        )  # fmt: skip
+
+
+async def test_a_turn_handler_on_the_state_its_turn_brought_is_marked_by_its_part(
+    redis_url: str, redis: Redis, unique_prefix: str
+) -> None:
+    """Through the real bus: a handler deciding on the state its turn brought commits its part
+    without an outbox; the same turn again is found committed by that part, and nothing is
+    written twice or left pending."""
+    source, group = f"{unique_prefix}marked", "marked"
+    keys = Keys(unique_prefix)
+    merge = keys.merge_turn("t1")
+    await redis.hset(merge, mapping={"turn": "{}", "plan": '{"expected": ["faq", "trial"]}'})
+    handled: asyncio.Queue[str] = asyncio.Queue()
+
+    def build(rt: Runtime, tenant: Tenant) -> None:
+        async def handler(body: bytes) -> None:
+            turn_id = body.decode()
+
+            async def decide(_snapshot: object) -> Decision:
+                decision = Decision()
+                decision.writes["faq"] = {"topic": "preco"}
+                part = Part(turn_id=turn_id, conversation_id="c1", source="faq", text="oi")
+                decision.outbox.add(rt.keys.route(rt.keys.merge, "c1"), part)
+                decision.journal.append(journal_entry("faq", turn_id, "faq.answered"))
+                return decision
+
+            brought = Snapshot({"faq": None})
+            await handle_once(rt, "c1", turn_id, decide, acknowledges=True, snapshot=brought)
+            handled.put_nowait(turn_id)
+
+        rt.bus.subscribe(source, group, handler)
+
+    settings = Settings(redis_url=redis_url, prefix=unique_prefix)
+    await redis.xgroup_create(source, group, id="0", mkstream=True)
+    base, tenancy, tenants = make_tenancy(BY_NAME["faq"], build, settings, topology=TOPOLOGY)
+    await tenancy.serve(tenants)
+    tasks = await start(base)
+    try:
+        for _ in range(2):
+            await base.bus.publish(source, "t1")
+            async with asyncio.timeout(10):
+                assert await handled.get() == "t1"
+            assert await redis.exists(keys.outbox("c1", "t1", "faq")) == 0
+    finally:
+        await tenancy.stop()
+        await stop(base, tasks)
+    assert await pending(redis, source, group) == 0
+    assert json.loads(await redis.hget(merge, "part:faq"))["text"] == "oi"
+    state = await redis.hget(keys.state("c1"), "faq")
+    assert json.loads(state) == {"topic": "preco", "_v": 1}
+    journal = await redis.lrange(keys.journal("c1"), 0, -1)
+    assert [json.loads(e)["event"] for e in journal] == ["faq.answered"]
