@@ -151,7 +151,8 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   if latest > 0 and (prev == nil or latest > prev) then meta.last_turn_ms = latest end
   meta.turn_seq = (meta.turn_seq or 0) + 1
   meta.turn_id = turn_id
-  -- The start took whatever waited: a release that reads this meta need not look (RELEASE).
+  -- The start took whatever waited: a release or a start that reads this meta need not look
+  -- (RELEASE, INGEST).
   meta.inbox_empty = true
   meta._v = (meta._v or 0) + 1
   local encoded = cjson.encode(meta)
@@ -264,7 +265,8 @@ if queued == 1 and starts then
   if not redis.call('SET', KEYS[7], ARGV[9], 'NX', 'PX', ARGV[10]) then
     out[2] = 'busy'
   else
-    local fresh = redis.call('LRANGE', KEYS[2], 0, -1)
+    local fresh = {}
+    if not meta.inbox_empty then fresh = redis.call('LRANGE', KEYS[2], 0, -1) end
     local waited = #fresh
     fresh[waited + 1] = entry
     local msgs = redis.call('LRANGE', KEYS[6], 0, -1)

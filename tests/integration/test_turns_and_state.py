@@ -500,6 +500,45 @@ async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
     assert [(e["turn_id"], e["reason"]) for e in dropped] == [(first.turn_id, "superseded")]
 
 
+async def test_a_message_that_starts_its_turn_takes_the_fragments_that_waited(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """Fragments wait in the inbox for their quiet window; a complete message after them starts
+    the turn in its ingest script with all of them (the script reads the inbox only when the
+    meta slice says something was queued since the last start)."""
+    from shared.nlu.fragment import fragments_of
+    from shared.pack import load_pack
+
+    settings = Settings(prefix=unique_prefix, burst_window_ms=0, burst_fragment_ms=600_000)
+    keys = Keys(unique_prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    published: asyncio.Queue[Turn] = asyncio.Queue()
+
+    async def publish(
+        stream: str, turn: str, *, pipeline: object = None, taking: object = None
+    ) -> None:
+        published.put_nowait(Turn.model_validate_json(turn))
+
+    turns = TurnKeeper(
+        redis, scripts, keys, settings, store, publish, get_logger("test"),
+        fragments=fragments_of(load_pack("ctsmash")),
+    )  # fmt: skip
+    at = T0
+    for message_ids in (["m1"], ["m2", "m3", "m4"], ["m5"]):
+        for message_id in message_ids:
+            at += timedelta(seconds=1)
+            text = "onde fica?" if message_id == message_ids[-1] else "oi"
+            await turns.ingest(message("c13", message_id, text, at))
+            if message_id != message_ids[-1]:
+                assert await redis.llen(keys.inbox("c13")) > 0 and published.empty()
+        async with asyncio.timeout(10):
+            turn = await published.get()
+        assert [m.message_id for m in turn.messages] == message_ids
+        assert await redis.llen(keys.inbox("c13")) == 0
+        await turns.release("c13", turn.turn_id)
+
+
 async def test_the_latest_message_sets_the_wait_and_a_fragment_calls_the_channel_hook(
     redis: Redis, unique_prefix: str
 ) -> None:
