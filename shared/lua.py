@@ -783,8 +783,18 @@ local function deliver(sent, replies, history, state, lease, at, turn_id)
   end
   local id = redis.call('XADD', replies, 'MAXLEN', ARGV[at + 3], '*', 'reply', ARGV[at])
   redis.call('EXPIRE', replies, ARGV[at + 2])
-  redis.call('XADD', history, 'MAXLEN', ARGV[at + 6], '*', 'm', ARGV[at + 4])
-  redis.call('EXPIRE', history, ARGV[at + 5])
+  -- The history's TTL counts from the person's last message, as the state's does: the ingest
+  -- of a turn's messages refreshed it, so a reply to a turn sets it only on a history it
+  -- creates (one gone since).
+  local kept = false
+  if turn_id then
+    kept = redis.call('XADD', history, 'NOMKSTREAM', 'MAXLEN', ARGV[at + 6], '*', 'm',
+                      ARGV[at + 4])
+  end
+  if not kept then
+    redis.call('XADD', history, 'MAXLEN', ARGV[at + 6], '*', 'm', ARGV[at + 4])
+    redis.call('EXPIRE', history, ARGV[at + 5])
+  end
   return {'sent', id}, holder, meta
 end
 """

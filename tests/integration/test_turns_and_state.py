@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -470,6 +471,31 @@ async def test_the_delivery_that_releases_a_turn_starts_the_next_with_what_waite
     assert [r["text"] for r in replies] == ["primeira", "segunda"]
     assert await turns.redis.get(keys.lease("c12")) is None
     assert await turns.redis.llen(keys.inbox("c12")) == 0
+
+
+async def test_a_reply_keeps_the_history_for_as_long_as_the_persons_last_message(
+    keeper, redis_url: str
+) -> None:
+    """A reply to a turn goes into the history the turn's ingest gave its TTL (counted from the
+    person's last message); a history gone meanwhile is created again with one, never
+    without."""
+    turns, published, _ = keeper
+    keys = turns.keys
+    async with http_egress(keeper, redis_url) as (egress, _, _):
+        for n, gone in ((1, False), (2, True)):
+            await turns.ingest(message("c14", f"m{n}", "onde fica?", T0 + timedelta(minutes=n)))
+            await start_now(turns, "c14")
+            if gone:
+                await turns.redis.delete(keys.history("c14"))
+            reply = Reply(
+                turn_id=published[-1].turn_id, conversation_id="c14", channel="http",
+                text=f"resposta {n}", bubbles=[f"resposta {n}"],
+            )  # fmt: skip
+            await egress.handle(reply.model_dump_json().encode())
+            lines = [json.loads(f["m"]) for _, f in await turns.redis.xrange(keys.history("c14"))]
+            assert lines[-1]["text"] == f"resposta {n}"
+            ttl = turns.settings.state_ttl_days * 86_400
+            assert 0 < await turns.redis.ttl(keys.history("c14")) <= ttl
 
 
 async def test_a_turn_whose_messages_another_turn_took_up_again_is_not_answered(
