@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -46,6 +48,49 @@ async def pending_delivery(redis: Redis, stream: str, group: str) -> str:
     await redis.xadd(stream, {"__data__": "x"})
     [(_, [(message_id, _)])] = await redis.xreadgroup(group, "c", {stream: ">"}, count=1)
     return str(message_id)
+
+
+@asynccontextmanager
+async def serving(
+    build: Callable[[Runtime, Tenant], None], redis_url: str, prefix: str
+) -> AsyncIterator[Bus]:
+    """The FAQ service's runtime with ``build``'s subscriptions, served until the block ends;
+    its bus, to publish with."""
+    settings = Settings(redis_url=redis_url, prefix=prefix)
+    base, tenancy, tenants = make_tenancy(BY_NAME["faq"], build, settings, topology=TOPOLOGY)
+    await tenancy.serve(tenants)
+    tasks = await start(base)
+    try:
+        yield base.bus
+    finally:
+        await tenancy.stop()
+        await stop(base, tasks)
+
+
+def answering(
+    source: str,
+    group: str,
+    handled: asyncio.Queue[str],
+    decision_of: Callable[[Runtime, str], Decision],
+    brought: Snapshot | None = None,
+) -> Callable[[Runtime, Tenant], None]:
+    """A service's subscription to ``source`` whose handler commits ``decision_of`` once for
+    each message (a turn id of conversation c1), on the ``brought`` state if any, then says
+    which turn it handled."""
+
+    def build(rt: Runtime, tenant: Tenant) -> None:
+        async def handler(body: bytes) -> None:
+            turn_id = body.decode()
+
+            async def decide(_snapshot: object) -> Decision:
+                return decision_of(rt, turn_id)
+
+            await handle_once(rt, "c1", turn_id, decide, acknowledges=True, snapshot=brought)
+            handled.put_nowait(turn_id)
+
+        rt.bus.subscribe(source, group, handler)
+
+    return build
 
 
 def make_store(redis: Redis, keys: Keys) -> StateStore:
@@ -121,40 +166,26 @@ async def test_a_handler_that_ends_in_its_commit_leaves_nothing_pending(
     out = Keys(unique_prefix).events
     handled: asyncio.Queue[str] = asyncio.Queue()
 
-    def build(rt: Runtime, tenant: Tenant) -> None:
-        async def handler(body: bytes) -> None:
-            turn_id = body.decode()
+    def decide(rt: Runtime, turn_id: str) -> Decision:
+        decision = Decision()
+        decision.outbox.add(
+            out, Part(turn_id=turn_id, conversation_id="c1", source="faq", text="oi")
+        )
+        decision.journal.append(journal_entry("faq", turn_id, "faq.answered"))
+        return decision
 
-            async def decide(_snapshot: object) -> Decision:
-                decision = Decision()
-                part = Part(turn_id=turn_id, conversation_id="c1", source="faq", text="oi")
-                decision.outbox.add(out, part)
-                decision.journal.append(journal_entry("faq", turn_id, "faq.answered"))
-                return decision
-
-            await handle_once(rt, "c1", turn_id, decide, acknowledges=True)
-            handled.put_nowait(turn_id)
-
-        rt.bus.subscribe(source, group, handler)
-
-    settings = Settings(redis_url=redis_url, prefix=unique_prefix)
+    build = answering(source, group, handled, decide)
     await redis.xgroup_create(source, group, id="0", mkstream=True)
-    base, tenancy, tenants = make_tenancy(BY_NAME["faq"], build, settings, topology=TOPOLOGY)
-    await tenancy.serve(tenants)
-    tasks = await start(base)
-    try:
-        await base.bus.publish(source, "t1")
+    async with serving(build, redis_url, unique_prefix) as bus:
+        await bus.publish(source, "t1")
         async with asyncio.timeout(10):
             assert await handled.get() == "t1"
         # Acknowledged by the commit itself, before the handler returned.
         assert await pending(redis, source, group) == 0
-        await base.bus.publish(source, "t1")  # the same turn again: its outbox replayed
+        await bus.publish(source, "t1")  # the same turn again: its outbox replayed
         async with asyncio.timeout(10):
             assert await handled.get() == "t1"
         parts = [decode_entry(f) for f in await read_entries(redis_url, out, 2)]
-    finally:
-        await tenancy.stop()
-        await stop(base, tasks)
     assert [Part.model_validate_json(p).text for p in parts] == ["oi", "oi"]
     journal = await redis.lrange(Keys(unique_prefix).journal("c1"), 0, -1)
     assert [json.loads(e)["event"] for e in journal] == ["faq.answered"]
@@ -339,38 +370,22 @@ async def test_a_turn_handler_on_the_state_its_turn_brought_is_marked_by_its_par
     await redis.hset(merge, mapping={"turn": "{}", "plan": '{"expected": ["faq", "trial"]}'})
     handled: asyncio.Queue[str] = asyncio.Queue()
 
-    def build(rt: Runtime, tenant: Tenant) -> None:
-        async def handler(body: bytes) -> None:
-            turn_id = body.decode()
+    def decide(rt: Runtime, turn_id: str) -> Decision:
+        decision = Decision()
+        decision.writes["faq"] = {"topic": "preco"}
+        part = Part(turn_id=turn_id, conversation_id="c1", source="faq", text="oi")
+        decision.outbox.add(rt.keys.route(rt.keys.merge, "c1"), part)
+        decision.journal.append(journal_entry("faq", turn_id, "faq.answered"))
+        return decision
 
-            async def decide(_snapshot: object) -> Decision:
-                decision = Decision()
-                decision.writes["faq"] = {"topic": "preco"}
-                part = Part(turn_id=turn_id, conversation_id="c1", source="faq", text="oi")
-                decision.outbox.add(rt.keys.route(rt.keys.merge, "c1"), part)
-                decision.journal.append(journal_entry("faq", turn_id, "faq.answered"))
-                return decision
-
-            brought = Snapshot({"faq": None})
-            await handle_once(rt, "c1", turn_id, decide, acknowledges=True, snapshot=brought)
-            handled.put_nowait(turn_id)
-
-        rt.bus.subscribe(source, group, handler)
-
-    settings = Settings(redis_url=redis_url, prefix=unique_prefix)
+    build = answering(source, group, handled, decide, Snapshot({"faq": None}))
     await redis.xgroup_create(source, group, id="0", mkstream=True)
-    base, tenancy, tenants = make_tenancy(BY_NAME["faq"], build, settings, topology=TOPOLOGY)
-    await tenancy.serve(tenants)
-    tasks = await start(base)
-    try:
+    async with serving(build, redis_url, unique_prefix) as bus:
         for _ in range(2):
-            await base.bus.publish(source, "t1")
+            await bus.publish(source, "t1")
             async with asyncio.timeout(10):
                 assert await handled.get() == "t1"
             assert await redis.exists(keys.outbox("c1", "t1", "faq")) == 0
-    finally:
-        await tenancy.stop()
-        await stop(base, tasks)
     assert await pending(redis, source, group) == 0
     assert json.loads(await redis.hget(merge, "part:faq"))["text"] == "oi"
     state = await redis.hget(keys.state("c1"), "faq")

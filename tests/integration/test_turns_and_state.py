@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -47,6 +48,26 @@ def message(cid: str, mid: str, text: str, at: datetime) -> InboundMessage:
         received_at=at,
         contact=cid,
     )
+
+
+def publishing_keeper(
+    redis: Redis, settings: Settings, **options: Any
+) -> tuple[TurnKeeper, asyncio.Queue[Turn]]:
+    """A turn keeper on ``settings``' prefix whose published turns land in the queue."""
+    keys = Keys(settings.prefix)
+    scripts = register(redis)
+    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
+    published: asyncio.Queue[Turn] = asyncio.Queue()
+
+    async def publish(
+        stream: str, turn: str, *, pipeline: object = None, taking: object = None
+    ) -> None:
+        published.put_nowait(Turn.model_validate_json(turn))
+
+    keeper = TurnKeeper(
+        redis, scripts, keys, settings, store, publish, get_logger("test"), **options
+    )
+    return keeper, published
 
 
 async def start_now(turns: TurnKeeper, cid: str) -> None:
@@ -152,17 +173,8 @@ async def test_a_message_that_calls_for_no_wait_starts_its_turn_in_the_ingest_sc
     flight (no timer, no second round trip); a message arriving while that turn is in flight
     waits in the inbox for the release, which starts the next turn with it."""
     settings = Settings(prefix=unique_prefix, burst_window_ms=0, burst_fragment_ms=0)
-    keys = Keys(unique_prefix)
-    scripts = register(redis)
-    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
-    published: asyncio.Queue[Turn] = asyncio.Queue()
-
-    async def publish(
-        stream: str, turn: str, *, pipeline: object = None, taking: object = None
-    ) -> None:
-        published.put_nowait(Turn.model_validate_json(turn))
-
-    turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
+    turns, published = publishing_keeper(redis, settings)
+    keys = turns.keys
     before_ms = int(datetime.now(UTC).timestamp() * 1000)
     assert await turns.ingest(message("c8", "m1", "quero agendar", T0))
     # Already started when ingest returns: the lease taken, the message in flight, and the
@@ -536,20 +548,10 @@ async def test_a_message_that_starts_its_turn_takes_the_fragments_that_waited(
     from shared.pack import load_pack
 
     settings = Settings(prefix=unique_prefix, burst_window_ms=0, burst_fragment_ms=600_000)
-    keys = Keys(unique_prefix)
-    scripts = register(redis)
-    store = StateStore(redis, scripts, keys, journal_max=50, state_ttl_s=3600, outbox_ttl_s=60)
-    published: asyncio.Queue[Turn] = asyncio.Queue()
-
-    async def publish(
-        stream: str, turn: str, *, pipeline: object = None, taking: object = None
-    ) -> None:
-        published.put_nowait(Turn.model_validate_json(turn))
-
-    turns = TurnKeeper(
-        redis, scripts, keys, settings, store, publish, get_logger("test"),
-        fragments=fragments_of(load_pack("ctsmash")),
-    )  # fmt: skip
+    turns, published = publishing_keeper(
+        redis, settings, fragments=fragments_of(load_pack("ctsmash"))
+    )
+    keys = turns.keys
     at = T0
     for message_ids in (["m1"], ["m2", "m3", "m4"], ["m5"]):
         for message_id in message_ids:
