@@ -982,17 +982,21 @@ int_arg(2, 'counts_ttl_s', 1)
 need_keys(n + 1)
 for i = 3, n + 2 do str_arg(i, 'field ' .. (i - 2)) end
 local counts = redis.call('HMGET', KEYS[1], unpack(ARGV, 3, n + 2))
-local created = nil
+local missing = {}
 for i = 1, n do
   if counts[i] then
     counts[i] = tonumber(counts[i])
   else
-    if created == nil then created = redis.call('EXISTS', KEYS[1]) == 0 end
     counts[i] = redis.call('SCARD', KEYS[i + 1])
-    redis.call('HSET', KEYS[1], ARGV[i + 2], counts[i])
+    missing[#missing + 1] = ARGV[i + 2]
+    missing[#missing + 1] = counts[i]
   end
 end
-if created then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+if #missing > 0 then
+  local created = redis.call('EXISTS', KEYS[1]) == 0
+  redis.call('HSET', KEYS[1], unpack(missing))
+  if created then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+end
 return counts
 """
 )
