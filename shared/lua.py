@@ -664,16 +664,24 @@ end
 if not marker then redis.call('SET', KEYS[2], ARGV[base], 'EX', ARGV[base + 1]) end
 push_journal(KEYS[3], at, #ARGV, ARGV[base + 2], state_ttl)
 local counted, taken = {}, {}
+-- A key's TTL set once per commit, however many funnel steps it counts.
+local expired = {}
+local function expire_once(key, ttl)
+  if not expired[key] then
+    redis.call('EXPIRE', key, ttl)
+    expired[key] = true
+  end
+end
 for i, item in ipairs(items) do
   if item[1] == 'x' then
     local id = redis.call('XADD', item[2], 'MAXLEN', '~', maxlen, '*', '__data__', item[3])
     take(item[2], id, item[4], i, taken)
   elseif item[1] == 'f' then
     if redis.call('HSETNX', item[2], item[4], item[5]) == 1 then
-      redis.call('EXPIRE', item[2], item[8])
+      expire_once(item[2], item[8])
       redis.call('HINCRBY', item[3], item[6], 1)
       redis.call('HINCRBY', item[3], item[6] .. '|' .. item[7], 1)
-      redis.call('EXPIRE', item[3], item[9])
+      expire_once(item[3], item[9])
       counted[#counted + 1] = item[6]
     end
   else

@@ -300,6 +300,24 @@ async def test_a_commit_counts_a_funnel_step_once_per_conversation_on_its_busine
     }
     assert await redis.ttl(keys.funnel_seen("c1")) > 0
     assert await redis.exists(keys.funnel) == 0
+    # Two steps in one commit: both counted, both keys given their TTL.
+    await redis.delete(keys.funnel_day("2026-03-02"))
+    steps = [
+        Sent(keys.funnel, b"", tally=tally(
+            keys, FunnelStep(conversation_id="c2", step=name, at=at, source="inbound"),
+            "inbound", ZoneInfo("America/Sao_Paulo"),
+        ))
+        for name in ("started", "trial_asked")
+    ]  # fmt: skip
+    assert await store.commit(
+        "c2", "t3", "triage", snapshot=None, writes={}, outbox=Outbox([]), journal=[],
+        publish=steps, maxlen=1000,
+    ) == Committed(("started", "trial_asked"))  # fmt: skip
+    day = await redis.hgetall(keys.funnel_day("2026-03-02"))
+    assert day == {"started": "1", "started|inbound": "1", "trial_asked": "1",
+                   "trial_asked|inbound": "1"}  # fmt: skip
+    assert await redis.ttl(keys.funnel_day("2026-03-02")) > 0
+    assert await redis.ttl(keys.funnel_seen("c2")) > 0
 
 
 async def test_a_commit_marked_by_its_merge_input_stores_no_outbox_and_is_found_by_it(
