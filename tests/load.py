@@ -182,7 +182,7 @@ def booked_once(
 ) -> list[str]:
     """After a booking load (``BOOKING``) on ``system``: every message of every script was
     answered by a turn of its own, and no conversation booked twice; the bookings' owners."""
-    assert run.failures == []
+    assert run.failures == [], run.failures
     for conversation in scripts:
         turn_ids = [r["turn_id"] for r in system.replies(conversation)["replies"]]
         assert len(turn_ids) == len(BOOKING) == len(set(turn_ids)), conversation
