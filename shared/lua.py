@@ -108,6 +108,22 @@ local function delivered(sent_prefix, turn_id)
   return first ~= false and string.sub(first, 1, 5) == 'sent:'
 end
 
+-- The value of `field` in a flat HGETALL answer (nil when absent).
+local function get_field(flat, field)
+  for i = 1, #flat, 2 do
+    if flat[i] == field then return flat[i + 1] end
+  end
+  return nil
+end
+
+-- What waits in the inbox: nothing to read when the meta slice as read says a start took it
+-- all and nothing was queued since (``inbox_empty``: set by a start, cleared by INGEST as it
+-- queues a message); `meta` may be nil (not read).
+local function waiting(inbox, meta)
+  if meta and meta.inbox_empty then return {} end
+  return redis.call('LRANGE', inbox, 0, -1)
+end
+
 -- Sets `field` to `value` in a flat HGETALL answer (appended when absent).
 local function set_field(flat, field, value)
   for i = 1, #flat, 2 do
@@ -151,8 +167,7 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   if latest > 0 and (prev == nil or latest > prev) then meta.last_turn_ms = latest end
   meta.turn_seq = (meta.turn_seq or 0) + 1
   meta.turn_id = turn_id
-  -- The start took whatever waited: a release or a start that reads this meta need not look
-  -- (RELEASE, INGEST).
+  -- The start took whatever waited (``waiting``).
   meta.inbox_empty = true
   meta._v = (meta._v or 0) + 1
   local encoded = cjson.encode(meta)
@@ -228,9 +243,7 @@ end
 local hash, raw = nil, nil
 if starts then
   hash = redis.call('HGETALL', KEYS[3])
-  for i = 1, #hash, 2 do
-    if hash[i] == 'meta' then raw = hash[i + 1] end
-  end
+  raw = get_field(hash, 'meta')
 else
   raw = redis.call('HGET', KEYS[3], 'meta')
 end
@@ -265,8 +278,7 @@ if queued == 1 and starts then
   if not redis.call('SET', KEYS[7], ARGV[9], 'NX', 'PX', ARGV[10]) then
     out[2] = 'busy'
   else
-    local fresh = {}
-    if not meta.inbox_empty then fresh = redis.call('LRANGE', KEYS[2], 0, -1) end
+    local fresh = waiting(KEYS[2], meta)
     local waited = #fresh
     fresh[waited + 1] = entry
     local msgs = redis.call('LRANGE', KEYS[6], 0, -1)
@@ -352,8 +364,7 @@ end
 -- Append `entries`, then release the lease if this turn holds it (`holder`: the lease as
 -- already read, or nil to read it) and start the next turn; then the pending start and the
 -- acknowledgement, last, so a command that failed above leaves the delivery pending. `meta`:
--- the meta slice as already read, or nil; one that says no message waits since the turn
--- started (``inbox_empty``: INGEST clears it as it queues one) spares reading the inbox.
+-- the meta slice as already read, or nil (``waiting``).
 local function release_turn(entries, holder, acks, pending, n_keys, max_ts, meta)
   push_list(KEYS[6], entries, ARGV[6], ARGV[7])
   local function release()
@@ -361,8 +372,7 @@ local function release_turn(entries, holder, acks, pending, n_keys, max_ts, meta
     if holder ~= ARGV[1] then return {'not_owner'} end
     redis.call('DEL', KEYS[3], KEYS[2])
     -- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
-    local fresh = {}
-    if not (meta and meta.inbox_empty) then fresh = redis.call('LRANGE', KEYS[1], 0, -1) end
+    local fresh = waiting(KEYS[1], meta)
     if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
     return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4],
                       max_ts, nil, nil, #fresh)
