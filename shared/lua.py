@@ -756,7 +756,8 @@ return id
 # fourth key (a bot's reply), nothing is delivered while a person owns the conversation (its
 # meta slice's ``handoff``): the check and the delivery are one step. With the conversation's
 # lease as a fifth key and the reply's turn id (a reply to a turn), nothing is delivered when
-# another turn holds the lease: that turn took up this one's messages again (this one outlived
+# another turn started since (the meta slice names the last turn started; the lease's holder
+# when the slice names none): that turn took up this one's messages again (this one outlived
 # its lease, or its start was lost in a failover) and answers them itself, unless this reply
 # was delivered before (a redelivery after its release: a duplicate).
 # KEYS: sent, replies stream (trimmed exactly: "~" would keep whole 100-entry nodes of a small
@@ -778,8 +779,9 @@ local function deliver_args(at)
   int_arg(at + 6, 'history_kept', 1)
 end
 -- The delivery, with its arguments from ARGV[at]; `state` and `turn_id` (with `lease`) may be
--- nil. Also returns the lease's holder as read (nil when not read or not held) and the meta
--- slice as read (nil when not read or absent).
+-- nil. Also returns the lease's holder (nil when not read or not held; the turn that started
+-- last, by the meta slice, when it names one) and the meta slice as read (nil when not read
+-- or absent).
 local function deliver(sent, replies, history, state, lease, at, turn_id)
   local meta = nil
   if state then
@@ -789,7 +791,9 @@ local function deliver(sent, replies, history, state, lease, at, turn_id)
   end
   local holder = nil
   if turn_id then
-    holder = redis.call('GET', lease)
+    -- Every start takes the lease and names its turn in the meta slice in the same step, so
+    -- the meta slice as read says who holds the lease (or held it last), without reading it.
+    if meta and meta.turn_id then holder = meta.turn_id else holder = redis.call('GET', lease) end
     if holder and holder ~= turn_id then
       -- Delivered before (a redelivery after the next turn began) rather than taken over.
       if redis.call('EXISTS', sent) == 1 then return {'duplicate'}, holder, meta end

@@ -526,12 +526,17 @@ class BookingStore:
         return [r["booking_id"] for r in records]
 
     async def seats_taken(self, dates: list[str], times: list[str]) -> dict[tuple[str, str], int]:
-        """Seats taken per (date, time), for every combination asked (one command)."""
+        """Seats taken per (date, time), for every combination asked: one ``HMGET`` of the
+        stored counts, and the script that counts the missing ones from their sets only when
+        one is missing (``SEATS_TAKEN``)."""
         slots = [(d, t) for d in dates for t in times]
         if not slots:
             return {}
-        counts = await self._seats_taken(
-            keys=[self.seats_key(), *(self.slot_key(d, t) for d, t in slots)],
-            args=[len(slots), COUNTS_TTL_S, *(seat_field(d, t) for d, t in slots)],
-        )
+        fields = [seat_field(d, t) for d, t in slots]
+        counts = await self.redis.hmget(self.seats_key(), fields)
+        if any(count is None for count in counts):
+            counts = await self._seats_taken(
+                keys=[self.seats_key(), *(self.slot_key(d, t) for d, t in slots)],
+                args=[len(slots), COUNTS_TTL_S, *fields],
+            )
         return {slot: int(count) for slot, count in zip(slots, counts, strict=True)}
