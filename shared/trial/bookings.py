@@ -533,8 +533,9 @@ class BookingStore:
         if not slots:
             return {}
         fields = [seat_field(d, t) for d, t in slots]
-        counts = await self.redis.hmget(self.seats_key(), fields)
-        if any(count is None for count in counts):
+        stored = await self.redis.hmget(self.seats_key(), fields)
+        counts: list[Any] = [count for count in stored if count is not None]
+        if len(counts) < len(slots):
             counts = await self._seats_taken(
                 keys=[self.seats_key(), *(self.slot_key(d, t) for d, t in slots)],
                 args=[len(slots), COUNTS_TTL_S, *fields],
