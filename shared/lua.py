@@ -53,6 +53,30 @@ local function push_list(key, entries, max, ttl)
   if length > tonumber(max) then redis.call('LTRIM', key, -tonumber(max), -1) end
   if length == #entries then redis.call('EXPIRE', key, ttl) end
 end
+-- Whether the TTLs of a conversation's keys are due to be set again at `now` (wall-clock ms),
+-- by the meta slice as read (nil when absent; ``ttl_set_ms``: when they were last set). They
+-- count from the person's last message, set again at most once a period (a day, or a
+-- hundredth of `ttl_s` when that is shorter): a conversation is forgotten between a period
+-- before `ttl_s` and `ttl_s` after its last message, never later, and most messages of a
+-- conversation set no TTL at all.
+local function ttl_due(meta, now, ttl_s)
+  local set = meta and meta.ttl_set_ms
+  if not set then return true end
+  return now < set or now - set >= math.min(86400000, tonumber(ttl_s) * 10)
+end
+-- Appends `field` = `value` to the stream `stream`, trimmed exactly to `maxlen`, and returns
+-- its id. The stream gets `ttl` when `refresh` says so, and whenever this append creates it:
+-- it is never left without one.
+local function append_entry(stream, field, value, maxlen, ttl, refresh)
+  local id = false
+  if not refresh then
+    id = redis.call('XADD', stream, 'NOMKSTREAM', 'MAXLEN', maxlen, '*', field, value)
+  end
+  if id then return id end
+  id = redis.call('XADD', stream, 'MAXLEN', maxlen, '*', field, value)
+  redis.call('EXPIRE', stream, ttl)
+  return id
+end
 -- The same for ARGV[first..last].
 local function push_journal(key, first, last, max, ttl)
   if first > last then return end
@@ -200,16 +224,20 @@ end
 # With the start's keys and arguments (a message that calls for no quiet window), a queued
 # message also starts its turn at once if none is in flight, as TRY_START would: one round trip
 # instead of two.
-# KEYS: dedupe, inbox, state, history, burst_hold, then to start: inflight, lease, sent_prefix.
+# The state's, the history's and the reply stream's TTLs are set when ``ttl_due`` (now_ms: the
+# gateway's wall clock), and the meta slice records when (``ttl_set_ms``); a key the script
+# creates (the history, the inbox) gets its TTL at once.
+# KEYS: dedupe, inbox, state, history, burst_hold, replies (the http channel's reply stream),
+#       then to start: inflight, lease, sent_prefix.
 # ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept,
-#       hold_ms, then to start: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
+#       hold_ms, now_ms, replies_ttl_s, then to start: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
 # meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
 # Returns {0} duplicate | {1} queued | {2} held for the human owner; a start adds TRY_START's
 # answer: {1, 'busy'} | {1, 'started', seq, ...}.
 INGEST = (
     _START_TURN
     + """
-if #KEYS ~= 5 and #KEYS ~= 8 then bad_arg('expected 5 or 8 keys, got ' .. #KEYS) end
+if #KEYS ~= 6 and #KEYS ~= 9 then bad_arg('expected 6 or 9 keys, got ' .. #KEYS) end
 local entry = str_arg(1, 'entry')
 int_arg(2, 'dedupe_ttl_s', 1)
 local patch = table_arg(3, 'meta_patch_json')
@@ -222,14 +250,16 @@ str_arg(6, 'history_json')
 int_arg(7, 'history_kept', 1)
 if ARGV[8] == nil then bad_arg('hold_ms is required') end
 if ARGV[8] ~= '' then int_arg(8, 'hold_ms', 0) end
+local now = int_arg(9, 'now_ms', 0)
+int_arg(10, 'replies_ttl_s', 1)
 if string.match(entry, '^(%d+)|') ~= ARGV[4] then bad_arg('entry must start with ts_ms and |') end
-local starts = #KEYS == 8
+local starts = #KEYS == 9
 local max_ts = 0
 if starts then
-  str_arg(9, 'turn_id')
-  int_arg(10, 'lease_ttl_ms', 1)
-  int_arg(11, 'keep_s', 1)
-  max_ts = int_arg(12, 'max_ts_ms', 0)
+  str_arg(11, 'turn_id')
+  int_arg(12, 'lease_ttl_ms', 1)
+  int_arg(13, 'keep_s', 1)
+  max_ts = int_arg(14, 'max_ts_ms', 0)
 end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   -- A redelivery restarts the dedupe window. It is also a write, so a WAIT that follows on
@@ -260,9 +290,11 @@ if (meta.last_message_ms or 0) <= ts then
   meta.last_message_ms = ts
   for k, v in pairs(patch.latest) do meta[k] = v end
 end
+local refresh = ttl_due(meta, now, ARGV[5])
+if refresh then meta.ttl_set_ms = now end
 meta._v = (meta._v or 0) + 1
-redis.call('XADD', KEYS[4], 'MAXLEN', ARGV[7], '*', 'm', ARGV[6])
-redis.call('EXPIRE', KEYS[4], ARGV[5])
+append_entry(KEYS[4], 'm', ARGV[6], ARGV[7], ARGV[5], refresh)
+if refresh then redis.call('EXPIRE', KEYS[6], ARGV[10]) end
 if queued == 1 and ARGV[8] ~= '' then
   if tonumber(ARGV[8]) > 0 then
     redis.call('SET', KEYS[5], '1', 'PX', ARGV[8])
@@ -275,28 +307,27 @@ end
 local out = {queued}
 if queued == 1 and starts then
   -- Taking the lease is the check that no turn is in flight.
-  if not redis.call('SET', KEYS[7], ARGV[9], 'NX', 'PX', ARGV[10]) then
+  if not redis.call('SET', KEYS[8], ARGV[11], 'NX', 'PX', ARGV[12]) then
     out[2] = 'busy'
   else
     local fresh = waiting(KEYS[2], meta)
     local waited = #fresh
     fresh[waited + 1] = entry
-    local msgs = redis.call('LRANGE', KEYS[6], 0, -1)
-    for _, v in ipairs(start_with(KEYS[2], KEYS[6], KEYS[7], KEYS[3], fresh, msgs, ARGV[9],
-                                  ARGV[10], ARGV[11], max_ts, KEYS[8], meta, waited, hash)) do
+    local msgs = redis.call('LRANGE', KEYS[7], 0, -1)
+    for _, v in ipairs(start_with(KEYS[2], KEYS[7], KEYS[8], KEYS[3], fresh, msgs, ARGV[11],
+                                  ARGV[12], ARGV[13], max_ts, KEYS[9], meta, waited, hash)) do
       out[#out + 1] = v
     end
-    redis.call('EXPIRE', KEYS[3], ARGV[5])
+    if refresh then redis.call('EXPIRE', KEYS[3], ARGV[5]) end
     return out
   end
 end
 if queued == 1 then
-  redis.call('RPUSH', KEYS[2], entry)
-  redis.call('EXPIRE', KEYS[2], ARGV[5])
+  if redis.call('RPUSH', KEYS[2], entry) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[5]) end
   meta.inbox_empty = nil
 end
 redis.call('HSET', KEYS[3], 'meta', cjson.encode(meta))
-redis.call('EXPIRE', KEYS[3], ARGV[5])
+if refresh then redis.call('EXPIRE', KEYS[3], ARGV[5]) end
 return out
 """
 )
@@ -763,12 +794,13 @@ return id
 # KEYS: sent, replies stream (trimmed exactly: "~" would keep whole 100-entry nodes of a small
 # per-conversation stream), history, then the state for a bot's reply, then the lease.
 # ARGV: payload_json, sent_ttl_s, stream_ttl_s, maxlen, history_json, history_ttl_s,
-# history_kept, then the turn id with the lease. Returns {'sent', stream id} | {'duplicate'} |
-# {'human'} | {'superseded'} (the last two not delivered).
+# history_kept, now_ms (wall clock), then the turn id with the lease.
+# Returns {'sent', stream id} | {'duplicate'} | {'human'} | {'superseded'} (the last two not
+# delivered).
 _DELIVER = (
     ARG_CHECKS
     + """
--- The checks of a delivery's seven arguments from ARGV[at].
+-- The checks of a delivery's eight arguments from ARGV[at].
 local function deliver_args(at)
   str_arg(at, 'payload_json')
   int_arg(at + 1, 'sent_ttl_s', 1)
@@ -777,6 +809,7 @@ local function deliver_args(at)
   str_arg(at + 4, 'history_json')
   int_arg(at + 5, 'history_ttl_s', 1)
   int_arg(at + 6, 'history_kept', 1)
+  int_arg(at + 7, 'now_ms', 0)
 end
 -- The delivery, with its arguments from ARGV[at]; `state` and `turn_id` (with `lease`) may be
 -- nil. Also returns the lease's holder (nil when not read or not held; the turn that started
@@ -803,20 +836,14 @@ local function deliver(sent, replies, history, state, lease, at, turn_id)
   if not redis.call('SET', sent, '1', 'NX', 'EX', ARGV[at + 1]) then
     return {'duplicate'}, holder, meta
   end
-  local id = redis.call('XADD', replies, 'MAXLEN', ARGV[at + 3], '*', 'reply', ARGV[at])
-  redis.call('EXPIRE', replies, ARGV[at + 2])
+  -- The reply stream's TTL is set with the conversation's others by the ingest of a message
+  -- (``ttl_due``), and here while they are not (the person has not written for a while).
+  local id = append_entry(replies, 'reply', ARGV[at], ARGV[at + 3], ARGV[at + 2],
+                          ttl_due(meta, tonumber(ARGV[at + 7]), ARGV[at + 5]))
   -- The history's TTL counts from the person's last message, as the state's does: the ingest
-  -- of a turn's messages refreshed it, so a reply to a turn sets it only on a history it
-  -- creates (one gone since).
-  local kept = false
-  if turn_id then
-    kept = redis.call('XADD', history, 'NOMKSTREAM', 'MAXLEN', ARGV[at + 6], '*', 'm',
-                      ARGV[at + 4])
-  end
-  if not kept then
-    redis.call('XADD', history, 'MAXLEN', ARGV[at + 6], '*', 'm', ARGV[at + 4])
-    redis.call('EXPIRE', history, ARGV[at + 5])
-  end
+  -- of a turn's messages keeps it, so a reply to a turn sets it only on a history it creates
+  -- (one gone since).
+  append_entry(history, 'm', ARGV[at + 4], ARGV[at + 6], ARGV[at + 5], turn_id == nil)
   return {'sent', id}, holder, meta
 end
 """
@@ -828,7 +855,7 @@ DELIVER_ONCE = (
 if #KEYS < 3 or #KEYS > 5 then bad_arg('expected 3 to 5 keys, got ' .. #KEYS) end
 deliver_args(1)
 local turn_id = nil
-if #KEYS == 5 then turn_id = str_arg(8, 'turn_id') end
+if #KEYS == 5 then turn_id = str_arg(9, 'turn_id') end
 local result = deliver(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], 1, turn_id)
 return result
 """
@@ -841,7 +868,7 @@ return result
 # delivery journals: the entries written before the reply's (its composition), then the
 # reply's own, whose ``detail`` the script sets to the reply's stream id.
 # KEYS: RELEASE's, then the delivery's sent, replies stream and history.
-# ARGV: RELEASE's first ten, then DELIVER_ONCE's seven, then the reply's journal entry, then
+# ARGV: RELEASE's first ten, then DELIVER_ONCE's eight, then the reply's journal entry, then
 #       the entries written before it.
 # Returns {'human'} | {'superseded'} | {'sent' | 'duplicate', stream id or '', RELEASE's
 # answer...}.
@@ -851,14 +878,14 @@ DELIVER_RELEASE = (
     + """
 local acks, pending, n_keys, max_ts = release_args(3)
 deliver_args(11)
-local delivered = table_arg(18, 'delivered entry')
+local delivered = table_arg(19, 'delivered entry')
 local d = n_keys + 1
 local result, holder, meta = deliver(KEYS[d], KEYS[d + 1], KEYS[d + 2], KEYS[4], KEYS[3], 11,
                                     ARGV[1])
 if result[1] == 'human' or result[1] == 'superseded' then return result end
 local entries = {}
 if result[1] == 'sent' then
-  entries = {unpack(ARGV, 19, #ARGV)}
+  entries = {unpack(ARGV, 20, #ARGV)}
   delivered.detail = result[2]
   entries[#entries + 1] = cjson.encode(delivered)
 end

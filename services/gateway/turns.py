@@ -98,6 +98,9 @@ OnFragment = Callable[[InboundMessage], None]
 ReplyWindow = Callable[[str], timedelta | None]
 
 HELD_FOR_HUMAN = 2  # INGEST's answer when a human owns the conversation
+# The http channel's reply stream (``Keys.replies``) lives this long after the TTLs of its
+# conversation were last set (``lua.ttl_due``: by a message's ingest, or by a reply).
+REPLIES_TTL_S = 7 * 24 * 3600
 SWEEP_BATCH = 200  # due conversations started per partition and sweep
 INDEX_PRUNE_EVERY_MS = 60_000  # the staff inbox's index, pruned by each process at most this often
 START_JOURNAL_ATTEMPTS = 5  # a start's journal entry and replica wait, over broken connections
@@ -334,6 +337,7 @@ class TurnKeeper:
             self.keys.state(conv),
             self.keys.history(conv),
             self.keys.burst_hold(conv),
+            self.keys.replies(conv),
         ]
         args: list[str | int] = [
             entry,
@@ -344,6 +348,8 @@ class TurnKeeper:
             said,
             self.settings.history_kept,
             self._hold_ms(quiet),
+            now_ms(),
+            REPLIES_TTL_S,
         ]
         if turn_id:
             k = self.keys

@@ -68,26 +68,30 @@ async def keys_under(redis: Redis, prefix: str) -> list[str]:
 
 
 PATCH = '{"always":{},"latest":{},"first":{}}'
+# INGEST's arguments before those of the start.
+INGESTED = ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 60]
 # COMMIT's arguments after its writes: outbox, TTLs, no acknowledgement, no item.
 COMMIT_TAIL = ["[]", 60, 50, 60, "", "", 0, 9, 60, 5, 0]
 # COMMIT's arguments before its one item: no writes, no acknowledgement.
 ONE_ITEM = [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0]
 # DELIVER_RELEASE's release arguments (no acknowledgement, no pending start) and delivery's.
 RELEASED = ["t1", "t2", 1000, 60, 10**13, 50, 60, "", "", ""]
-DELIVERED = ["{}", 60, 60, 10, "{}", 60, 10]
+DELIVERED = ["{}", 60, 60, 10, "{}", 60, 10, 0]
 CASES = [
     # The 1970 message that wedged its conversation: a negative stamp.
-    (lua.INGEST, 5, ["-5|{}", 60, PATCH, -5, 60, "{}", 10, ""], "ts_ms"),
-    (lua.INGEST, 5, ["6|{}", 60, PATCH, 5, 60, "{}", 10, ""], "entry"),
-    (lua.INGEST, 5, ["5|{}", 60, "not json", 5, 60, "{}", 10, ""], "meta_patch_json"),
-    (lua.INGEST, 5, ["5|{}", 60, '{"always":{},"latest":{}}', 5, 60, "{}", 10, ""], "first"),
-    (lua.INGEST, 5, ["5|{}", "abc", PATCH, 5, 60, "{}", 10, ""], "dedupe"),
-    (lua.INGEST, 5, ["5|{}", 60, PATCH, 5, 60, "{}"], "history_kept"),
-    (lua.INGEST, 5, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "soon"], "hold_ms"),
-    (lua.INGEST, 4, ["5|{}", 60, PATCH, 5, 60, "{}", 10, ""], "keys"),
-    (lua.INGEST, 8, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", ""], "turn_id"),
-    (lua.INGEST, 8, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", "t1", 0, 60, 10**13], "lease_ttl_ms"),
-    (lua.INGEST, 8, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", "t1", 1000, 60], "max_ts_ms"),
+    (lua.INGEST, 6, ["-5|{}", 60, PATCH, -5, 60, "{}", 10, "", 0, 60], "ts_ms"),
+    (lua.INGEST, 6, ["6|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 60], "entry"),
+    (lua.INGEST, 6, ["5|{}", 60, "not json", 5, 60, "{}", 10, "", 0, 60], "meta_patch_json"),
+    (lua.INGEST, 6, ["5|{}", 60, '{"always":{},"latest":{}}', 5, 60, "{}", 10, ""], "first"),
+    (lua.INGEST, 6, ["5|{}", "abc", PATCH, 5, 60, "{}", 10, "", 0, 60], "dedupe"),
+    (lua.INGEST, 6, ["5|{}", 60, PATCH, 5, 60, "{}"], "history_kept"),
+    (lua.INGEST, 6, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "soon", 0, 60], "hold_ms"),
+    (lua.INGEST, 6, ["5|{}", 60, PATCH, 5, 60, "{}", 10, ""], "now_ms"),
+    (lua.INGEST, 6, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 0], "replies_ttl_s"),
+    (lua.INGEST, 5, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 60], "keys"),
+    (lua.INGEST, 9, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 60, ""], "turn_id"),
+    (lua.INGEST, 9, [*INGESTED, "t1", 0, 60, 10**13], "lease_ttl_ms"),
+    (lua.INGEST, 9, [*INGESTED, "t1", 1000, 60], "max_ts_ms"),
     (lua.META_PATCH, 1, ["[1", "", "", 60], "patch_json"),
     (lua.META_PATCH, 1, ["{}", "", ""], "state_ttl_s"),
     (lua.TRY_START, 5, ["t1", "abc", 60, 10**13], "lease_ttl_ms"),
@@ -128,8 +132,9 @@ CASES = [
     (lua.MERGE_EXPIRE, 1, ["later", 5], "now_ms"),
     (lua.DELIVER_ONCE, 3, ["{}", 60, 60, "1e400", "{}", 60, 10], "maxlen"),
     (lua.DELIVER_ONCE, 3, ["{}", 60, 60, 10, "{}", 60], "history_kept"),
-    (lua.DELIVER_ONCE, 6, ["{}", 60, 60, 10, "{}", 60, 10], "keys"),
-    (lua.DELIVER_ONCE, 5, ["{}", 60, 60, 10, "{}", 60, 10], "turn_id"),
+    (lua.DELIVER_ONCE, 3, ["{}", 60, 60, 10, "{}", 60, 10], "now_ms"),
+    (lua.DELIVER_ONCE, 6, DELIVERED, "keys"),
+    (lua.DELIVER_ONCE, 5, DELIVERED, "turn_id"),
     (lua.DELIVER_RELEASE, 8, [*RELEASED, *DELIVERED, "{}"], "keys"),
     (lua.DELIVER_RELEASE, 9, [*RELEASED, "{}", 60, 60, "all", "{}", 60, 10, "{}"], "maxlen"),
     (lua.DELIVER_RELEASE, 9, [*RELEASED, *DELIVERED, "not json"], "delivered entry"),

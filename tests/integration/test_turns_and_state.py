@@ -210,9 +210,9 @@ async def test_sweeper_forgets_conversations_with_nothing_to_do(keeper) -> None:
 
 
 async def test_a_commit_gives_a_ttl_only_to_what_it_creates(keeper) -> None:
-    """The TTLs of the state and journal are refreshed by each inbound message and turn start;
-    a commit sets them only on keys it creates (a conversation erased mid-turn), so no key of
-    the conversation is ever left without one."""
+    """The TTLs of the state and journal are set by inbound messages (once a day at most) and
+    turn starts; a commit sets them only on keys it creates (a conversation erased mid-turn),
+    so no key of the conversation is ever left without one."""
     _, _, store = keeper
     redis, keys = store.redis, store.keys
     snap = await store.load("c9")
@@ -269,6 +269,27 @@ async def test_a_release_journals_the_turns_last_entries_whoever_holds_the_lease
     assert events == ["turn.started", "reply.delivered", "reply.late"]
     assert 0 < await redis.ttl(keys.journal("c11")) <= 100
     assert await redis.exists(keys.lease("c11")) == 0
+
+
+async def test_a_message_sets_the_conversations_ttls_at_most_once_a_day(keeper) -> None:
+    """The TTLs of the state, the history and the reply stream count from the person's last
+    message, set again by a message's ingest once a day at most (the meta slice's
+    ``ttl_set_ms``, by the wall clock): a conversation is forgotten up to a day early, never
+    late, and most messages set no TTL."""
+    turns, _, _ = keeper
+    redis, keys = turns.redis, turns.keys
+    kept = [keys.state("c20"), keys.history("c20"), keys.replies("c20")]
+    await turns.ingest(message("c20", "m1", "oi", T0))
+    await redis.xadd(keys.replies("c20"), {"reply": "{}"})
+    for key in kept:
+        await redis.expire(key, 100)
+    await turns.ingest(message("c20", "m2", "tudo bem?", T0 + timedelta(minutes=1)))
+    assert [0 < await redis.ttl(key) <= 100 for key in kept] == [True] * 3
+    meta = json.loads(await redis.hget(keys.state("c20"), "meta"))
+    meta["ttl_set_ms"] -= 86_400_000
+    await redis.hset(keys.state("c20"), "meta", json.dumps(meta))
+    await turns.ingest(message("c20", "m3", "oi?", T0 + timedelta(minutes=2)))
+    assert [await redis.ttl(key) > 100 for key in kept] == [True] * 3
 
 
 async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:

@@ -22,16 +22,15 @@ from services.gateway.channels.base import (
 )
 from services.gateway.channels.spec import ChannelSpec, Parts
 from services.gateway.history import History, reply_entry
-from services.gateway.turns import ReleaseCall
+from services.gateway.turns import REPLIES_TTL_S, ReleaseCall
 from shared import lua
 from shared.connections import AnyRedis, connect_cluster, retry_options
-from shared.contracts import Reply
+from shared.contracts import Reply, now_ms
 from shared.durability import ReplicaAck
 from shared.keys import Keys
 from shared.lua import Scripts
 from shared.settings import Settings
 
-REPLIES_TTL_S = 7 * 24 * 3600
 MAX_WAIT_S = 60
 # A message of the HTTP channel (the web chat's too) fits in one WhatsApp message, so a client
 # built against the API meets the same bound.
@@ -98,7 +97,7 @@ class HttpChannel(PlainChannel):
         messages) and the turn not released."""
         keys, args = self._delivery(reply)
         result = await self.scripts.deliver_release(
-            keys=[*release.keys, *keys[:3]], args=[*release.args, *args[:7], entry, *before]
+            keys=[*release.keys, *keys[:3]], args=[*release.args, *args[:8], entry, *before]
         )
         delivery = _outcome(result[:2])
         return delivery, (list(result[2:]) if len(result) > 2 else None)
@@ -131,6 +130,7 @@ class HttpChannel(PlainChannel):
             reply_entry(reply),
             self.history.ttl_s,
             self.history.kept,
+            now_ms(),
             *([reply.turn_id] if len(keys) == 5 else []),
         ]
         return keys, args
