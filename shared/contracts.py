@@ -245,9 +245,10 @@ class Turn(Contract):
     previous_message_at: AwareDatetime | None = None
     # The conversation's state hash as the turn started (slice name -> its JSON), read by the
     # script that started it: the turn's first handlers decide on it instead of reading the
-    # hash again (their commits still compare versions). None: not sent along (the merger's
-    # record of the turn, a specialist's task: ``on_turns`` takes it off the turn it hands
-    # its handler; a gateway that did not send it).
+    # hash again (their commits still compare versions). In a specialist's task: the state as
+    # triage's commit left it (``TurnDecision.complete``). None: not sent along (the merger's
+    # record of the turn; the turn a handler is given: ``on_turns`` and ``on_tasks`` take it
+    # off; a gateway that did not send it).
     state: dict[str, str] | None = None
 
     @property

@@ -44,6 +44,7 @@ from shared.pack import Pack
 from shared.settings import Settings, get_settings
 from shared.spec import ServiceSpec
 from shared.state import (
+    MODE,
     Outbox,
     Sent,
     Snapshot,
@@ -51,7 +52,9 @@ from shared.state import (
     StateStore,
     ToMerge,
     journal_entry,
+    read_slices,
     snapshot_of,
+    state_after,
 )
 from shared.tenants import Tenant, TenantsError, tenants_of
 
@@ -209,6 +212,26 @@ class TurnDecision(Decision):
 
     rt: Runtime = field(kw_only=True)
     turn: Turn = field(kw_only=True)
+    # The specialists this decision hands the turn to (``ask``), added to the outbox by
+    # ``complete``.
+    tasks: list[SpecialistTask] = field(default_factory=list, kw_only=True)
+
+    def ask(self, task: SpecialistTask) -> None:
+        """Hand the turn to the specialist ``task.route`` names (``tasks.<route>``). The task
+        goes out with this decision's commit, carrying the state as that commit leaves it
+        (``complete``): the specialist decides on it without reading the state again."""
+        self.tasks.append(task)
+
+    def complete(self, snapshot: Snapshot) -> None:
+        """End the decision made on ``snapshot``: its specialists' tasks join the outbox, each
+        with the state this decision's commit leaves (``shared.state.state_after``)."""
+        if not self.tasks:
+            return
+        rt, turn = self.rt, self.turn
+        carried = turn.model_copy(update={"state": state_after(snapshot, self.writes)})
+        for task in self.tasks:
+            stream = rt.keys.route(rt.keys.tasks(task.route), turn.conversation_id)
+            self.outbox.add(stream, task.model_copy(update={"turn": carried}))
 
     def reply(
         self, text: str | None, *, asks_question: bool = False, data: dict[str, Any] | None = None
@@ -259,6 +282,7 @@ async def decide_turn_once(
     async def attempt(snapshot: Snapshot) -> Decision:
         decision = TurnDecision(rt=rt, turn=turn)
         await decide(snapshot, decision)
+        decision.complete(snapshot)
         return decision
 
     await handle_once(
@@ -285,12 +309,22 @@ def on_turns(rt: Runtime, decide: TurnHandler) -> None:
 
 def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
     """A specialist's subscription: the tasks triage routes to it (``tasks.<service>``),
-    each decided once in effect, on the state as it is after triage's commit (read here: the
-    state a turn brings is from before triage's)."""
+    each decided once in effect, on the state as triage's commit left it: the task carries it
+    (``TurnDecision.complete``), but for the mode router's slice, read here. The mode router
+    decides the same turn beside triage, and a specialist goes by the mode it decided when it
+    did. A task without a state (from a triage before it carried one) reads it all."""
 
     async def handler(body: bytes) -> None:
         task = SpecialistTask.model_validate_json(body)
-        await decide_turn_once(rt, task.turn, lambda snapshot, d: decide(task, snapshot, d))
+        brought = None
+        if (state := task.turn.state) is not None:
+            # The handler's turn goes on without it, as ``on_turns``'.
+            task = task.model_copy(update={"turn": task.turn.model_copy(update={"state": None})})
+            fresh = await read_slices(rt.store.redis, rt.keys, task.turn.conversation_id, MODE)
+            brought = Snapshot({**snapshot_of(state).slices, **fresh.slices})
+        await decide_turn_once(
+            rt, task.turn, lambda snapshot, d: decide(task, snapshot, d), brought
+        )
 
     rt.bus.subscribe(rt.keys.tasks(rt.service), rt.service, handler)
 

@@ -35,6 +35,10 @@ class UnregisteredSlice(ValueError):
     """A service wrote a slice its spec does not declare: it would never load it back."""
 
 
+# The mode router's slice (its ``Owns``): the funnel mode, which other services read.
+MODE = "mode"
+
+
 @dataclass
 class Snapshot:
     """All slices of one conversation as loaded, with the versions to compare against."""
@@ -55,7 +59,7 @@ class Snapshot:
 
     def mode(self) -> str | None:
         """The conversation's funnel mode (mode_router's slice), if it has one yet."""
-        view = self.model("mode", ModeView)
+        view = self.model(MODE, ModeView)
         return view.mode if view else None
 
     def trial(self) -> TrialView | None:
@@ -159,6 +163,29 @@ class Outbox:
     @classmethod
     def load(cls, raw: str | bytes) -> Outbox:
         return cls([(s, p) for s, p in json.loads(raw)])
+
+
+def encoded_write(
+    snapshot: Snapshot | None, name: str, value: BaseModel | Mapping[str, Any]
+) -> str:
+    """A slice as a commit on ``snapshot`` stores it: its JSON, one version past the
+    snapshot's."""
+    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
+    data["_v"] = (snapshot.version(name) if snapshot else 0) + 1
+    return json.dumps(data, ensure_ascii=False)
+
+
+def state_after(snapshot: Snapshot, writes: Mapping[str, Any]) -> dict[str, str]:
+    """The state hash as a commit of ``writes`` on ``snapshot`` leaves it (slice name -> its
+    JSON): what a turn's next handler may decide on without reading it."""
+    state = {
+        name: json.dumps(data, ensure_ascii=False)
+        for name, data in snapshot.slices.items()
+        if data is not None
+    }
+    for name, value in writes.items():
+        state[name] = encoded_write(snapshot, name, value)
+    return state
 
 
 def snapshot_of(raw: Mapping[Any, Any]) -> Snapshot:
@@ -320,9 +347,7 @@ class StateStore:
         args: list[Any] = [len(writes)]
         for name, value in writes.items():
             expected = snapshot.version(name) if snapshot else 0
-            data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
-            data["_v"] = expected + 1
-            args += [name, expected, json.dumps(data, ensure_ascii=False)]
+            args += [name, expected, encoded_write(snapshot, name, value)]
         args += ["" if marked else outbox.dump(), self.outbox_ttl_s]
         args += [self.journal_max, self.state_ttl_s]
         args += [ack[1], ack[2]] if ack else ["", ""]

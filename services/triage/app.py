@@ -117,14 +117,15 @@ def build(rt: Runtime) -> None:
             knows=knows,
         )
         for route in outcome.routes:
-            task = SpecialistTask(
-                turn=turn,
-                route=route,
-                intents=outcome.intents,
-                text=outcome.route_texts.get(route, outcome.text),
-                forced_by_clarification=outcome.forced_by_clarification,
+            decision.ask(
+                SpecialistTask(
+                    turn=turn,
+                    route=route,
+                    intents=outcome.intents,
+                    text=outcome.route_texts.get(route, outcome.text),
+                    forced_by_clarification=outcome.forced_by_clarification,
+                )
             )
-            decision.outbox.add(rt.keys.route(rt.keys.tasks(route), turn.conversation_id), task)
         inline = [
             Part(
                 turn_id=turn.turn_id,

@@ -9,6 +9,8 @@ import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import cast
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -20,12 +22,12 @@ from redis.asyncio import Redis
 from services.registry import BY_NAME, TOPOLOGY
 from shared import lua
 from shared.bus import Bus, make_broker
-from shared.contracts import FunnelStep, MergeReady, Part
+from shared.contracts import FunnelStep, InboundMessage, MergeReady, Part, SpecialistTask, Turn
 from shared.funnel import tally
 from shared.keys import Keys
 from shared.lua import register
 from shared.process import make_tenancy, start, stop
-from shared.service import Decision, Runtime, handle_once
+from shared.service import Decision, Runtime, TurnDecision, handle_once, on_tasks
 from shared.settings import Settings
 from shared.state import (
     Committed,
@@ -410,3 +412,53 @@ async def test_a_turn_handler_on_the_state_its_turn_brought_is_marked_by_its_par
     assert json.loads(state) == {"topic": "preco", "_v": 1}
     journal = await redis.lrange(keys.journal("c1"), 0, -1)
     assert [json.loads(e)["event"] for e in journal] == ["faq.answered"]
+
+
+async def test_a_specialist_decides_on_the_state_its_task_carries_but_the_mode(
+    redis_url: str, redis: Redis, unique_prefix: str
+) -> None:
+    """Through the real bus: a task triage hands over carries the state as triage's commit
+    left it (``TurnDecision.complete``); the specialist decides on it without reading it, but
+    for the mode router's slice (read fresh: the mode router decides the same turn beside
+    triage), and its commit, marked by its part, stores no outbox."""
+    keys = Keys(unique_prefix)
+    await redis.hset(keys.merge_turn("t1"), mapping={"turn": "{}", "plan": '{"expected": []}'})
+    await redis.hset(keys.state("c1"), mapping={
+        "mode": json.dumps({"mode": "followup", "_v": 2}),
+        "trial": json.dumps({"stage": "booked", "_v": 5}),
+    })  # fmt: skip
+    seen: asyncio.Queue[Snapshot] = asyncio.Queue()
+
+    def build(rt: Runtime, tenant: Tenant) -> None:
+        async def decide(task: SpecialistTask, snapshot: Snapshot, decision: TurnDecision) -> None:
+            decision.writes["faq"] = {"topic": "preco"}
+            decision.reply("oi")
+            seen.put_nowait(snapshot)
+
+        on_tasks(rt, decide)
+
+    now = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    said = InboundMessage(
+        channel="http", conversation_id="c1", message_id="m1", text="quanto custa?",
+        sent_at=now, received_at=now,
+    )  # fmt: skip
+    turn = Turn(
+        turn_id="t1", conversation_id="c1", channel="http", seq=1, messages=[said],
+        text=said.text, now=now,
+    )  # fmt: skip
+    triage = TurnDecision(rt=cast(Runtime, SimpleNamespace(keys=keys)), turn=turn)
+    triage.writes["memory"] = {"facts": {}}
+    triage.ask(SpecialistTask(turn=turn, route="faq", intents=["faq"], text=said.text))
+    carried = Snapshot({"mode": {"mode": "oferta", "_v": 1}, "trial": {"stage": "ask_date"}})
+    triage.complete(carried)
+    [(stream, task)] = triage.outbox.messages
+    assert stream == keys.route(keys.tasks("faq"), "c1")
+    async with serving(build, redis_url, unique_prefix) as bus:
+        await bus.publish(stream, task)
+        async with asyncio.timeout(10):
+            snapshot = await seen.get()
+    assert snapshot.get("trial") == {"stage": "ask_date"}
+    assert snapshot.get("memory") == {"facts": {}, "_v": 1}
+    assert snapshot.mode() == "followup"
+    assert await redis.exists(keys.outbox("c1", "t1", "faq")) == 0
+    assert json.loads(await redis.hget(keys.state("c1"), "faq")) == {"topic": "preco", "_v": 1}
