@@ -181,6 +181,16 @@ class Subscription:
                         return record
         raise AssertionError(f"none of {len(self.seen)} records on {self.stream} matched")
 
+    def read_all(self) -> list[dict[str, Any]]:
+        """Every record seen, with those published up to now (no wait): for a check that
+        nothing more came, once what could publish it is known done."""
+        while read := self.client.xreadgroup(self.group, "journey", {self.stream: ">"}, count=100):
+            for _name, entries in read:
+                for entry_id, fields in entries:
+                    self.client.xack(self.stream, self.group, entry_id)
+                    self.seen.append(json.loads(decode_entry(fields)))
+        return self.seen
+
     def event(self, conversation_id: str, kind: str) -> dict[str, Any]:
         """The domain event ``kind`` of a conversation (trial.booked, trial.cancelled...)."""
         return self.wait(lambda e: e["conversation_id"] == conversation_id and e["type"] == kind)
