@@ -183,10 +183,6 @@ class Keys:
         """List of messages waiting for the next turn (``<ts_ms>|<json>``)."""
         return self.conv(conversation_id, "inbox")
 
-    def inflight(self, conversation_id: str) -> str:
-        """List of the messages of the turn in flight, kept until its reply is delivered."""
-        return self.conv(conversation_id, "inflight")
-
     def lease(self, conversation_id: str) -> str:
         """The in-flight turn id, with an expiry."""
         return self.conv(conversation_id, "lease")

@@ -110,16 +110,20 @@ return encoded
 """
 )
 
-# Starting a turn: take the lease, move waiting messages to the in-flight list, bump the turn
-# sequence. Messages left in flight by a turn whose lease expired are taken again (recovery),
-# unless that turn's reply was delivered (TRY_START).
+# Starting a turn: take the lease, move waiting messages in flight, bump the turn sequence. The
+# messages in flight are a field of the state hash (``inflight``: a JSON array of entries, no
+# slice) until the turn's release: written with the meta slice, and read with it or with the
+# whole state, they cost a start no command of their own. Messages left in flight by a turn
+# whose lease expired are taken again (recovery), unless that turn's reply was delivered
+# (TRY_START).
 # Everything is read and computed before the first write. Entries are "<epoch ms>|<json>"; only
 # a stamp from EARLIEST_MS to max_ts moves the turn clock (``last_turn_ms``). A malformed entry
 # (only a writer that bypassed INGEST leaves one) is handed out with the rest: the gateway
 # dead-letters it, so it cannot stop its conversation.
 # Returns {'busy'} | {'empty', answered} | {'started', seq, previous_turn_ms, answered,
-# n, state hash as n flat field/value items, entry...} (``answered``: see TRY_START; the state
-# as the turn starts travels with the turn, so its first handlers need not read it again).
+# n, state hash as n flat field/value items (without ``inflight``), entry...} (``answered``:
+# see TRY_START; the state as the turn starts travels with the turn, so its first handlers need
+# not read it again).
 # A caller that took the lease itself passes the state as it read it (``hash``, an HGETALL
 # answer from before the start's writes): the start then neither takes the lease nor reads the
 # state again.
@@ -148,6 +152,24 @@ local function waiting(inbox, meta)
   return redis.call('LRANGE', inbox, 0, -1)
 end
 
+-- The messages in flight as stored in the state hash (`raw`: the field as read, or nil).
+local function in_flight(raw)
+  if not raw then return {} end
+  return cjson.decode(raw)
+end
+
+-- A flat HGETALL answer without the messages in flight (they travel as the turn's entries).
+local function slices_of(flat)
+  local out = {}
+  for i = 1, #flat, 2 do
+    if flat[i] ~= 'inflight' then
+      out[#out + 1] = flat[i]
+      out[#out + 1] = flat[i + 1]
+    end
+  end
+  return out
+end
+
 -- Sets `field` to `value` in a flat HGETALL answer (appended when absent).
 local function set_field(flat, field, value)
   for i = 1, #flat, 2 do
@@ -160,8 +182,8 @@ local function set_field(flat, field, value)
   flat[#flat + 1] = value
 end
 
-local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, ttl, keep_s, max_ts,
-                          sent_prefix, meta, in_inbox, hash)
+local function start_with(inbox, lease, state, fresh, msgs, turn_id, ttl, max_ts, sent_prefix,
+                          meta, in_inbox, hash)
   if #fresh + #msgs == 0 then return {'empty', ''} end
   if meta == nil then
     local raw = redis.call('HGET', state, 'meta')
@@ -171,9 +193,11 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   local answered = ''
   if sent_prefix and #msgs > 0 and meta.turn_id and delivered(sent_prefix, meta.turn_id) then
     answered = cjson.encode({meta.turn_id, msgs})
-    redis.call('DEL', inflight)
     msgs = {}
-    if #fresh == 0 then return {'empty', answered} end
+    if #fresh == 0 then
+      redis.call('HDEL', state, 'inflight')
+      return {'empty', answered}
+    end
   end
   for _, m in ipairs(fresh) do msgs[#msgs + 1] = m end
   local prev = meta.last_turn_ms
@@ -182,12 +206,8 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
     local t = tonumber(string.match(m, '^(%d+)|'))
     if t and t >= EARLIEST_MS and t <= max_ts and t > latest then latest = t end
   end
-  for i = 1, #fresh, 1000 do
-    redis.call('RPUSH', inflight, unpack(fresh, i, math.min(i + 999, #fresh)))
-  end
   if in_inbox > 0 then redis.call('DEL', inbox) end
   if hash == nil then redis.call('SET', lease, turn_id, 'PX', ttl) end
-  redis.call('EXPIRE', inflight, keep_s)
   if latest > 0 and (prev == nil or latest > prev) then meta.last_turn_ms = latest end
   meta.turn_seq = (meta.turn_seq or 0) + 1
   meta.turn_id = turn_id
@@ -195,10 +215,11 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   meta.inbox_empty = true
   meta._v = (meta._v or 0) + 1
   local encoded = cjson.encode(meta)
-  redis.call('HSET', state, 'meta', encoded)
+  redis.call('HSET', state, 'meta', encoded, 'inflight', cjson.encode(msgs))
   if hash == nil then
-    hash = redis.call('HGETALL', state)
+    hash = slices_of(redis.call('HGETALL', state))
   else
+    hash = slices_of(hash)
     set_field(hash, 'meta', encoded)
   end
   local out = {'started', tostring(meta.turn_seq), tostring(prev or ''), answered,
@@ -207,12 +228,14 @@ local function start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, t
   for _, m in ipairs(msgs) do out[#out + 1] = m end
   return out
 end
-local function start_turn(inbox, inflight, lease, state, turn_id, ttl, keep_s, max_ts, sent_prefix)
+local function start_turn(inbox, lease, state, turn_id, ttl, max_ts, sent_prefix)
   if redis.call('EXISTS', lease) == 1 then return {'busy'} end
   local fresh = redis.call('LRANGE', inbox, 0, -1)
-  local msgs = redis.call('LRANGE', inflight, 0, -1)
-  return start_with(inbox, inflight, lease, state, fresh, msgs, turn_id, ttl, keep_s, max_ts,
-                    sent_prefix, nil, #fresh)
+  local read = redis.call('HMGET', state, 'meta', 'inflight')
+  local meta = {}
+  if read[1] then meta = cjson.decode(read[1]) end
+  return start_with(inbox, lease, state, fresh, in_flight(read[2]), turn_id, ttl, max_ts,
+                    sent_prefix, meta, #fresh)
 end
 """.replace("EARLIEST_MS", str(EARLIEST_MS))
 )
@@ -228,16 +251,16 @@ end
 # gateway's wall clock), and the meta slice records when (``ttl_set_ms``); a key the script
 # creates (the history, the inbox) gets its TTL at once.
 # KEYS: dedupe, inbox, state, history, burst_hold, replies (the http channel's reply stream),
-#       then to start: inflight, lease, sent_prefix.
+#       then to start: lease, sent_prefix.
 # ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept,
-#       hold_ms, now_ms, replies_ttl_s, then to start: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
+#       hold_ms, now_ms, replies_ttl_s, then to start: turn_id, lease_ttl_ms, max_ts_ms.
 # meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
 # Returns {0} duplicate | {1} queued | {2} held for the human owner; a start adds TRY_START's
 # answer: {1, 'busy'} | {1, 'started', seq, ...}.
 INGEST = (
     _START_TURN
     + """
-if #KEYS ~= 6 and #KEYS ~= 9 then bad_arg('expected 6 or 9 keys, got ' .. #KEYS) end
+if #KEYS ~= 6 and #KEYS ~= 8 then bad_arg('expected 6 or 8 keys, got ' .. #KEYS) end
 local entry = str_arg(1, 'entry')
 int_arg(2, 'dedupe_ttl_s', 1)
 local patch = table_arg(3, 'meta_patch_json')
@@ -253,13 +276,12 @@ if ARGV[8] ~= '' then int_arg(8, 'hold_ms', 0) end
 local now = int_arg(9, 'now_ms', 0)
 int_arg(10, 'replies_ttl_s', 1)
 if string.match(entry, '^(%d+)|') ~= ARGV[4] then bad_arg('entry must start with ts_ms and |') end
-local starts = #KEYS == 9
+local starts = #KEYS == 8
 local max_ts = 0
 if starts then
   str_arg(11, 'turn_id')
   int_arg(12, 'lease_ttl_ms', 1)
-  int_arg(13, 'keep_s', 1)
-  max_ts = int_arg(14, 'max_ts_ms', 0)
+  max_ts = int_arg(13, 'max_ts_ms', 0)
 end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   -- A redelivery restarts the dedupe window. It is also a write, so a WAIT that follows on
@@ -302,20 +324,20 @@ if queued == 1 and ARGV[8] ~= '' then
     redis.call('DEL', KEYS[5])
   end
 end
--- A turn this message starts takes it straight to the in-flight list, with whatever waited
--- in the inbox, and writes the meta slice once: the inbox is not written only to be emptied.
+-- A turn this message starts takes it straight in flight, with whatever waited in the inbox,
+-- and writes the meta slice once: the inbox is not written only to be emptied.
 local out = {queued}
 if queued == 1 and starts then
   -- Taking the lease is the check that no turn is in flight.
-  if not redis.call('SET', KEYS[8], ARGV[11], 'NX', 'PX', ARGV[12]) then
+  if not redis.call('SET', KEYS[7], ARGV[11], 'NX', 'PX', ARGV[12]) then
     out[2] = 'busy'
   else
     local fresh = waiting(KEYS[2], meta)
     local waited = #fresh
     fresh[waited + 1] = entry
-    local msgs = redis.call('LRANGE', KEYS[7], 0, -1)
-    for _, v in ipairs(start_with(KEYS[2], KEYS[7], KEYS[8], KEYS[3], fresh, msgs, ARGV[11],
-                                  ARGV[12], ARGV[13], max_ts, KEYS[9], meta, waited, hash)) do
+    local msgs = in_flight(get_field(hash, 'inflight'))
+    for _, v in ipairs(start_with(KEYS[2], KEYS[7], KEYS[3], fresh, msgs, ARGV[11], ARGV[12],
+                                  max_ts, KEYS[8], meta, waited, hash)) do
       out[#out + 1] = v
     end
     if refresh then redis.call('EXPIRE', KEYS[3], ARGV[5]) end
@@ -332,24 +354,44 @@ return out
 """
 )
 
+# Unusable entries taken out of the messages in flight (the gateway dead-letters them).
+# KEYS: state. ARGV: the entries. Returns how many entries stay in flight.
+DROP_IN_FLIGHT = (
+    _START_TURN
+    + """
+need_keys(1)
+local dropped = {}
+for i = 1, #ARGV do dropped[ARGV[i]] = true end
+local kept = {}
+for _, m in ipairs(in_flight(redis.call('HGET', KEYS[1], 'inflight'))) do
+  if not dropped[m] then kept[#kept + 1] = m end
+end
+if #kept == 0 then
+  redis.call('HDEL', KEYS[1], 'inflight')
+else
+  redis.call('HSET', KEYS[1], 'inflight', cjson.encode(kept))
+end
+return #kept
+"""
+)
+
 # Starting a turn when none is in flight. Messages still in flight belong to a turn whose lease
 # expired; if that turn's reply was delivered (its delivery claim, ``Keys.sent``: the whole
 # reply, or a first WhatsApp bubble recorded ``sent:<wamid>``), only its release was lost (the
 # gateway died between the two, or a failover lost the write): they are dropped instead of
 # answered again, and reported as ``[turn_id, entries]`` (JSON) in the answer's second (empty)
 # or fourth (started) element.
-# KEYS: inbox, inflight, lease, state, sent_prefix (``Keys.sent_prefix``: the conversation's
-# delivery claims, read as sent_prefix .. turn_id .. ':all' / ':0', in the same slot).
-# ARGV: turn_id, lease_ttl_ms, keep_s, max_ts_ms.
+# KEYS: inbox, lease, state, sent_prefix (``Keys.sent_prefix``: the conversation's delivery
+# claims, read as sent_prefix .. turn_id .. ':all' / ':0', in the same slot).
+# ARGV: turn_id, lease_ttl_ms, max_ts_ms.
 TRY_START = (
     _START_TURN
     + """
-need_keys(5)
+need_keys(4)
 str_arg(1, 'turn_id')
 int_arg(2, 'lease_ttl_ms', 1)
-int_arg(3, 'keep_s', 1)
-local max_ts = int_arg(4, 'max_ts_ms', 0)
-return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], max_ts, KEYS[5])
+local max_ts = int_arg(3, 'max_ts_ms', 0)
+return start_turn(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], max_ts, KEYS[4])
 """
 )
 
@@ -360,33 +402,32 @@ return start_turn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3],
 # On one Redis it also acknowledges the reply's delivery to the gateway, whatever it finds (the
 # delivery ends with the release), and takes the conversation off the pending starts when it
 # finds nothing to start.
-# KEYS: inbox, inflight, lease, state, burst_hold, journal, then the delivery's stream when the
-#       script acknowledges it, then the pending starts when it removes the conversation there.
-# ARGV: turn_id, next_turn_id, lease_ttl_ms, keep_s, max_ts_ms, journal_max, state_ttl_s,
+# KEYS: inbox, lease, state, burst_hold, journal, then the delivery's stream when the script
+#       acknowledges it, then the pending starts when it removes the conversation there.
+# ARGV: turn_id, next_turn_id, lease_ttl_ms, max_ts_ms, journal_max, state_ttl_s,
 #       ack_group ('' for none), ack_id, pending_member ('' for none), then journal entries.
 _RELEASE_TURN = (
     _START_TURN
     + """
--- The checks of RELEASE's keys and first ten arguments, with `more` keys after its own;
+-- The checks of RELEASE's keys and first nine arguments, with `more` keys after its own;
 -- returns whether it acknowledges, whether it removes the pending start, its key count and
 -- max_ts.
 local function release_args(more)
-  if #KEYS < 6 + more or #KEYS > 8 + more then
-    bad_arg('expected ' .. (6 + more) .. ' to ' .. (8 + more) .. ' keys, got ' .. #KEYS)
+  if #KEYS < 5 + more or #KEYS > 7 + more then
+    bad_arg('expected ' .. (5 + more) .. ' to ' .. (7 + more) .. ' keys, got ' .. #KEYS)
   end
   str_arg(1, 'turn_id')
   str_arg(2, 'next_turn_id')
   int_arg(3, 'lease_ttl_ms', 1)
-  int_arg(4, 'keep_s', 1)
-  local max_ts = int_arg(5, 'max_ts_ms', 0)
-  int_arg(6, 'journal_max', 1)
-  int_arg(7, 'state_ttl_s', 1)
-  if ARGV[8] == nil then bad_arg('ack_group is missing') end
-  local acks = ARGV[8] ~= ''
-  if acks then str_arg(9, 'ack_id') end
-  if ARGV[10] == nil then bad_arg('pending_member is missing') end
-  local pending = ARGV[10] ~= ''
-  local n_keys = 6
+  local max_ts = int_arg(4, 'max_ts_ms', 0)
+  int_arg(5, 'journal_max', 1)
+  int_arg(6, 'state_ttl_s', 1)
+  if ARGV[7] == nil then bad_arg('ack_group is missing') end
+  local acks = ARGV[7] ~= ''
+  if acks then str_arg(8, 'ack_id') end
+  if ARGV[9] == nil then bad_arg('pending_member is missing') end
+  local pending = ARGV[9] ~= ''
+  local n_keys = 5
   if acks then n_keys = n_keys + 1 end
   if pending then n_keys = n_keys + 1 end
   need_keys(n_keys + more)
@@ -397,20 +438,25 @@ end
 -- acknowledgement, last, so a command that failed above leaves the delivery pending. `meta`:
 -- the meta slice as already read, or nil (``waiting``).
 local function release_turn(entries, holder, acks, pending, n_keys, max_ts, meta)
-  push_list(KEYS[6], entries, ARGV[6], ARGV[7])
+  push_list(KEYS[5], entries, ARGV[5], ARGV[6])
   local function release()
-    if holder == nil then holder = redis.call('GET', KEYS[3]) end
+    if holder == nil then holder = redis.call('GET', KEYS[2]) end
     if holder ~= ARGV[1] then return {'not_owner'} end
-    redis.call('DEL', KEYS[3], KEYS[2])
-    -- The lease and the in-flight list are gone now: only the inbox can hold a next turn.
+    redis.call('DEL', KEYS[2])
+    -- The lease is gone now: only the inbox can hold a next turn, whose start puts its own
+    -- messages in flight; with none, the messages in flight go.
     local fresh = waiting(KEYS[1], meta)
-    if #fresh > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {'held'} end
-    return start_with(KEYS[1], KEYS[2], KEYS[3], KEYS[4], fresh, {}, ARGV[2], ARGV[3], ARGV[4],
-                      max_ts, nil, nil, #fresh)
+    local result = {'held'}
+    if #fresh == 0 or redis.call('EXISTS', KEYS[4]) == 0 then
+      result = start_with(KEYS[1], KEYS[2], KEYS[3], fresh, {}, ARGV[2], ARGV[3], max_ts, nil,
+                          nil, #fresh)
+    end
+    if result[1] ~= 'started' then redis.call('HDEL', KEYS[3], 'inflight') end
+    return result
   end
   local result = release()
-  if pending and result[1] == 'empty' then redis.call('ZREM', KEYS[n_keys], ARGV[10]) end
-  if acks then redis.call('XACK', KEYS[7], ARGV[8], ARGV[9]) end
+  if pending and result[1] == 'empty' then redis.call('ZREM', KEYS[n_keys], ARGV[9]) end
+  if acks then redis.call('XACK', KEYS[6], ARGV[7], ARGV[8]) end
   return result
 end
 """
@@ -420,7 +466,7 @@ RELEASE = (
     _RELEASE_TURN
     + """
 local acks, pending, n_keys, max_ts = release_args(0)
-return release_turn({unpack(ARGV, 11, #ARGV)}, nil, acks, pending, n_keys, max_ts)
+return release_turn({unpack(ARGV, 10, #ARGV)}, nil, acks, pending, n_keys, max_ts)
 """
 )
 
@@ -868,7 +914,7 @@ return result
 # delivery journals: the entries written before the reply's (its composition), then the
 # reply's own, whose ``detail`` the script sets to the reply's stream id.
 # KEYS: RELEASE's, then the delivery's sent, replies stream and history.
-# ARGV: RELEASE's first ten, then DELIVER_ONCE's eight, then the reply's journal entry, then
+# ARGV: RELEASE's first nine, then DELIVER_ONCE's eight, then the reply's journal entry, then
 #       the entries written before it.
 # Returns {'human'} | {'superseded'} | {'sent' | 'duplicate', stream id or '', RELEASE's
 # answer...}.
@@ -877,15 +923,15 @@ DELIVER_RELEASE = (
     + _DELIVER
     + """
 local acks, pending, n_keys, max_ts = release_args(3)
-deliver_args(11)
-local delivered = table_arg(19, 'delivered entry')
+deliver_args(10)
+local delivered = table_arg(18, 'delivered entry')
 local d = n_keys + 1
-local result, holder, meta = deliver(KEYS[d], KEYS[d + 1], KEYS[d + 2], KEYS[4], KEYS[3], 11,
+local result, holder, meta = deliver(KEYS[d], KEYS[d + 1], KEYS[d + 2], KEYS[3], KEYS[2], 10,
                                     ARGV[1])
 if result[1] == 'human' or result[1] == 'superseded' then return result end
 local entries = {}
 if result[1] == 'sent' then
-  entries = {unpack(ARGV, 20, #ARGV)}
+  entries = {unpack(ARGV, 19, #ARGV)}
   delivered.detail = result[2]
   entries[#entries + 1] = cjson.encode(delivered)
 end
@@ -1090,6 +1136,7 @@ class Scripts:
     ingest: AsyncScript
     meta_patch: AsyncScript
     try_start: AsyncScript
+    drop_in_flight: AsyncScript
     release: AsyncScript
     commit: AsyncScript
     publish: AsyncScript
@@ -1109,6 +1156,7 @@ def register(redis: Redis) -> Scripts:
         ingest=redis.register_script(INGEST),
         meta_patch=redis.register_script(META_PATCH),
         try_start=redis.register_script(TRY_START),
+        drop_in_flight=redis.register_script(DROP_IN_FLIGHT),
         release=redis.register_script(RELEASE),
         commit=redis.register_script(COMMIT),
         publish=redis.register_script(PUBLISH),

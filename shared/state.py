@@ -37,6 +37,9 @@ class UnregisteredSlice(ValueError):
 
 # The mode router's slice (its ``Owns``): the funnel mode, which other services read.
 MODE = "mode"
+# The state hash's field of the messages of the turn in flight (``shared/lua.py``'s starts and
+# release): a JSON array of inbox entries, no slice.
+IN_FLIGHT = "inflight"
 
 
 @dataclass
@@ -189,8 +192,9 @@ def state_after(snapshot: Snapshot, writes: Mapping[str, Any]) -> dict[str, str]
 
 
 def snapshot_of(raw: Mapping[Any, Any]) -> Snapshot:
-    """The slices of a state hash as read (every field is a slice)."""
-    return Snapshot({name: json.loads(value) for name, value in raw.items()})
+    """The slices of a state hash as read: every field but the messages in flight (the
+    gateway's ``IN_FLIGHT``, no slice)."""
+    return Snapshot({name: json.loads(value) for name, value in raw.items() if name != IN_FLIGHT})
 
 
 async def read_slices(redis: Redis, keys: Keys, conversation_id: str, *names: str) -> Snapshot:

@@ -39,7 +39,7 @@ from services.gateway.deps import Deps, GatewayDeps
 from shared.contracts import utcnow
 from shared.keys import Keys, sched_member
 from shared.spec import PersonalRecords
-from shared.state import Outbox, StateStore
+from shared.state import IN_FLIGHT, Outbox, StateStore
 from shared.trial.bookings import BookingStore
 
 router = APIRouter(dependencies=[Depends(auth.require_admin)])
@@ -113,6 +113,10 @@ class Privacy:
         for key in await self._keys(conversation_id):
             if key not in skip:
                 stored[key[base:]] = await self._dump(key)
+        # The messages of a turn in flight are a field of the state hash, but no slice.
+        in_flight = await self.redis.hget(self.keys.state(conversation_id), IN_FLIGHT)
+        if in_flight:
+            stored[IN_FLIGHT] = json.loads(in_flight)
         return {
             "conversation_id": conversation_id,
             "exported_at": utcnow().isoformat(),

@@ -71,7 +71,7 @@ from shared.nlu.starred import with_starred_corrections
 from shared.reply_window import window_expires_at
 from shared.service import Lookup
 from shared.settings import Settings
-from shared.state import StateStore, journal_entry, stamp_tenant
+from shared.state import IN_FLIGHT, StateStore, journal_entry, stamp_tenant
 from shared.sweep import due_members
 
 
@@ -353,8 +353,8 @@ class TurnKeeper:
         ]
         if turn_id:
             k = self.keys
-            keys += [k.inflight(conv), k.lease(conv), k.sent_prefix(conv)]
-            args += [turn_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms]
+            keys += [k.lease(conv), k.sent_prefix(conv)]
+            args += [turn_id, self.settings.lease_ttl_ms, self._max_ts_ms]
         pending = {self.keys.qualified(conv): due}
         async with self.redis.pipeline(transaction=False) as pipe:
             if not scored:
@@ -502,7 +502,7 @@ class TurnKeeper:
         turn_id = new_id()
         result = await self.scripts.try_start(
             keys=self._start_keys(conversation_id),
-            args=[turn_id, self.settings.lease_ttl_ms, self._keep_s, self._max_ts_ms],
+            args=[turn_id, self.settings.lease_ttl_ms, self._max_ts_ms],
         )
         await self._after_start(conversation_id, turn_id, result, score)
 
@@ -556,7 +556,6 @@ class TurnKeeper:
             turn_id,
             next_id,
             self.settings.lease_ttl_ms,
-            self._keep_s,
             self._max_ts_ms,
             self.store.journal_max,
             self.store.state_ttl_s,
@@ -832,10 +831,14 @@ class TurnKeeper:
     ) -> None:
         """Take unusable entries out of the turn in flight, into the dead-letter stream (for an
         operator) and the conversation's journal, in one round trip."""
-        inflight = self.keys.inflight(conversation_id)
         async with self.redis.pipeline(transaction=False) as pipe:
+            lua.queue(
+                pipe,
+                self.scripts.drop_in_flight,
+                keys=[self.keys.state(conversation_id)],
+                args=[entry for entry, _ in rejected],
+            )
             for entry, reason in rejected:
-                pipe.lrem(inflight, 0, entry)
                 letter = DeadLetter(
                     stream=self.keys.inbox(conversation_id),
                     group="gateway",
@@ -866,11 +869,15 @@ class TurnKeeper:
             )
             await pipe.execute()
 
+    async def in_flight(self, conversation_id: str) -> list[str]:
+        """The entries of the conversation's turn in flight (kept until its release)."""
+        raw = await self.redis.hget(self.keys.state(conversation_id), IN_FLIGHT)
+        return list(json.loads(raw)) if raw else []
+
     def _turn_keys(self, conversation_id: str) -> list[str]:
         k = self.keys
         return [
             k.inbox(conversation_id),
-            k.inflight(conversation_id),
             k.lease(conversation_id),
             k.state(conversation_id),
         ]

@@ -75,7 +75,7 @@ COMMIT_TAIL = ["[]", 60, 50, 60, "", "", 0, 9, 60, 5, 0]
 # COMMIT's arguments before its one item: no writes, no acknowledgement.
 ONE_ITEM = [0, "[]", 60, 50, 60, "", "", 1, 9, 60, 5, 0]
 # DELIVER_RELEASE's release arguments (no acknowledgement, no pending start) and delivery's.
-RELEASED = ["t1", "t2", 1000, 60, 10**13, 50, 60, "", "", ""]
+RELEASED = ["t1", "t2", 1000, 10**13, 50, 60, "", "", ""]
 DELIVERED = ["{}", 60, 60, 10, "{}", 60, 10, 0]
 CASES = [
     # The 1970 message that wedged its conversation: a negative stamp.
@@ -89,24 +89,25 @@ CASES = [
     (lua.INGEST, 6, ["5|{}", 60, PATCH, 5, 60, "{}", 10, ""], "now_ms"),
     (lua.INGEST, 6, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 0], "replies_ttl_s"),
     (lua.INGEST, 5, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 60], "keys"),
-    (lua.INGEST, 9, ["5|{}", 60, PATCH, 5, 60, "{}", 10, "", 0, 60, ""], "turn_id"),
-    (lua.INGEST, 9, [*INGESTED, "t1", 0, 60, 10**13], "lease_ttl_ms"),
-    (lua.INGEST, 9, [*INGESTED, "t1", 1000, 60], "max_ts_ms"),
+    (lua.INGEST, 8, [*INGESTED, ""], "turn_id"),
+    (lua.INGEST, 8, [*INGESTED, "t1", 0, 10**13], "lease_ttl_ms"),
+    (lua.INGEST, 8, [*INGESTED, "t1", 1000], "max_ts_ms"),
     (lua.META_PATCH, 1, ["[1", "", "", 60], "patch_json"),
     (lua.META_PATCH, 1, ["{}", "", ""], "state_ttl_s"),
-    (lua.TRY_START, 5, ["t1", "abc", 60, 10**13], "lease_ttl_ms"),
-    (lua.TRY_START, 5, ["t1", 1000, 60], "max_ts_ms"),
-    (lua.TRY_START, 5, ["", 1000, 60, 10**13], "turn_id"),
-    (lua.RELEASE, 6, ["t1", "", 1000, 60, 10**13, 50, 60], "next_turn_id"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60], "max_ts_ms"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 0, 60, "{}"], "journal_max"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, "day", "{}"], "state_ttl_s"),
-    (lua.RELEASE, 5, ["t1", "t2", 1000, 60, 10**13, 50, 60], "keys"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, 60], "ack_group"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, 60, "g", ""], "ack_id"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, 60, "g", "1-0", ""], "keys"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, 60, "", ""], "pending_member"),
-    (lua.RELEASE, 6, ["t1", "t2", 1000, 60, 10**13, 50, 60, "", "", "c1"], "keys"),
+    (lua.TRY_START, 4, ["t1", "abc", 10**13], "lease_ttl_ms"),
+    (lua.TRY_START, 4, ["t1", 1000], "max_ts_ms"),
+    (lua.TRY_START, 4, ["", 1000, 10**13], "turn_id"),
+    (lua.DROP_IN_FLIGHT, 2, ["x"], "keys"),
+    (lua.RELEASE, 5, ["t1", "", 1000, 10**13, 50, 60], "next_turn_id"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000], "max_ts_ms"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 10**13, 0, 60, "{}"], "journal_max"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 10**13, 50, "day", "{}"], "state_ttl_s"),
+    (lua.RELEASE, 4, ["t1", "t2", 1000, 10**13, 50, 60], "keys"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 10**13, 50, 60], "ack_group"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 10**13, 50, 60, "g", ""], "ack_id"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 10**13, 50, 60, "g", "1-0", ""], "keys"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 10**13, 50, 60, "", ""], "pending_member"),
+    (lua.RELEASE, 5, ["t1", "t2", 1000, 10**13, 50, 60, "", "", "c1"], "keys"),
     (lua.COMMIT, 3, ["x"], "n_writes"),
     (lua.COMMIT, 3, [1, "trial", "nan", "{}", *COMMIT_TAIL], "expected_v"),
     (lua.COMMIT, 3, [1, "trial", 0, "{bad", *COMMIT_TAIL], "slice json"),
@@ -135,10 +136,10 @@ CASES = [
     (lua.DELIVER_ONCE, 3, ["{}", 60, 60, 10, "{}", 60, 10], "now_ms"),
     (lua.DELIVER_ONCE, 6, DELIVERED, "keys"),
     (lua.DELIVER_ONCE, 5, DELIVERED, "turn_id"),
-    (lua.DELIVER_RELEASE, 8, [*RELEASED, *DELIVERED, "{}"], "keys"),
-    (lua.DELIVER_RELEASE, 9, [*RELEASED, "{}", 60, 60, "all", "{}", 60, 10, "{}"], "maxlen"),
-    (lua.DELIVER_RELEASE, 9, [*RELEASED, *DELIVERED, "not json"], "delivered entry"),
-    (lua.DELIVER_RELEASE, 9, [*RELEASED, *DELIVERED[:6], "x", "{}"], "history_kept"),
+    (lua.DELIVER_RELEASE, 7, [*RELEASED, *DELIVERED, "{}"], "keys"),
+    (lua.DELIVER_RELEASE, 8, [*RELEASED, "{}", 60, 60, "all", "{}", 60, 10, "{}"], "maxlen"),
+    (lua.DELIVER_RELEASE, 8, [*RELEASED, *DELIVERED, "not json"], "delivered entry"),
+    (lua.DELIVER_RELEASE, 8, [*RELEASED, *DELIVERED[:6], "x", "{}"], "history_kept"),
     (lua.HISTORY_ONCE, 2, ["", 60, 60, 10], "entry_json"),
     (lua.SCHED_ADD, 4, ["{}", "pending", "soon", "i1", 60, "b", "{}", 50, ""], "due_ms"),
     (lua.SCHED_ADD, 4, ["{}", "pending", 1, "i1", 60, "b", "{}", 50], "turn_id"),
@@ -182,7 +183,8 @@ async def test_a_start_with_bad_arguments_leaves_the_inbox_and_takes_no_lease(ke
     with pytest.raises(ResponseError, match="lease_ttl_ms"):
         await turns.scripts.try_start(keys=turns._start_keys("c1"), args=["t1", "soon", 60, 1])
     assert await turns.redis.llen(turns.keys.inbox("c1")) == 1
-    assert await turns.redis.exists(turns.keys.lease("c1"), turns.keys.inflight("c1")) == 0
+    assert await turns.redis.exists(turns.keys.lease("c1")) == 0
+    assert await turns.in_flight("c1") == []
 
 
 async def test_bad_entries_are_dead_lettered_and_the_good_ones_make_the_turn(keeper) -> None:
@@ -208,7 +210,7 @@ async def test_bad_entries_are_dead_lettered_and_the_good_ones_make_the_turn(kee
     assert letters[0].payload == "garbage"
     assert letters[1].error == "not an inbox entry (<epoch ms>|<message JSON>)"
     assert letters[2].error == "sent_at must not be before 2000-01-01"
-    inflight = await turns.redis.lrange(turns.keys.inflight("c2"), 0, -1)
+    inflight = await turns.in_flight("c2")
     assert [json.loads(e.split("|", 1)[1])["message_id"] for e in inflight] == ["good"]
     dead = [e for e in await store.journal("c2") if e["event"] == "message.dead_lettered"]
     assert [e["reason"] for e in dead] == [letter.error for letter in letters]
@@ -224,7 +226,8 @@ async def test_a_conversation_whose_inbox_held_only_bad_entries_goes_on(keeper) 
     await sweep_once(turns.redis, turns.keys, lambda _tenant: turns)
     assert turns_of(turns, published) == []
     assert [letter.message_id for letter in letters_of(turns, published)] == ["old"]
-    assert await turns.redis.exists(turns.keys.lease("c3"), turns.keys.inflight("c3")) == 0
+    assert await turns.redis.exists(turns.keys.lease("c3")) == 0
+    assert await turns.in_flight("c3") == []
     meta = json.loads(await turns.redis.hget(turns.keys.state("c3"), "meta"))
     assert "last_turn_ms" not in meta  # a bad stamp does not move the turn clock
 
