@@ -280,6 +280,9 @@ class Part(Contract):
     text: str | None = None
     asks_question: bool = False
     data: dict[str, Any] = Field(default_factory=dict)
+    # The journal entries of the commit that added it (one Redis): written with the turn's
+    # reply (``shared.merge.carried_journal``) rather than one append per handler.
+    journal: list[str] = Field(default_factory=list)
 
 
 class TurnPlan(Contract):
@@ -290,6 +293,7 @@ class TurnPlan(Contract):
     conversation_id: str
     expected: list[str]
     parts: list[Part] = Field(default_factory=list)
+    journal: list[str] = Field(default_factory=list)  # as a Part's
 
 
 class MergeReady(Contract):

@@ -548,7 +548,8 @@ end
 -- Record one input of a turn in its merge hash; report its completion exactly once. A caller
 -- that publishes the completed turn in the same script (``publishes``) has it marked published
 -- with its completion, in one write.
--- Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}.
+-- Returns {'done'} | {'dup'} | {'wait'} | {'complete' | 'republish', field, value, ...}, and
+-- whether the input came late: added after its turn was done, so in no reply.
 local function merge_input(key, field, value, ttl, stamp, grace, publishes)
   local added = redis.call('HSETNX', key, field, value)
   -- One read of the hash for every check below (a command each would be 4-6 per input).
@@ -558,7 +559,7 @@ local function merge_input(key, field, value, ttl, stamp, grace, publishes)
   if added == 1 and #flat == 2 then redis.call('EXPIRE', key, ttl) end
   local h = {}
   for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-  if h['_done'] then return settled(key, stamp, grace) end
+  if h['_done'] then return settled(key, stamp, grace), added == 1 end
   if added == 0 then return {'dup'} end
   if (not h['plan']) or (not h['turn']) then return {'wait'} end
   for _, source in ipairs(cjson.decode(h['plan']).expected) do
@@ -632,6 +633,9 @@ return result
 # An item's takers are consumer groups of the committing process (``shared.bus``, read on
 # write): right after its XADD the script reads one entry for each (``take``), so the process
 # runs it without a read of its own.
+# A merge input may carry its commit's journal entries (its JSON's ``journal``, with no journal
+# entries in ARGV): whoever ends the turn writes them with the reply's (one append per turn, not
+# one per handler), unless the input comes once the turn is done, when they are written here.
 # An empty outbox_json stores no outbox: allowed only to a commit that acknowledges its delivery
 # and adds a merge input, i.e. publishes everything it decided in this script. Its first merge
 # input (its field in the turn's merge hash, which has an outbox's TTL) then tells
@@ -772,7 +776,11 @@ for i, item in ipairs(items) do
       counted[#counted + 1] = item[6]
     end
   else
-    local result = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace, true)
+    local result, late = merge_input(item[2], item[4], item[5], merge_ttl, stamp, grace, true)
+    -- The journal an input carries is written with its turn's reply; a late one's, now.
+    if late then
+      push_list(KEYS[3], cjson.decode(item[5]).journal or {}, ARGV[base + 2], state_ttl)
+    end
     if result[1] == 'complete' or result[1] == 'republish' then
       local ready, fields = item[7], {}
       for i = 2, #result, 2 do fields[result[i]] = tostring(result[i + 1]) end

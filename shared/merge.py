@@ -61,6 +61,9 @@ class Merged:
     reply: Reply
     composition: Composition
     entry: str
+    # The journal entries its inputs carried (``Part.journal``: their commits left them for the
+    # reply to write), the plan's first: whoever ends the turn writes them before ``entry``.
+    carried: list[str]
 
 
 def reply_of(fields: dict[str, str], config: MergerConfig, pack: Pack, service: str) -> Merged:
@@ -101,7 +104,9 @@ def reply_of(fields: dict[str, str], config: MergerConfig, pack: Pack, service: 
         dropped=composition.dropped,
         bubbles=len(composition.bubbles),
     )
-    return Merged(reply, composition, entry)
+    carried = [*(plan.journal if plan else [])]
+    carried += [line for part in parts.values() for line in part.journal]
+    return Merged(reply, composition, entry, carried)
 
 
 def merge_field(item: Part | TurnPlan) -> str:

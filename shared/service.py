@@ -54,6 +54,7 @@ from shared.state import (
     journal_entry,
     read_slices,
     snapshot_of,
+    stamp_tenant,
     state_after,
 )
 from shared.tenants import Tenant, TenantsError, tenants_of
@@ -370,7 +371,11 @@ async def handle_once(
             checked = marker is not None
         decision = await decide(snapshot)
         delivery = riding(rt.settings) if acknowledges else None
-        publish = await sendable(rt, conversation_id, decision.outbox) if delivery else []
+        publish, carried = (
+            await sendable(rt, conversation_id, decision.outbox, decision.journal)
+            if delivery
+            else ([], False)
+        )
         mark = next(((s.merge.key, s.merge.field) for s in publish if s.merge), None)
         marked = checked and mark is not None and marker in (None, mark)
         marker = marker or mark
@@ -383,7 +388,7 @@ async def handle_once(
                 snapshot=snapshot,
                 writes=decision.writes,  # type: ignore[arg-type]
                 outbox=decision.outbox,
-                journal=decision.journal,
+                journal=[] if carried else decision.journal,
                 publish=publish,
                 ack=(delivery.stream, delivery.group, delivery.message_id) if delivery else None,
                 maxlen=settings.stream_maxlen,
@@ -410,13 +415,17 @@ async def handle_once(
     raise StateConflict(f"turn {turn_id}: could not commit after {attempts} attempts")
 
 
-async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Sent]:
+async def sendable(
+    rt: Runtime, conversation_id: str, outbox: Outbox, journal: list[str]
+) -> tuple[list[Sent], bool]:
     """The outbox as the commit script publishes it (one Redis): each message encoded by
     FastStream; a merger's input added to its turn's merge hash instead, with the
     ``MergeReady`` the script sends to the outbound stream if that input completes the turn; a
     message for a subscription of this process read for it as it is added (``Sent.takers``); a
     funnel step that carries its source counted by the script (``shared.funnel.Tally``)
-    instead of delivered."""
+    instead of delivered. The first merger's input carries the decision's ``journal`` (its
+    entries, as stored), which the turn's reply writes (``shared.merge.carried_journal``):
+    True with the list when it does."""
     keys = rt.keys
     merge = keys.route(keys.merge, conversation_id)
     outbound = keys.route(keys.outbound, conversation_id)
@@ -424,6 +433,7 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
     messages: list[tuple[str, str]] = []
     targets: list[ToMerge | None] = []
     tallies: list[Sent] = []
+    carried = False
     # Each message's model as the handler added it (parsed back only for one added otherwise).
     models = outbox.models if len(outbox.models) == len(outbox.messages) else None
     for i, (stream, payload) in enumerate(outbox.messages):
@@ -439,6 +449,10 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
             known = isinstance(model, Part | TurnPlan | MergeReady)
             item = model if known else MERGE_INPUT.validate_json(payload)
         if isinstance(item, Part | TurnPlan):
+            if journal and not carried:
+                stamped = stamp_tenant(keys.tenant, *journal)
+                payload = item.model_copy(update={"journal": stamped}).model_dump_json()
+                carried = True
             # The script fills the notice's fields in and appends it to an empty body's envelope.
             ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id, fields={})
             messages.append((outbound, ""))
@@ -460,7 +474,7 @@ async def sendable(rt: Runtime, conversation_id: str, outbox: Outbox) -> list[Se
         Sent(stream, data, target, takers=takers(rt.settings, stream))
         for (stream, data), target in zip(encoded, targets, strict=True)
     ]
-    return [*sent, *tallies]
+    return [*sent, *tallies], carried
 
 
 async def ask_llm(

@@ -44,10 +44,11 @@ class Composer:
     def __post_init__(self) -> None:
         self.config = merger_config(self.pack)
 
-    def reply(self, ready: MergeReady) -> tuple[Reply, str]:
-        """The reply and its ``merge.complete`` journal entry."""
+    def reply(self, ready: MergeReady) -> tuple[Reply, list[str]]:
+        """The reply and the journal entries that end its turn: those its inputs carried, then
+        its ``merge.complete``."""
         merged = reply_of(ready.fields, self.config, self.pack, "gateway")
-        return merged.reply, merged.entry
+        return merged.reply, [*merged.carried, merged.entry]
 
 
 class Egress:
@@ -71,8 +72,7 @@ class Egress:
         item = OUTBOUND.validate_json(body)
         merged: list[str] = []
         if isinstance(item, MergeReady):
-            reply, entry = self.composer.reply(item)
-            merged.append(entry)
+            reply, merged = self.composer.reply(item)
         else:
             reply = item
         channel = self.channels.get(reply.channel)

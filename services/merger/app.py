@@ -96,7 +96,7 @@ class Merger:
             # leave a hash without a TTL behind.
             pipe.expire(merge_key, rt.settings.turn_ttl_s)
             pipe.zrem(rt.keys.merge_deadlines(turn_id), rt.keys.qualified(turn_id))
-            rt.store.queue_journal(pipe, reply.conversation_id, merged.entry)
+            rt.store.queue_journal(pipe, reply.conversation_id, *merged.carried, merged.entry)
             if delivery:
                 pipe.xack(delivery.stream, delivery.group, delivery.message_id)
             errors = [

@@ -407,11 +407,13 @@ async def test_a_turn_handler_on_the_state_its_turn_brought_is_marked_by_its_par
                 assert await handled.get() == "t1"
             assert await redis.exists(keys.outbox("c1", "t1", "faq")) == 0
     assert await pending(redis, source, group) == 0
-    assert json.loads(await redis.hget(merge, "part:faq"))["text"] == "oi"
+    part = json.loads(await redis.hget(merge, "part:faq"))
+    assert part["text"] == "oi"
     state = await redis.hget(keys.state("c1"), "faq")
     assert json.loads(state) == {"topic": "preco", "_v": 1}
-    journal = await redis.lrange(keys.journal("c1"), 0, -1)
-    assert [json.loads(e)["event"] for e in journal] == ["faq.answered"]
+    # The decision's journal entry travels with its part, once, for the reply to write.
+    assert [json.loads(e)["event"] for e in part["journal"]] == ["faq.answered"]
+    assert await redis.llen(keys.journal("c1")) == 0
 
 
 async def test_a_specialist_decides_on_the_state_its_task_carries_but_the_mode(
@@ -462,3 +464,33 @@ async def test_a_specialist_decides_on_the_state_its_task_carries_but_the_mode(
     assert snapshot.mode() == "followup"
     assert await redis.exists(keys.outbox("c1", "t1", "faq")) == 0
     assert json.loads(await redis.hget(keys.state("c1"), "faq")) == {"topic": "preco", "_v": 1}
+
+
+async def test_a_merge_input_that_comes_late_writes_the_journal_it_carries(
+    redis: Redis, unique_prefix: str
+) -> None:
+    """A commit's journal entries travel in its merge input, for the turn's reply to write; an
+    input added once its turn was done is in no reply, so its commit writes them itself."""
+    keys = Keys(unique_prefix)
+    store = make_store(redis, keys)
+    ready = MergeReady(turn_id="t1", conversation_id="c1", fields={}).model_dump_json()
+    merge = keys.merge_turn("t1")
+    await redis.hset(merge, mapping={"turn": "{}", "plan": '{"expected": ["faq", "trial"]}'})
+
+    async def commit(source: str) -> None:
+        entry = journal_entry(source, "t1", f"{source}.answered")
+        part = Part(turn_id="t1", conversation_id="c1", source=source, journal=[entry])
+        target = ToMerge(
+            merge, f"part:{source}", part.model_dump_json(), ready, keys.merge_deadlines("t1"), "t1"
+        )
+        assert await store.commit(
+            "c1", "t1", source, snapshot=None, writes={}, outbox=Outbox([]), journal=[],
+            publish=[Sent(keys.outbound, b"env:", target)], maxlen=1000,
+        )  # fmt: skip
+
+    await commit("faq")  # the turn waits for the trial's part: the entry waits in the hash
+    assert await redis.llen(keys.journal("c1")) == 0
+    await redis.hset(merge, mapping={"_done": "expired", "_published": "1"})  # its deadline
+    await commit("trial")
+    journal = await redis.lrange(keys.journal("c1"), 0, -1)
+    assert [json.loads(e)["event"] for e in journal] == ["trial.answered"]
