@@ -281,7 +281,7 @@ class Part(Contract):
     asks_question: bool = False
     data: dict[str, Any] = Field(default_factory=dict)
     # The journal entries of the commit that added it (one Redis): written with the turn's
-    # reply (``shared.merge.carried_journal``) rather than one append per handler.
+    # reply (``shared.merge.Merged.carried``) rather than one append per handler.
     journal: list[str] = Field(default_factory=list)
 
 

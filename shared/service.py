@@ -424,8 +424,8 @@ async def sendable(
     message for a subscription of this process read for it as it is added (``Sent.takers``); a
     funnel step that carries its source counted by the script (``shared.funnel.Tally``)
     instead of delivered. The first merger's input carries the decision's ``journal`` (its
-    entries, as stored), which the turn's reply writes (``shared.merge.carried_journal``):
-    True with the list when it does."""
+    entries as stored), which whoever ends the turn writes (``shared.merge.Merged.carried``);
+    with the list, whether one does."""
     keys = rt.keys
     merge = keys.route(keys.merge, conversation_id)
     outbound = keys.route(keys.outbound, conversation_id)

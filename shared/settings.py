@@ -202,7 +202,8 @@ class Settings(BaseSettings):
     heartbeat_s: float = Field(default=2.0, description="Consumer heartbeat read by `/healthz`.")
     journal_max: int = Field(default=500, description="Journal entries kept per conversation.")
     state_ttl_days: int = Field(
-        default=180, description="A conversation idle this long is forgotten."
+        default=180,
+        description="A conversation idle this long is forgotten (up to a day sooner, never later).",
     )
 
     handoff_webhook_url: str | None = Field(
