@@ -52,9 +52,12 @@ class Monitor:
     def _listen(self) -> None:
         with self.client.monitor() as monitor:
             self.started.set()
-            for command in monitor.listen():
-                origin = "lua" if command.get("client_type") == "lua" else "   "
-                self.seen.put(f"{origin} {command['command']}")
+            try:
+                for command in monitor.listen():
+                    origin = "lua" if command.get("client_type") == "lua" else "   "
+                    self.seen.put(f"{origin} {command['command']}")
+            except redis.ConnectionError:
+                return  # the trace's Redis stopped with the services: nothing more to see
 
     def start(self) -> None:
         self.thread.start()
