@@ -47,6 +47,9 @@ class Snapshot:
     """All slices of one conversation as loaded, with the versions to compare against."""
 
     slices: dict[str, dict[str, Any] | None]
+    # The slices' JSON as read, when the snapshot was read from a state hash (``snapshot_of``):
+    # what ``state_after`` passes on for a slice a decision leaves as it was.
+    raw: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def get(self, name: str) -> dict[str, Any] | None:
         return self.slices.get(name)
@@ -181,8 +184,9 @@ def encoded_write(
 def state_after(snapshot: Snapshot, writes: Mapping[str, Any]) -> dict[str, str]:
     """The state hash as a commit of ``writes`` on ``snapshot`` leaves it (slice name -> its
     JSON): what a turn's next handler may decide on without reading it."""
+    raw = snapshot.raw
     state = {
-        name: json.dumps(data, ensure_ascii=False)
+        name: raw.get(name) or json.dumps(data, ensure_ascii=False)
         for name, data in snapshot.slices.items()
         if data is not None
     }
@@ -194,7 +198,8 @@ def state_after(snapshot: Snapshot, writes: Mapping[str, Any]) -> dict[str, str]
 def snapshot_of(raw: Mapping[Any, Any]) -> Snapshot:
     """The slices of a state hash as read: every field but the messages in flight (the
     gateway's ``IN_FLIGHT``, no slice)."""
-    return Snapshot({name: json.loads(value) for name, value in raw.items() if name != IN_FLIGHT})
+    read = {name: value for name, value in raw.items() if name != IN_FLIGHT}
+    return Snapshot({name: json.loads(value) for name, value in read.items()}, read)
 
 
 async def read_slices(redis: Redis, keys: Keys, conversation_id: str, *names: str) -> Snapshot:
