@@ -104,7 +104,7 @@ def reply_of(fields: dict[str, str], config: MergerConfig, pack: Pack, service: 
         dropped=composition.dropped,
         bubbles=len(composition.bubbles),
     )
-    carried = [*(plan.journal if plan else [])]
+    carried = list(plan.journal) if plan else []
     carried += [line for part in parts.values() for line in part.journal]
     return Merged(reply, composition, entry, carried)
 
