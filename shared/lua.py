@@ -436,7 +436,7 @@ end
 -- Append `entries`, then release the lease if this turn holds it (`holder`: the lease as
 -- already read, or nil to read it) and start the next turn; then the pending start and the
 -- acknowledgement, last, so a command that failed above leaves the delivery pending. `meta`:
--- the meta slice as already read, or nil (``waiting``).
+-- the meta slice as already read, or nil (``waiting`` and the next turn's start use it).
 local function release_turn(entries, holder, acks, pending, n_keys, max_ts, meta)
   push_list(KEYS[5], entries, ARGV[5], ARGV[6])
   local function release()
@@ -449,7 +449,7 @@ local function release_turn(entries, holder, acks, pending, n_keys, max_ts, meta
     local result = {'held'}
     if #fresh == 0 or redis.call('EXISTS', KEYS[4]) == 0 then
       result = start_with(KEYS[1], KEYS[2], KEYS[3], fresh, {}, ARGV[2], ARGV[3], max_ts, nil,
-                          nil, #fresh)
+                          meta, #fresh)
     end
     if result[1] ~= 'started' then redis.call('HDEL', KEYS[3], 'inflight') end
     return result
@@ -830,9 +830,7 @@ int_arg(2, 'claim_ttl_s', 1)
 int_arg(3, 'history_ttl_s', 1)
 int_arg(4, 'maxlen', 1)
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return false end
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], '*', 'm', ARGV[1])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-return id
+return append_entry(KEYS[2], 'm', ARGV[1], ARGV[4], ARGV[3], true)
 """
 )
 

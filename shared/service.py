@@ -204,6 +204,8 @@ class Decision:
     writes: dict[str, object] = field(default_factory=dict)
     outbox: Outbox = field(default_factory=Outbox)
     journal: list[str] = field(default_factory=list)
+    # ``writes`` as its commit stores them, when already encoded (``TurnDecision.complete``).
+    encoded: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -229,7 +231,9 @@ class TurnDecision(Decision):
         if not self.tasks:
             return
         rt, turn = self.rt, self.turn
-        carried = turn.model_copy(update={"state": state_after(snapshot, self.writes)})
+        state = state_after(snapshot, self.writes)
+        self.encoded = {name: state[name] for name in self.writes}
+        carried = turn.model_copy(update={"state": state})
         for task in self.tasks:
             stream = rt.keys.route(rt.keys.tasks(task.route), turn.conversation_id)
             self.outbox.add(stream, task.model_copy(update={"turn": carried}))
@@ -395,6 +399,7 @@ async def handle_once(
                 merge_ttl_s=settings.turn_ttl_s,
                 republish_after_ms=settings.republish_after_ms,
                 marked=marked,
+                encoded=decision.encoded,
             )
         except StateConflict:
             rt.log.warning("state changed concurrently, deciding again", turn_id=turn_id)

@@ -296,6 +296,11 @@ class StateStore:
             outbox = Outbox()
         return outbox, snapshot_of(raw_state)
 
+    async def in_flight(self, conversation_id: str) -> list[str]:
+        """The inbox entries of the conversation's turn in flight (kept until its release)."""
+        raw = await self.redis.hget(self.keys.state(conversation_id), IN_FLIGHT)
+        return list(json.loads(raw)) if raw else []
+
     async def erased(self, conversation_id: str, turn_id: str) -> bool:
         """Whether the conversation was erased while ``turn_id`` was in flight: a record the
         turn wrote meanwhile is the erased person's and must be anonymized too."""
@@ -321,6 +326,7 @@ class StateStore:
         merge_ttl_s: int = 1,
         republish_after_ms: int = 0,
         marked: bool = False,
+        encoded: Mapping[str, str] | None = None,
     ) -> Committed | None:
         """Write slices, outbox and journal atomically. None if this turn was committed before
         (its outbox stored: the caller republishes it).
@@ -340,6 +346,8 @@ class StateStore:
         for the outbox. Only for a ``snapshot`` in which no commit of this turn can hide: one
         from before any (the state a turn brings), or one loaded with that mark looked for
         (``load_turn``'s ``marker``). Committed before so: ``Committed(before=True)``.
+        ``encoded``: slices of ``writes`` already encoded on ``snapshot`` (``encoded_write``,
+        as ``state_after`` did for the state a decision's tasks carry), not encoded again.
         Raises StateConflict when a slice's
         version moved since ``snapshot`` was loaded, and UnregisteredSlice (before any write)
         when a slice is not one the service declares.
@@ -356,7 +364,8 @@ class StateStore:
         args: list[Any] = [len(writes)]
         for name, value in writes.items():
             expected = snapshot.version(name) if snapshot else 0
-            args += [name, expected, encoded_write(snapshot, name, value)]
+            data = (encoded or {}).get(name) or encoded_write(snapshot, name, value)
+            args += [name, expected, data]
         args += ["" if marked else outbox.dump(), self.outbox_ttl_s]
         args += [self.journal_max, self.state_ttl_s]
         args += [ack[1], ack[2]] if ack else ["", ""]

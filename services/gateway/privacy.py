@@ -114,9 +114,8 @@ class Privacy:
             if key not in skip:
                 stored[key[base:]] = await self._dump(key)
         # The messages of a turn in flight are a field of the state hash, but no slice.
-        in_flight = await self.redis.hget(self.keys.state(conversation_id), IN_FLIGHT)
-        if in_flight:
-            stored[IN_FLIGHT] = json.loads(in_flight)
+        if in_flight := await self.store.in_flight(conversation_id):
+            stored[IN_FLIGHT] = in_flight
         return {
             "conversation_id": conversation_id,
             "exported_at": utcnow().isoformat(),

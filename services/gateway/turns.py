@@ -71,7 +71,7 @@ from shared.nlu.starred import with_starred_corrections
 from shared.reply_window import window_expires_at
 from shared.service import Lookup
 from shared.settings import Settings
-from shared.state import IN_FLIGHT, StateStore, journal_entry, stamp_tenant
+from shared.state import StateStore, journal_entry, stamp_tenant
 from shared.sweep import due_members
 
 
@@ -868,11 +868,6 @@ class TurnKeeper:
                 ),
             )
             await pipe.execute()
-
-    async def in_flight(self, conversation_id: str) -> list[str]:
-        """The entries of the conversation's turn in flight (kept until its release)."""
-        raw = await self.redis.hget(self.keys.state(conversation_id), IN_FLIGHT)
-        return list(json.loads(raw)) if raw else []
 
     def _turn_keys(self, conversation_id: str) -> list[str]:
         k = self.keys

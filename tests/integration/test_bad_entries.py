@@ -184,7 +184,7 @@ async def test_a_start_with_bad_arguments_leaves_the_inbox_and_takes_no_lease(ke
         await turns.scripts.try_start(keys=turns._start_keys("c1"), args=["t1", "soon", 60, 1])
     assert await turns.redis.llen(turns.keys.inbox("c1")) == 1
     assert await turns.redis.exists(turns.keys.lease("c1")) == 0
-    assert await turns.in_flight("c1") == []
+    assert await turns.store.in_flight("c1") == []
 
 
 async def test_bad_entries_are_dead_lettered_and_the_good_ones_make_the_turn(keeper) -> None:
@@ -210,7 +210,7 @@ async def test_bad_entries_are_dead_lettered_and_the_good_ones_make_the_turn(kee
     assert letters[0].payload == "garbage"
     assert letters[1].error == "not an inbox entry (<epoch ms>|<message JSON>)"
     assert letters[2].error == "sent_at must not be before 2000-01-01"
-    inflight = await turns.in_flight("c2")
+    inflight = await turns.store.in_flight("c2")
     assert [json.loads(e.split("|", 1)[1])["message_id"] for e in inflight] == ["good"]
     dead = [e for e in await store.journal("c2") if e["event"] == "message.dead_lettered"]
     assert [e["reason"] for e in dead] == [letter.error for letter in letters]
@@ -227,7 +227,7 @@ async def test_a_conversation_whose_inbox_held_only_bad_entries_goes_on(keeper) 
     assert turns_of(turns, published) == []
     assert [letter.message_id for letter in letters_of(turns, published)] == ["old"]
     assert await turns.redis.exists(turns.keys.lease("c3")) == 0
-    assert await turns.in_flight("c3") == []
+    assert await turns.store.in_flight("c3") == []
     meta = json.loads(await turns.redis.hget(turns.keys.state("c3"), "meta"))
     assert "last_turn_ms" not in meta  # a bad stamp does not move the turn clock
 

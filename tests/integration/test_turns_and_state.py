@@ -149,7 +149,7 @@ async def test_a_delivered_turn_with_nothing_waiting_starts_nothing(keeper) -> N
     await turns.redis.zadd(turns.keys.pending_starts("c6"), {"c6": 0})
     await sweep_once(turns.redis, turns.keys, lambda _tenant: turns)
     assert len(published) == 1
-    assert await turns.in_flight("c6") == []
+    assert await turns.store.in_flight("c6") == []
     assert await turns.redis.zscore(turns.keys.pending_starts("c6"), "c6") is None
 
 
@@ -184,7 +184,7 @@ async def test_a_message_that_calls_for_no_wait_starts_its_turn_in_the_ingest_sc
     score = await redis.zscore(keys.pending_starts("c8"), "c8")
     assert score is not None and score >= before_ms + settings.lease_ttl_ms
     assert await redis.lrange(keys.inbox("c8"), 0, -1) == []
-    assert len(await turns.in_flight("c8")) == 1
+    assert len(await turns.store.in_flight("c8")) == 1
     async with asyncio.timeout(10):
         first = await published.get()
     assert (first.turn_id, first.text, first.seq) == (lease, "quero agendar", 1)
