@@ -1,0 +1,123 @@
+"""How the services' Redis client takes a connection and writes a command
+(``shared.connections``), against a real ``redis-server`` of the test's own, on uvloop as the
+services run.
+
+A command the socket takes at once is written without the task redis-py's bounded write
+costs; one the socket cannot take (a Redis that stopped reading) still fails after
+``socket_timeout`` as redis-py's write does, and the client goes on on a new connection. An
+idle connection is handed out at once; with none idle, a command waits for one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Coroutine, Generator, Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import uvloop
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from orquestra.redis_server import EmbeddedRedis
+from shared.connections import connect
+from shared.settings import Settings
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
+    server = EmbeddedRedis(tmp_path / "redis", persist=False).start()
+    try:
+        yield server
+    finally:
+        if server.pid is not None:
+            os.kill(server.pid, signal.SIGCONT)
+        server.stop()
+
+
+def test_a_command_the_socket_takes_at_once_starts_no_task(own_redis: EmbeddedRedis) -> None:
+    created: list[str] = []
+
+    def counting_factory(
+        loop: asyncio.AbstractEventLoop,
+        coro: Coroutine[Any, Any, Any] | Generator[Any, None, Any],
+        **options: Any,
+    ) -> asyncio.Task[Any]:
+        created.append(getattr(coro, "__qualname__", repr(coro)))
+        return asyncio.Task(coro, loop=loop, **options)
+
+    async def scenario() -> list[str]:
+        client = connect(Settings(redis_url=own_redis.url))
+        try:
+            await client.set("k", "v")  # connects (the handshake may start tasks)
+            asyncio.get_running_loop().set_task_factory(counting_factory)
+            for _ in range(20):
+                assert await client.get("k") == "v"
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.get("k")
+                pipe.get("k")
+                assert await pipe.execute() == ["v", "v"]
+            return list(created)
+        finally:
+            asyncio.get_running_loop().set_task_factory(None)
+            await client.aclose()
+
+    created_by_writes = [name for name in uvloop.run(scenario()) if "send" in name]
+    assert created_by_writes == []  # redis-py's own: a task per write (_send_packed_command)
+
+
+def test_a_write_redis_does_not_take_in_time_fails_and_the_next_command_reconnects(
+    own_redis: EmbeddedRedis,
+) -> None:
+    """A stopped Redis reads nothing: a value larger than the sockets' buffers cannot be
+    written. The write fails after ``socket_timeout``; once Redis runs again, the same client
+    answers on a new connection, the spoiled one dropped."""
+    assert own_redis.pid is not None
+    pid = own_redis.pid
+
+    async def scenario() -> tuple[object, object]:
+        client = connect(
+            Settings(redis_url=own_redis.url), socket_timeout=0.5, retry=Retry(NoBackoff(), 0)
+        )
+        try:
+            await client.set("small", "before")
+            os.kill(pid, signal.SIGSTOP)
+            with pytest.raises(RedisTimeoutError, match="writing to socket"):
+                await client.set("large", "x" * (64 << 20))
+            os.kill(pid, signal.SIGCONT)
+            return await client.get("small"), await client.get("large")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+            await client.aclose()
+
+    assert uvloop.run(scenario()) == ("before", None)
+
+
+def test_with_every_connection_in_use_a_command_waits_for_one(own_redis: EmbeddedRedis) -> None:
+    """One connection, held by a read blocked in Redis: the next command waits for it (no
+    error, no second connection) and runs once the read hands it back."""
+
+    async def scenario() -> tuple[object, object, int]:
+        client = connect(Settings(redis_url=own_redis.url, redis_max_connections=1))
+        observer = Redis.from_url(own_redis.url, decode_responses=True)
+        try:
+            await client.set("k", "v")
+            blocked = asyncio.ensure_future(client.blpop(["list"], timeout=0))
+            while (await observer.info("clients"))["blocked_clients"] < 1:
+                await asyncio.sleep(0.01)  # no event says that Redis holds the read
+            second = asyncio.ensure_future(client.get("k"))
+            await observer.rpush("list", "item")
+            popped, value = await blocked, await second
+            pool: Any = cast(Redis, client).connection_pool
+            made = len(pool._in_use_connections) + len(pool._available_connections)
+            return popped, value, made
+        finally:
+            await observer.aclose()
+            await client.aclose()
+
+    assert uvloop.run(scenario()) == (("list", "item"), "v", 1)
