@@ -44,6 +44,22 @@ local function table_arg(i, name)
   if not ok or type(value) ~= 'table' then bad_arg(name .. ' must be a JSON object') end
   return value
 end
+-- A JSON object stored as it is, never read by the script: checked by its braces, not
+-- decoded (a decode of a slice costs more than the rest of its commit).
+local function object_arg(i, name)
+  local text = ARGV[i]
+  if text == nil or string.byte(text, 1) ~= 123 or string.byte(text, -1) ~= 125 then
+    bad_arg(name .. ' must be a JSON object')
+  end
+  return text
+end
+-- The version `_v` of a slice as stored. Python writes it last (``shared.state.encoded_write``),
+-- where it is found without decoding the slice; any other slice is decoded.
+local function version_of(text)
+  local v = string.match(string.sub(text, -24), '"_v": ?(%d+)}$')
+  if v then return tonumber(v) end
+  return cjson.decode(text)._v or 0
+end
 -- Append `entries` to a journal list: trimmed to its newest `max` entries only when longer,
 -- and given `ttl` only when this append created it (a turn's start and every inbound message
 -- keep an existing conversation's TTL fresh). One command per append, not three.
@@ -654,7 +670,7 @@ if #ARGV < 12 + n * 3 then bad_arg('expected at least ' .. (12 + n * 3) .. ' arg
 for i = 0, n - 1 do
   str_arg(2 + i * 3, 'field')
   int_arg(3 + i * 3, 'expected_v', 0)
-  table_arg(4 + i * 3, 'slice json')
+  object_arg(4 + i * 3, 'slice json')
 end
 local base = 2 + n * 3
 if ARGV[base] == nil then bad_arg('outbox_json is missing') end
@@ -726,7 +742,7 @@ if n > 0 then
   local stale = nil
   for i = 0, n - 1 do
     local v = 0
-    if current[i + 1] then v = cjson.decode(current[i + 1])._v or 0 end
+    if current[i + 1] then v = version_of(current[i + 1]) end
     if v ~= tonumber(ARGV[3 + i * 3]) then
       stale = fields[i + 1]
       break

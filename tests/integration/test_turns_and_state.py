@@ -33,7 +33,14 @@ from shared.logs import get_logger
 from shared.lua import register
 from shared.pack import load_pack
 from shared.settings import Settings
-from shared.state import Outbox, StateConflict, StateStore, journal_entry, read_slices
+from shared.state import (
+    Outbox,
+    Snapshot,
+    StateConflict,
+    StateStore,
+    journal_entry,
+    read_slices,
+)
 
 T0 = datetime(2026, 2, 10, 18, 0, tzinfo=UTC)
 
@@ -331,6 +338,43 @@ async def test_commit_is_once_per_turn_and_compare_and_set(keeper) -> None:
     fresh = await store.load("c5")
     assert fresh.get("trial") == {"stage": "ask_date", "_v": 1}
     assert [e["event"] for e in await store.journal("c5")] == ["x"]
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        '{"stage": "ask_date", "nome": "Ana", "_v": 7}',  # as Python writes a slice: _v last
+        '{"_v": 7, "stage": "ask_date", "nome": "Ana"}',  # anywhere else (decoded)
+        '{"_v": 7, "stage": "ask_date", "extra": {"_v": 2}}',
+        '{"_v": 7, "stage": "ask_date", "note": "\\"_v\\": 2}"}',
+    ],
+)
+async def test_a_commit_compares_the_stored_version_wherever_the_slice_keeps_it(
+    keeper, stored: str
+) -> None:
+    """``COMMIT`` reads a stored slice's version from its end, where Python writes it, without
+    decoding the slice; a slice that keeps it elsewhere is decoded. Either way a snapshot of
+    version 7 commits once and a stale one (6) is refused."""
+    _, _, store = keeper
+    await store.redis.hset(store.keys.state("c30"), mapping={"meta": '{"turn_id": "t1"}'})
+    await store.redis.hset(store.keys.state("c30"), "trial", stored)
+
+    async def commit(turn_id: str, version: int) -> Any:
+        snapshot = Snapshot({"trial": {"stage": "ask_date", "_v": version}})
+        return await store.commit(
+            "c30",
+            turn_id,
+            "trial",
+            snapshot=snapshot,
+            writes={"trial": {"stage": "booked"}},
+            outbox=Outbox(),
+            journal=[],
+        )
+
+    with pytest.raises(StateConflict):
+        await commit("t1", 6)
+    assert await commit("t1", 7)
+    assert (await store.load("c30")).get("trial") == {"stage": "booked", "_v": 8}
 
 
 async def test_a_commit_of_the_current_turn_finds_itself_by_its_versions(keeper) -> None:
