@@ -51,6 +51,7 @@ from shared.state import (
     StateConflict,
     StateStore,
     ToMerge,
+    committed_here,
     journal_entry,
     read_slices,
     snapshot_of,
@@ -317,7 +318,9 @@ def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
     each decided once in effect, on the state as triage's commit left it: the task carries it
     (``TurnDecision.complete``), but for the mode router's slice, read here. The mode router
     decides the same turn beside triage, and a specialist goes by the mode it decided when it
-    did. A task without a state (from a triage before it carried one) reads it all."""
+    did: its slice as this process's mode router committed it for the turn (services run
+    together, ``committed_here``), or else read. A task without a state (from a triage before
+    it carried one) reads it all."""
 
     async def handler(body: bytes) -> None:
         task = SpecialistTask.model_validate_json(body)
@@ -325,7 +328,10 @@ def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
         if (state := task.turn.state) is not None:
             # The handler's turn goes on without it, as ``on_turns``'.
             task = task.model_copy(update={"turn": task.turn.model_copy(update={"state": None})})
-            fresh = await read_slices(rt.store.redis, rt.keys, task.turn.conversation_id, MODE)
+            conversation = task.turn.conversation_id
+            fresh = committed_here.recall(
+                rt.keys.state(conversation), task.turn.turn_id, MODE
+            ) or await read_slices(rt.store.redis, rt.keys, conversation, MODE)
             brought = Snapshot({**snapshot_of(state).slices, **fresh.slices})
         await decide_turn_once(
             rt, task.turn, lambda snapshot, d: decide(task, snapshot, d), brought

@@ -40,6 +40,46 @@ MODE = "mode"
 # The state hash's field of the messages of the turn in flight (``shared/lua.py``'s starts and
 # release): a JSON array of inbox entries, no slice.
 IN_FLIGHT = "inflight"
+# How many conversations ``committed_here`` remembers (the newest commits).
+REMEMBERED = 4096
+
+
+class CommittedHere:
+    """The slices the last commit of this process wrote, per conversation (its state key) and
+    turn: what another service of the same process may read of that turn without a round trip
+    (``recall``).
+
+    The mode router decides a turn beside triage, and the specialist that triage's task
+    reaches goes by the mode it decided. Run together, the mode router has usually committed
+    it in this process before the task arrives: the specialist takes the slice as that commit
+    wrote it instead of reading it. It is as fresh as a read made then would be; like such a
+    read, nothing checks it again at the specialist's commit. Anything else (another turn, a
+    slice that commit did not write, another process's commit) is not remembered: the
+    caller reads."""
+
+    def __init__(self, kept: int = REMEMBERED) -> None:
+        self.kept = kept
+        self._last: dict[str, tuple[str, dict[str, str]]] = {}
+
+    def note(self, state_key: str, turn_id: str, written: Mapping[str, str]) -> None:
+        last = self._last.pop(state_key, None)
+        slices = dict(last[1]) if last is not None and last[0] == turn_id else {}
+        slices.update(written)
+        self._last[state_key] = (turn_id, slices)
+        if len(self._last) > self.kept:
+            del self._last[next(iter(self._last))]
+
+    def recall(self, state_key: str, turn_id: str, *names: str) -> Snapshot | None:
+        """The named slices as this process's commits of ``turn_id`` wrote them; None unless
+        they wrote every one."""
+        last = self._last.get(state_key)
+        if last is None or last[0] != turn_id or any(name not in last[1] for name in names):
+            return None
+        raw = {name: last[1][name] for name in names}
+        return Snapshot({name: json.loads(text) for name, text in raw.items()}, raw)
+
+
+committed_here = CommittedHere()
 
 
 @dataclass
@@ -362,9 +402,10 @@ class StateStore:
                     "services/registry.py)"
                 )
         args: list[Any] = [len(writes)]
+        written: dict[str, str] = {}
         for name, value in writes.items():
             expected = snapshot.version(name) if snapshot else 0
-            data = (encoded or {}).get(name) or encoded_write(snapshot, name, value)
+            data = written[name] = (encoded or {}).get(name) or encoded_write(snapshot, name, value)
             args += [name, expected, data]
         args += ["" if marked else outbox.dump(), self.outbox_ttl_s]
         args += [self.journal_max, self.state_ttl_s]
@@ -398,6 +439,8 @@ class StateStore:
             return Committed(before=True)
         if status != 1:
             return None
+        if written:
+            committed_here.note(keys[0], turn_id, written)
         taken = tuple(taken_of(result[2], [sent.data for sent in publish]))
         return Committed(tuple(str(step) for step in result[1]), taken)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from types import SimpleNamespace
@@ -416,19 +416,13 @@ async def test_a_turn_handler_on_the_state_its_turn_brought_is_marked_by_its_par
     assert await redis.llen(keys.journal("c1")) == 0
 
 
-async def test_a_specialist_decides_on_the_state_its_task_carries_but_the_mode(
-    redis_url: str, redis: Redis, unique_prefix: str
-) -> None:
-    """Through the real bus: a task triage hands over carries the state as triage's commit
-    left it (``TurnDecision.complete``); the specialist decides on it without reading it, but
-    for the mode router's slice (read fresh: the mode router decides the same turn beside
-    triage), and its commit, marked by its part, stores no outbox."""
+async def specialist_sees(
+    redis_url: str, unique_prefix: str, before: Callable[[Keys], Awaitable[None]] | None = None
+) -> Snapshot:
+    """The snapshot a specialist (on the real bus) decides a task on: a task for turn t1 of c1
+    that carries triage's state (its mode ``oferta``, version 1), while the state hash holds
+    ``followup`` (version 2). ``before``: called, with the keys, before the task is sent."""
     keys = Keys(unique_prefix)
-    await redis.hset(keys.merge_turn("t1"), mapping={"turn": "{}", "plan": '{"expected": []}'})
-    await redis.hset(keys.state("c1"), mapping={
-        "mode": json.dumps({"mode": "followup", "_v": 2}),
-        "trial": json.dumps({"stage": "booked", "_v": 5}),
-    })  # fmt: skip
     seen: asyncio.Queue[Snapshot] = asyncio.Queue()
 
     def build(rt: Runtime, tenant: Tenant) -> None:
@@ -456,14 +450,54 @@ async def test_a_specialist_decides_on_the_state_its_task_carries_but_the_mode(
     [(stream, task)] = triage.outbox.messages
     assert stream == keys.route(keys.tasks("faq"), "c1")
     async with serving(build, redis_url, unique_prefix) as bus:
+        if before is not None:
+            await before(keys)
         await bus.publish(stream, task)
         async with asyncio.timeout(10):
-            snapshot = await seen.get()
+            return await seen.get()
+
+
+async def test_a_specialist_decides_on_the_state_its_task_carries_but_the_mode(
+    redis_url: str, redis: Redis, unique_prefix: str
+) -> None:
+    """Through the real bus: a task triage hands over carries the state as triage's commit
+    left it (``TurnDecision.complete``); the specialist decides on it without reading it, but
+    for the mode router's slice (read fresh: the mode router decides the same turn beside
+    triage), and its commit, marked by its part, stores no outbox."""
+    keys = Keys(unique_prefix)
+    await redis.hset(keys.merge_turn("t1"), mapping={"turn": "{}", "plan": '{"expected": []}'})
+    await redis.hset(keys.state("c1"), mapping={
+        "mode": json.dumps({"mode": "followup", "_v": 2}),
+        "trial": json.dumps({"stage": "booked", "_v": 5}),
+    })  # fmt: skip
+    snapshot = await specialist_sees(redis_url, unique_prefix)
     assert snapshot.get("trial") == {"stage": "ask_date"}
     assert snapshot.get("memory") == {"facts": {}, "_v": 1}
     assert snapshot.mode() == "followup"
     assert await redis.exists(keys.outbox("c1", "t1", "faq")) == 0
     assert json.loads(await redis.hget(keys.state("c1"), "faq")) == {"topic": "preco", "_v": 1}
+
+
+@pytest.mark.parametrize(("committed", "seen"), [("t1", "decidido"), ("t0", "followup")])
+async def test_a_specialist_takes_the_mode_its_process_committed_for_the_turn(
+    redis_url: str, redis: Redis, unique_prefix: str, committed: str, seen: str
+) -> None:
+    """Services run together: the mode router's commit of the turn (t1) in the same process
+    is the mode the specialist goes by, without reading it. A commit of another turn (t0) is
+    not: the specialist reads the state hash."""
+    keys = Keys(unique_prefix)
+    await redis.hset(keys.merge_turn("t1"), mapping={"turn": "{}", "plan": '{"expected": []}'})
+
+    async def mode_router_commits(keys: Keys) -> None:
+        assert await make_store(redis, keys).commit(
+            "c1", committed, "mode_router", snapshot=None, writes={"mode": {"mode": "decidido"}},
+            outbox=Outbox([]), journal=[],
+        )  # fmt: skip
+        # What the hash holds afterwards is what a read finds.
+        await redis.hset(keys.state("c1"), "mode", json.dumps({"mode": "followup", "_v": 2}))
+
+    snapshot = await specialist_sees(redis_url, unique_prefix, mode_router_commits)
+    assert snapshot.mode() == seen
 
 
 async def test_a_merge_input_that_comes_late_writes_the_journal_it_carries(
