@@ -353,7 +353,7 @@ class Bus:
         self._unstarted: list[Any] = []
         # A staged view's subscriptions, installed together by ``install``; None: at once.
         self.staged: list[tuple[str, str, Handler]] | None = None
-        self._publish = redis.register_script(lua.PUBLISH)
+        self._publish = redis.register_script(lua.compact(lua.PUBLISH))
 
     def for_tenant(self, keys: Keys) -> Bus:
         """This process's bus as one tenant's runtime sees it: the same broker, consumer and

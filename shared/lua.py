@@ -1173,24 +1173,34 @@ class Scripts:
     sched_move: AsyncScript
 
 
+def compact(script: str) -> str:
+    """``script`` as it is sent: without its comment lines and indentation, its lines where
+    they were (an error's line number still points into the source). The scripts a pipeline
+    queues go by their text on every call (``queue``), a turn's ingest and publish among
+    them: a third less to send and for Redis to hash."""
+    return "\n".join(
+        "" if line.lstrip().startswith("--") else line.strip() for line in script.split("\n")
+    )
+
+
 def register(redis: Redis) -> Scripts:
     return Scripts(
-        ingest=redis.register_script(INGEST),
-        meta_patch=redis.register_script(META_PATCH),
-        try_start=redis.register_script(TRY_START),
-        drop_in_flight=redis.register_script(DROP_IN_FLIGHT),
-        release=redis.register_script(RELEASE),
-        commit=redis.register_script(COMMIT),
-        publish=redis.register_script(PUBLISH),
-        merge_add=redis.register_script(MERGE_ADD),
-        merge_expire=redis.register_script(MERGE_EXPIRE),
-        deliver_once=redis.register_script(DELIVER_ONCE),
-        deliver_release=redis.register_script(DELIVER_RELEASE),
-        history_once=redis.register_script(HISTORY_ONCE),
-        sched_add=redis.register_script(SCHED_ADD),
-        sched_claim=redis.register_script(SCHED_CLAIM),
-        sched_take=redis.register_script(SCHED_TAKE),
-        sched_move=redis.register_script(SCHED_MOVE),
+        ingest=redis.register_script(compact(INGEST)),
+        meta_patch=redis.register_script(compact(META_PATCH)),
+        try_start=redis.register_script(compact(TRY_START)),
+        drop_in_flight=redis.register_script(compact(DROP_IN_FLIGHT)),
+        release=redis.register_script(compact(RELEASE)),
+        commit=redis.register_script(compact(COMMIT)),
+        publish=redis.register_script(compact(PUBLISH)),
+        merge_add=redis.register_script(compact(MERGE_ADD)),
+        merge_expire=redis.register_script(compact(MERGE_EXPIRE)),
+        deliver_once=redis.register_script(compact(DELIVER_ONCE)),
+        deliver_release=redis.register_script(compact(DELIVER_RELEASE)),
+        history_once=redis.register_script(compact(HISTORY_ONCE)),
+        sched_add=redis.register_script(compact(SCHED_ADD)),
+        sched_claim=redis.register_script(compact(SCHED_CLAIM)),
+        sched_take=redis.register_script(compact(SCHED_TAKE)),
+        sched_move=redis.register_script(compact(SCHED_MOVE)),
     )
 
 

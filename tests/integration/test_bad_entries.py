@@ -266,3 +266,13 @@ async def test_ingest_refuses_a_time_out_of_bounds_and_stores_nothing(
         await turns.ingest(message("c5", "m1", "oi", sent_at))
     assert refused.value.field == "sent_at"
     assert await keys_under(turns.redis, unique_prefix) == []
+
+
+async def test_a_script_sent_compacted_fails_on_the_line_of_its_source(redis: Redis) -> None:
+    """``lua.compact`` drops comments and indentation but keeps every line where it was, so
+    the line an error names is the line of the script's source."""
+    source = "-- a comment\nlocal function f()\n  -- another\n  return nil\nend\nreturn f().field\n"
+    compacted = lua.compact(source)
+    assert "comment" not in compacted and "  " not in compacted
+    with pytest.raises(ResponseError, match=r"user_script:6:"):
+        await redis.eval(compacted, 0)
