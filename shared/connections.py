@@ -16,7 +16,7 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from redis import Redis as SyncRedis
-from redis.asyncio import BlockingConnectionPool, Redis, RedisCluster
+from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis, RedisCluster
 from redis.asyncio.connection import (
     AbstractConnection,
     Connection,
@@ -98,6 +98,18 @@ def connect(settings: Settings, **overrides: Any) -> AnyRedis:
     }
     pool = PromptPool.from_url(settings.redis_url, **options)
     # The URL's scheme chose the class (TCP, TLS or a Unix socket); keep it, add the check.
+    pool.connection_class = CLOSED_TRANSPORT_SAFE.get(pool.connection_class, pool.connection_class)
+    return Redis(connection_pool=pool)
+
+
+def connect_bounded(url: str, max_connections: int, **options: Any) -> Redis:
+    """A single-node client whose pool refuses a command when all its connections are in
+    use (``MaxConnectionsError``) instead of waiting for one: for long-polls, where a wait
+    for a connection would only queue behind other waits. Its connections are the services'
+    own (``CLOSED_TRANSPORT_SAFE``)."""
+    pool = ConnectionPool.from_url(
+        url, max_connections=max_connections, decode_responses=True, **retry_options(), **options
+    )
     pool.connection_class = CLOSED_TRANSPORT_SAFE.get(pool.connection_class, pool.connection_class)
     return Redis(connection_pool=pool)
 

@@ -7,11 +7,12 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import MaxConnectionsError
 
 from services.gateway.channels.http import HttpChannel
 from services.gateway.egress import Composer, Egress
@@ -518,6 +519,31 @@ async def test_the_http_channel_refuses_a_bot_reply_a_person_owns_in_its_deliver
     assert await turns.redis.get(keys.lease("c10")) is None
     journal = [e["event"] for e in await store.journal("c10")]
     assert "reply.dropped" in journal and "agent.delivered" in journal
+
+
+async def test_long_polls_past_the_limit_are_refused_and_served_once_a_place_frees(
+    keeper, redis_url: str
+) -> None:
+    """The channel's long-polls have their own connections (2 here): a third wait is refused
+    at once (``MaxConnectionsError``: the API's 503 with Retry-After) instead of queueing
+    behind the others, and is served once a wait returns its connection."""
+    turns, _, _ = keeper
+    keys = turns.keys
+    async with http_egress(keeper, redis_url) as (_, channel, _):
+        waits = [asyncio.ensure_future(channel.read(c, "0-0", 20)) for c in ("c40", "c41")]
+        pool: Any = cast(Redis, channel.polling).connection_pool
+        while len(pool._in_use_connections) < 2:
+            await asyncio.sleep(0.01)  # no event says that both waits hold their connection
+        with pytest.raises(MaxConnectionsError):
+            await channel.read("c42", "0-0", 20)
+        for conversation in ("c40", "c41"):
+            reply = {"turn_id": "t", "text": "oi", "author": "bot"}
+            await turns.redis.xadd(keys.replies(conversation), {"reply": json.dumps(reply)})
+        answered = await asyncio.gather(*waits)
+        await turns.redis.xadd(keys.replies("c42"), {"reply": json.dumps(reply)})
+        third, _ = await channel.read("c42", "0-0", 20)
+    assert [[r["text"] for r in replies] for replies, _ in answered] == [["oi"], ["oi"]]
+    assert [r["text"] for r in third] == ["oi"]
 
 
 async def test_the_delivery_that_releases_a_turn_starts_the_next_with_what_waited(

@@ -24,7 +24,7 @@ from services.gateway.channels.spec import ChannelSpec, Parts
 from services.gateway.history import History, reply_entry
 from services.gateway.turns import REPLIES_TTL_S, ReleaseCall
 from shared import lua
-from shared.connections import AnyRedis, connect_cluster, retry_options
+from shared.connections import AnyRedis, connect_bounded, connect_cluster
 from shared.contracts import Reply, now_ms
 from shared.durability import ReplicaAck
 from shared.keys import Keys
@@ -70,12 +70,8 @@ class HttpChannel(PlainChannel):
                 settings.redis_url, max_long_polls, socket_timeout=MAX_WAIT_S + 10
             )
         else:
-            self.polling = Redis.from_url(
-                settings.redis_url,
-                decode_responses=True,
-                socket_timeout=MAX_WAIT_S + 10,
-                max_connections=max_long_polls,
-                **retry_options(),
+            self.polling = connect_bounded(
+                settings.redis_url, max_long_polls, socket_timeout=MAX_WAIT_S + 10
             )
 
     async def deliver(self, reply: Reply) -> Delivery:
