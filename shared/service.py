@@ -316,11 +316,11 @@ def on_turns(rt: Runtime, decide: TurnHandler) -> None:
 def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
     """A specialist's subscription: the tasks triage routes to it (``tasks.<service>``),
     each decided once in effect, on the state as triage's commit left it: the task carries it
-    (``TurnDecision.complete``), but for the mode router's slice, read here. The mode router
-    decides the same turn beside triage, and a specialist goes by the mode it decided when it
-    did: its slice as this process's mode router committed it for the turn (services run
-    together, ``committed_here``), or else read. A task without a state (from a triage before
-    it carried one) reads it all."""
+    (``TurnDecision.complete``), but for the mode router's slice. The mode router decides the
+    same turn beside triage, and a specialist goes by the mode it decided when it did: its
+    slice as this process's mode router committed it for the turn (services run together;
+    waited for when that commit is on its way: ``committed_here``), or else read. A task
+    without a state (from a triage before it carried one) reads it all."""
 
     async def handler(body: bytes) -> None:
         task = SpecialistTask.model_validate_json(body)
@@ -329,7 +329,7 @@ def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
             # The handler's turn goes on without it, as ``on_turns``'.
             task = task.model_copy(update={"turn": task.turn.model_copy(update={"state": None})})
             conversation = task.turn.conversation_id
-            fresh = committed_here.recall(
+            fresh = await committed_here.recall(
                 rt.keys.state(conversation), task.turn.turn_id, MODE
             ) or await read_slices(rt.store.redis, rt.keys, conversation, MODE)
             brought = Snapshot({**snapshot_of(state).slices, **fresh.slices})

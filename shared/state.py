@@ -9,8 +9,9 @@ again, so a crash between commit and publish loses nothing and does nothing twic
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -45,21 +46,43 @@ REMEMBERED = 4096
 
 
 class CommittedHere:
-    """The slices the last commit of this process wrote, per conversation (its state key) and
-    turn: what another service of the same process may read of that turn without a round trip
-    (``recall``).
+    """The slices this process's commits of a conversation's latest turn wrote (per state key),
+    and its commits of a turn still on their way to Redis: what another service of the same
+    process may take of that turn instead of reading it (``recall``).
 
     The mode router decides a turn beside triage, and the specialist that triage's task
-    reaches goes by the mode it decided. Run together, the mode router has usually committed
-    it in this process before the task arrives: the specialist takes the slice as that commit
-    wrote it instead of reading it. It is as fresh as a read made then would be; like such a
+    reaches goes by the mode it decided. Run together, both take the turn at once; triage's
+    understanding runs first and sends its commit, then the mode router decides and sends its
+    own, so when triage's answer brings the specialist its task, the mode router's commit is
+    on its way, or done. The specialist waits for that commit (no round trip of its own) and
+    takes the slice as it wrote it. It is as fresh as a read made then would be; like such a
     read, nothing checks it again at the specialist's commit. Anything else (another turn, a
-    slice that commit did not write, another process's commit) is not remembered: the
-    caller reads."""
+    slice no commit of the turn wrote, a commit that failed, another process's commit) is not
+    remembered: the caller reads."""
 
     def __init__(self, kept: int = REMEMBERED) -> None:
         self.kept = kept
         self._last: dict[str, tuple[str, dict[str, str]]] = {}
+        self._sent: dict[tuple[str, str], list[tuple[frozenset[str], asyncio.Future[None]]]] = {}
+
+    def sending(
+        self, state_key: str, turn_id: str, written: Mapping[str, str]
+    ) -> Callable[[bool], None]:
+        """A commit of ``written`` for ``turn_id`` is about to be sent; call what this returns
+        with whether it committed, once its answer is in."""
+        waiters = self._sent.setdefault((state_key, turn_id), [])
+        sent = (frozenset(written), asyncio.get_running_loop().create_future())
+        waiters.append(sent)
+
+        def answered(committed: bool) -> None:
+            waiters.remove(sent)
+            if not waiters:
+                self._sent.pop((state_key, turn_id), None)
+            if committed:
+                self.note(state_key, turn_id, written)
+            sent[1].set_result(None)
+
+        return answered
 
     def note(self, state_key: str, turn_id: str, written: Mapping[str, str]) -> None:
         last = self._last.pop(state_key, None)
@@ -69,9 +92,14 @@ class CommittedHere:
         if len(self._last) > self.kept:
             del self._last[next(iter(self._last))]
 
-    def recall(self, state_key: str, turn_id: str, *names: str) -> Snapshot | None:
-        """The named slices as this process's commits of ``turn_id`` wrote them; None unless
+    async def recall(self, state_key: str, turn_id: str, *names: str) -> Snapshot | None:
+        """The named slices as this process's commits of ``turn_id`` wrote them, once those of
+        its commits that write any of them and are on their way are answered; None unless
         they wrote every one."""
+        loop = asyncio.get_running_loop()
+        for written, answer in list(self._sent.get((state_key, turn_id), ())):
+            if answer.get_loop() is loop and not written.isdisjoint(names):
+                await asyncio.wait([answer])
         last = self._last.get(state_key)
         if last is None or last[0] != turn_id or any(name not in last[1] for name in names):
             return None
@@ -431,16 +459,22 @@ class StateStore:
         if ack:
             keys.append(ack[0])
         args += stamp_tenant(self.keys.tenant, *journal)
-        result = await self.scripts.commit(keys=keys, args=args)
+        answered = committed_here.sending(keys[0], turn_id, written) if written else None
+        try:
+            result = await self.scripts.commit(keys=keys, args=args)
+        except BaseException:
+            if answered is not None:
+                answered(False)
+            raise
         status = int(result[0])
+        if answered is not None:
+            answered(status == 1)
         if status == 0:
             raise StateConflict(f"slice {result[1]} of {conversation_id} changed concurrently")
         if status == -2:
             return Committed(before=True)
         if status != 1:
             return None
-        if written:
-            committed_here.note(keys[0], turn_id, written)
         taken = tuple(taken_of(result[2], [sent.data for sent in publish]))
         return Committed(tuple(str(step) for step in result[1]), taken)
 

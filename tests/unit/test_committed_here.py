@@ -1,26 +1,50 @@
 """What a process remembers of its own commits (``shared.state.CommittedHere``): the slices
-each conversation's last committed turn wrote, for another service of the process to take
-instead of reading them."""
+each conversation's latest committed turn wrote, and its commits on their way, for another
+service of the process to take instead of reading them."""
 
 from __future__ import annotations
+
+import asyncio
 
 from shared.state import CommittedHere
 
 
 def test_the_commits_of_one_turn_are_remembered_together_and_a_new_turn_starts_over() -> None:
-    here = CommittedHere()
-    here.note("s:c1", "t1", {"mode": '{"mode": "oferta", "_v": 3}'})
-    here.note("s:c1", "t1", {"memory": '{"facts": {}, "_v": 2}'})
-    recalled = here.recall("s:c1", "t1", "mode", "memory")
-    assert recalled is not None
-    assert recalled.get("mode") == {"mode": "oferta", "_v": 3}
-    assert recalled.version("memory") == 2
-    assert recalled.raw["mode"] == '{"mode": "oferta", "_v": 3}'
-    assert here.recall("s:c1", "t2", "mode") is None  # another turn
-    assert here.recall("s:c2", "t1", "mode") is None  # another conversation
-    here.note("s:c1", "t2", {"memory": '{"facts": {}, "_v": 3}'})
-    assert here.recall("s:c1", "t2", "mode") is None  # t2's commits wrote no mode
-    assert here.recall("s:c1", "t1", "mode") is None  # t1 is forgotten
+    async def scenario() -> None:
+        here = CommittedHere()
+        here.note("s:c1", "t1", {"mode": '{"mode": "oferta", "_v": 3}'})
+        here.note("s:c1", "t1", {"memory": '{"facts": {}, "_v": 2}'})
+        recalled = await here.recall("s:c1", "t1", "mode", "memory")
+        assert recalled is not None
+        assert recalled.get("mode") == {"mode": "oferta", "_v": 3}
+        assert recalled.version("memory") == 2
+        assert recalled.raw["mode"] == '{"mode": "oferta", "_v": 3}'
+        assert await here.recall("s:c1", "t2", "mode") is None  # another turn
+        assert await here.recall("s:c2", "t1", "mode") is None  # another conversation
+        here.note("s:c1", "t2", {"memory": '{"facts": {}, "_v": 3}'})
+        assert await here.recall("s:c1", "t2", "mode") is None  # t2's commits wrote no mode
+        assert await here.recall("s:c1", "t1", "mode") is None  # t1 is forgotten
+
+    asyncio.run(scenario())
+
+
+def test_a_recall_waits_for_the_commit_on_its_way_and_takes_it_only_if_it_committed() -> None:
+    async def scenario() -> tuple[object, object, object]:
+        here = CommittedHere()
+        answered = here.sending("s:c1", "t1", {"mode": '{"mode": "oferta", "_v": 1}'})
+        unrelated = here.sending("s:c1", "t1", {"memory": "{}"})  # not waited for by a mode read
+        waiting = asyncio.ensure_future(here.recall("s:c1", "t1", "mode"))
+        await asyncio.sleep(0)
+        still_waiting = not waiting.done()
+        answered(True)
+        taken = await waiting
+        failed = here.sending("s:c2", "t1", {"mode": "{}"})
+        refused = asyncio.ensure_future(here.recall("s:c2", "t1", "mode"))
+        failed(False)
+        unrelated(True)
+        return still_waiting, taken and taken.get("mode"), await refused
+
+    assert asyncio.run(scenario()) == (True, {"mode": "oferta", "_v": 1}, None)
 
 
 def test_only_the_newest_conversations_are_kept() -> None:
@@ -29,9 +53,8 @@ def test_only_the_newest_conversations_are_kept() -> None:
         here.note(conversation, "t", {"mode": "{}"})
     here.note("c2", "t", {"memory": "{}"})  # c2 is the newest now
     here.note("c4", "t", {"mode": "{}"})
-    assert [here.recall(c, "t", "mode") is not None for c in ("c1", "c2", "c3", "c4")] == [
-        False,
-        True,
-        False,
-        True,
-    ]
+
+    async def recalled() -> list[bool]:
+        return [await here.recall(c, "t", "mode") is not None for c in ("c1", "c2", "c3", "c4")]
+
+    assert asyncio.run(recalled()) == [False, True, False, True]
