@@ -41,8 +41,9 @@ MODE = "mode"
 # The state hash's field of the messages of the turn in flight (``shared/lua.py``'s starts and
 # release): a JSON array of inbox entries, no slice.
 IN_FLIGHT = "inflight"
-# How many conversations ``committed_here`` remembers (the newest commits).
+# How many conversations ``committed_here`` remembers (the newest commits), and which slices.
 REMEMBERED = 4096
+RECALLED = frozenset({MODE})
 
 
 class CommittedHere:
@@ -60,16 +61,20 @@ class CommittedHere:
     slice no commit of the turn wrote, a commit that failed, another process's commit) is not
     remembered: the caller reads."""
 
-    def __init__(self, kept: int = REMEMBERED) -> None:
+    def __init__(self, kept: int = REMEMBERED, slices: frozenset[str] = RECALLED) -> None:
         self.kept = kept
+        self.slices = slices  # the only ones recalled: nothing else is kept
         self._last: dict[str, tuple[str, dict[str, str]]] = {}
         self._sent: dict[tuple[str, str], list[tuple[frozenset[str], asyncio.Future[None]]]] = {}
 
     def sending(
         self, state_key: str, turn_id: str, written: Mapping[str, str]
-    ) -> Callable[[bool], None]:
+    ) -> Callable[[bool], None] | None:
         """A commit of ``written`` for ``turn_id`` is about to be sent; call what this returns
-        with whether it committed, once its answer is in."""
+        with whether it committed, once its answer is in (None: it writes no slice kept)."""
+        written = {name: text for name, text in written.items() if name in self.slices}
+        if not written:
+            return None
         waiters = self._sent.setdefault((state_key, turn_id), [])
         sent = (frozenset(written), asyncio.get_running_loop().create_future())
         waiters.append(sent)
@@ -85,6 +90,9 @@ class CommittedHere:
         return answered
 
     def note(self, state_key: str, turn_id: str, written: Mapping[str, str]) -> None:
+        written = {name: text for name, text in written.items() if name in self.slices}
+        if not written:
+            return
         last = self._last.pop(state_key, None)
         slices = dict(last[1]) if last is not None and last[0] == turn_id else {}
         slices.update(written)
@@ -459,7 +467,7 @@ class StateStore:
         if ack:
             keys.append(ack[0])
         args += stamp_tenant(self.keys.tenant, *journal)
-        answered = committed_here.sending(keys[0], turn_id, written) if written else None
+        answered = committed_here.sending(keys[0], turn_id, written)
         try:
             result = await self.scripts.commit(keys=keys, args=args)
         except BaseException:
