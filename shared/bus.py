@@ -45,7 +45,7 @@ from redis.exceptions import ResponseError
 
 from shared import lua
 from shared.connections import retry_options
-from shared.contracts import DeadLetter
+from shared.contracts import DeadLetter, stateless
 from shared.keys import Keys
 from shared.logs import get_logger
 from shared.metrics import DEAD_LETTERS, HANDLED, LATENCY, TAKEN_ON_WRITE
@@ -421,8 +421,11 @@ class Bus:
             pipeline = None
         readers = takers(self.settings, stream)
         if readers and (pipeline is None or taking is not None):
-            [(_, data)] = await self.encode([(stream, body)])
-            args = [self.settings.stream_maxlen, data, *takers_args(readers)]
+            # Taken here with its state; the stream keeps it without (``stateless``).
+            slim = stateless(payload)
+            bodies = [(stream, body)] + ([(stream, slim.model_dump_json())] if slim else [])
+            data, *kept = [encoded for _, encoded in await self.encode(bodies)]
+            args = [self.settings.stream_maxlen, kept[0] if kept else data, *takers_args(readers)]
             if pipeline is None or taking is None:
                 run_taken(tuple(taken_of(await self._publish(keys=[stream], args=args), [data])))
             else:

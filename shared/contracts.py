@@ -270,6 +270,18 @@ class SpecialistTask(Contract):
     forced_by_clarification: bool = False
 
 
+def stateless(message: object) -> Turn | SpecialistTask | None:
+    """``message`` without the state it carries (a turn's or a task's), None when it carries
+    none: what a stream keeps of a message this process takes on write (``shared.bus``). The
+    taker runs the message with its state; a reader of the stream's copy (another process, a
+    redelivery) reads the state itself, as for a message that never carried one."""
+    if isinstance(message, Turn) and message.state is not None:
+        return message.model_copy(update={"state": None})
+    if isinstance(message, SpecialistTask) and message.turn.state is not None:
+        return message.model_copy(update={"turn": message.turn.model_copy(update={"state": None})})
+    return None
+
+
 class Part(Contract):
     """One service's contribution to a turn's reply."""
 

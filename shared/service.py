@@ -32,6 +32,7 @@ from shared.contracts import (
     SpecialistTask,
     Turn,
     TurnPlan,
+    stateless,
 )
 from shared.funnel import tally
 from shared.keys import Keys, Topology
@@ -444,6 +445,7 @@ async def sendable(
     messages: list[tuple[str, str]] = []
     targets: list[ToMerge | None] = []
     tallies: list[Sent] = []
+    slims: list[Turn | SpecialistTask | None] = []  # each message without its state, if any
     carried = False
     # Each message's model as the handler added it (parsed back only for one added otherwise).
     models = outbox.models if len(outbox.models) == len(outbox.messages) else None
@@ -480,11 +482,18 @@ async def sendable(
         else:
             messages.append((stream, payload))
             targets.append(None)
+        slims.append(stateless(model))
     encoded = await rt.bus.encode(messages)
     sent = [
         Sent(stream, data, target, takers=takers(rt.settings, stream))
         for (stream, data), target in zip(encoded, targets, strict=True)
     ]
+    # A message taken here with a state (a task) goes to its stream without it (``stateless``).
+    slim = [(i, s) for i, s in enumerate(slims) if s is not None and sent[i].takers]
+    if slim:
+        kept = await rt.bus.encode([(sent[i].stream, s.model_dump_json()) for i, s in slim])
+        for (i, _), (_, data) in zip(slim, kept, strict=True):
+            sent[i] = replace(sent[i], data=data, taken=sent[i].data)
     return [*sent, *tallies], carried
 
 

@@ -188,6 +188,9 @@ class Sent:
     # Consumer groups of this process that take the message as it is added: (group,
     # consumer) pairs the script reads it for (``shared.bus``, "read on write").
     takers: tuple[tuple[str, str], ...] = ()
+    # What those takers run when it is not ``data``: the message with the state it carries,
+    # which the stream keeps without (``shared.contracts.stateless``).
+    taken: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -483,7 +486,7 @@ class StateStore:
             return Committed(before=True)
         if status != 1:
             return None
-        taken = tuple(taken_of(result[2], [sent.data for sent in publish]))
+        taken = tuple(taken_of(result[2], [sent.taken or sent.data for sent in publish]))
         return Committed(tuple(str(step) for step in result[1]), taken)
 
     async def append_journal(self, conversation_id: str, *entries: str) -> None:

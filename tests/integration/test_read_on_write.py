@@ -6,18 +6,21 @@ redelivered by the claimer if its handler fails), without a read or a wake-up of
 from __future__ import annotations
 
 import asyncio
+import json
+from datetime import UTC, datetime
 
 from redis.asyncio import Redis
 
 from services.registry import BY_NAME, TOPOLOGY
 from shared.bus import _LOCAL, takers
-from shared.contracts import Part, new_id
+from shared.contracts import InboundMessage, Part, SpecialistTask, Turn, new_id
 from shared.keys import Keys
 from shared.metrics import HANDLED, TAKEN_ON_WRITE
 from shared.service import Decision, Runtime, handle_once, make_runtime
 from shared.settings import Settings
 from shared.state import Outbox, Sent, Snapshot, journal_entry
 from tests.integration.test_commit_rides import make_store
+from tests.system import decode_entry
 
 
 async def test_the_commit_reads_the_message_it_adds_for_the_takers_group(
@@ -148,3 +151,65 @@ async def test_a_cluster_takes_nothing_on_write(redis_url: str, unique_prefix: s
     finally:
         await rt.bus.broker.stop()
         await rt.redis.aclose()
+
+
+async def test_a_message_taken_on_write_runs_with_its_state_and_the_stream_keeps_it_without(
+    redis_url: str, redis: Redis, unique_prefix: str
+) -> None:
+    """A turn published for a subscription of the process, and the task a commit sends for
+    another: the takers run them with the state they carry; the streams keep them without it
+    (``stateless``), for a reader elsewhere or a redelivery to read the state itself."""
+    producer = runtime("triage", unique_prefix, redis_url)
+    consumer = runtime("trial", unique_prefix, redis_url)
+    turns, tasks = f"{unique_prefix}turns-in", f"{unique_prefix}tasks-in"
+    for stream, group in ((turns, "triage"), (tasks, "trial")):
+        await redis.xgroup_create(stream, group, id="0", mkstream=True)
+    state = {"trial": '{"stage": "ask_date", "_v": 3}'}
+    now = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    said = InboundMessage(
+        channel="http", conversation_id="c1", message_id="m1", text="oi", sent_at=now,
+        received_at=now,
+    )  # fmt: skip
+    turn = Turn(
+        turn_id="t1", conversation_id="c1", channel="http", seq=1, messages=[said], text="oi",
+        now=now, state=state,
+    )  # fmt: skip
+    seen: asyncio.Queue[tuple[str, dict[str, str] | None]] = asyncio.Queue()
+
+    async def triage(body: bytes) -> None:
+        brought = Turn.model_validate_json(body)
+        seen.put_nowait(("turn", brought.state))
+
+        async def decide(snapshot: Snapshot) -> Decision:
+            decision = Decision()
+            task = SpecialistTask(turn=brought, route="trial", intents=[], text="oi")
+            decision.outbox.add(tasks, task)
+            return decision
+
+        await handle_once(producer, "c1", "t1", decide, acknowledges=True)
+
+    async def trial(body: bytes) -> None:
+        seen.put_nowait(("task", SpecialistTask.model_validate_json(body).turn.state))
+
+    producer.bus.subscribe(turns, "triage", triage)
+    consumer.bus.subscribe(tasks, "trial", trial)
+    await consumer.bus.broker.start()
+    await producer.bus.broker.start()
+    try:
+        await producer.bus.publish(turns, turn)
+        async with asyncio.timeout(10):
+            assert [await seen.get(), await seen.get()] == [("turn", state), ("task", state)]
+        raw = Redis.from_url(redis_url)  # FastStream's format is not text
+        kept = [
+            json.loads(decode_entry(fields))
+            for stream in (turns, tasks)
+            for _, fields in await raw.xrange(stream)
+        ]
+        await raw.aclose()
+        assert [kept[0]["state"], kept[1]["turn"]["state"]] == [None, None]
+        assert kept[1]["turn"]["turn_id"] == "t1"
+    finally:
+        await producer.bus.broker.stop()
+        await consumer.bus.broker.stop()
+        for rt in (producer, consumer):
+            await rt.redis.aclose()
