@@ -189,20 +189,20 @@ class LocalCluster:
     def _roles_agreed(self) -> bool:
         """Whether every living node's view gives each living replica the master that the
         replica's own view gives it."""
-        views = {
-            node.port: cluster_roles(node.client().execute_command("CLUSTER", "NODES"))
+        views = [
+            cluster_roles(node.client().execute_command("CLUSTER", "NODES"))
             for node in self.nodes
             if node.alive()
-        }
+        ]
         own = {
             node_id: master
-            for view in views.values()
+            for view in views
             for node_id, (master, myself) in view.items()
             if myself and master != "-"
         }
         return all(
             view.get(node_id, ("", False))[0] == master
-            for view in views.values()
+            for view in views
             for node_id, master in own.items()
         )
 

@@ -353,7 +353,7 @@ class Bus:
         self._unstarted: list[Any] = []
         # A staged view's subscriptions, installed together by ``install``; None: at once.
         self.staged: list[tuple[str, str, Handler]] | None = None
-        self._publish = redis.register_script(lua.compact(lua.PUBLISH))
+        self._publish = lua.load(redis, lua.PUBLISH)
 
     def for_tenant(self, keys: Keys) -> Bus:
         """This process's bus as one tenant's runtime sees it: the same broker, consumer and
@@ -399,6 +399,26 @@ class Bus:
             for stream, payload in messages
         ]
 
+    async def encode_kept(
+        self, messages: list[tuple[str, str, object]], taken: list[bool]
+    ) -> list[tuple[bytes, bytes]]:
+        """Each (stream, payload, its model or None) encoded as its stream keeps it and as a
+        taker of this process runs it. A message taken here (``taken``) that carries a state
+        goes to its stream without it (``stateless``): the taker runs the whole one, a reader
+        elsewhere or a redelivery reads the state itself. Any other is the same twice."""
+        whole = [data for _, data in await self.encode([(s, p) for s, p, _ in messages])]
+        kept = list(whole)
+        slims = [
+            (i, slim)
+            for i, (_, _, model) in enumerate(messages)
+            if taken[i] and (slim := stateless(model)) is not None
+        ]
+        if slims:
+            lean = await self.encode([(messages[i][0], s.model_dump_json()) for i, s in slims])
+            for (i, _), (_, data) in zip(slims, lean, strict=True):
+                kept[i] = data
+        return list(zip(kept, whole, strict=True))
+
     async def publish(
         self,
         stream: str,
@@ -421,11 +441,8 @@ class Bus:
             pipeline = None
         readers = takers(self.settings, stream)
         if readers and (pipeline is None or taking is not None):
-            # Taken here with its state; the stream keeps it without (``stateless``).
-            slim = stateless(payload)
-            bodies = [(stream, body)] + ([(stream, slim.model_dump_json())] if slim else [])
-            data, *kept = [encoded for _, encoded in await self.encode(bodies)]
-            args = [self.settings.stream_maxlen, kept[0] if kept else data, *takers_args(readers)]
+            [(kept, data)] = await self.encode_kept([(stream, body, payload)], [True])
+            args = [self.settings.stream_maxlen, kept, *takers_args(readers)]
             if pipeline is None or taking is None:
                 run_taken(tuple(taken_of(await self._publish(keys=[stream], args=args), [data])))
             else:

@@ -96,10 +96,7 @@ def connect(settings: Settings, **overrides: Any) -> AnyRedis:
         **retry_options(),
         **overrides,
     }
-    pool = PromptPool.from_url(settings.redis_url, **options)
-    # The URL's scheme chose the class (TCP, TLS or a Unix socket); keep it, add the check.
-    pool.connection_class = CLOSED_TRANSPORT_SAFE.get(pool.connection_class, pool.connection_class)
-    return Redis(connection_pool=pool)
+    return _client(PromptPool.from_url(settings.redis_url, **options))
 
 
 def connect_bounded(url: str, max_connections: int, **options: Any) -> Redis:
@@ -107,9 +104,13 @@ def connect_bounded(url: str, max_connections: int, **options: Any) -> Redis:
     use (``MaxConnectionsError``) instead of waiting for one: for long-polls, where a wait
     for a connection would only queue behind other waits. Its connections are the services'
     own (``CLOSED_TRANSPORT_SAFE``)."""
-    pool = ConnectionPool.from_url(
-        url, max_connections=max_connections, decode_responses=True, **retry_options(), **options
-    )
+    options = {"decode_responses": True, **retry_options(), **options}
+    return _client(ConnectionPool.from_url(url, max_connections=max_connections, **options))
+
+
+def _client(pool: ConnectionPool) -> Redis:
+    """A client on ``pool`` whose connections are the services' own: the URL's scheme chose
+    their class (TCP, TLS or a Unix socket); keep it, add the checks (``CLOSED_TRANSPORT_SAFE``)."""
     pool.connection_class = CLOSED_TRANSPORT_SAFE.get(pool.connection_class, pool.connection_class)
     return Redis(connection_pool=pool)
 

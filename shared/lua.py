@@ -1183,24 +1183,29 @@ def compact(script: str) -> str:
     )
 
 
+def load(redis: Redis, script: str) -> AsyncScript:
+    """``script`` registered on ``redis`` as it is sent (``compact``)."""
+    return redis.register_script(compact(script))
+
+
 def register(redis: Redis) -> Scripts:
     return Scripts(
-        ingest=redis.register_script(compact(INGEST)),
-        meta_patch=redis.register_script(compact(META_PATCH)),
-        try_start=redis.register_script(compact(TRY_START)),
-        drop_in_flight=redis.register_script(compact(DROP_IN_FLIGHT)),
-        release=redis.register_script(compact(RELEASE)),
-        commit=redis.register_script(compact(COMMIT)),
-        publish=redis.register_script(compact(PUBLISH)),
-        merge_add=redis.register_script(compact(MERGE_ADD)),
-        merge_expire=redis.register_script(compact(MERGE_EXPIRE)),
-        deliver_once=redis.register_script(compact(DELIVER_ONCE)),
-        deliver_release=redis.register_script(compact(DELIVER_RELEASE)),
-        history_once=redis.register_script(compact(HISTORY_ONCE)),
-        sched_add=redis.register_script(compact(SCHED_ADD)),
-        sched_claim=redis.register_script(compact(SCHED_CLAIM)),
-        sched_take=redis.register_script(compact(SCHED_TAKE)),
-        sched_move=redis.register_script(compact(SCHED_MOVE)),
+        ingest=load(redis, INGEST),
+        meta_patch=load(redis, META_PATCH),
+        try_start=load(redis, TRY_START),
+        drop_in_flight=load(redis, DROP_IN_FLIGHT),
+        release=load(redis, RELEASE),
+        commit=load(redis, COMMIT),
+        publish=load(redis, PUBLISH),
+        merge_add=load(redis, MERGE_ADD),
+        merge_expire=load(redis, MERGE_EXPIRE),
+        deliver_once=load(redis, DELIVER_ONCE),
+        deliver_release=load(redis, DELIVER_RELEASE),
+        history_once=load(redis, HISTORY_ONCE),
+        sched_add=load(redis, SCHED_ADD),
+        sched_claim=load(redis, SCHED_CLAIM),
+        sched_take=load(redis, SCHED_TAKE),
+        sched_move=load(redis, SCHED_MOVE),
     )
 
 

@@ -32,7 +32,6 @@ from shared.contracts import (
     SpecialistTask,
     Turn,
     TurnPlan,
-    stateless,
 )
 from shared.funnel import tally
 from shared.keys import Keys, Topology
@@ -442,10 +441,9 @@ async def sendable(
     merge = keys.route(keys.merge, conversation_id)
     outbound = keys.route(keys.outbound, conversation_id)
     funnel = keys.route(keys.funnel, conversation_id)
-    messages: list[tuple[str, str]] = []
+    messages: list[tuple[str, str, object]] = []  # (stream, payload, its model if any)
     targets: list[ToMerge | None] = []
     tallies: list[Sent] = []
-    slims: list[Turn | SpecialistTask | None] = []  # each message without its state, if any
     carried = False
     # Each message's model as the handler added it (parsed back only for one added otherwise).
     models = outbox.models if len(outbox.models) == len(outbox.messages) else None
@@ -468,7 +466,7 @@ async def sendable(
                 carried = True
             # The script fills the notice's fields in and appends it to an empty body's envelope.
             ready = MergeReady(turn_id=item.turn_id, conversation_id=conversation_id, fields={})
-            messages.append((outbound, ""))
+            messages.append((outbound, "", None))
             targets.append(
                 ToMerge(
                     keys.merge_turn(item.turn_id),
@@ -480,20 +478,16 @@ async def sendable(
                 )
             )
         else:
-            messages.append((stream, payload))
+            messages.append((stream, payload, model))
             targets.append(None)
-        slims.append(stateless(model))
-    encoded = await rt.bus.encode(messages)
+    readers = [takers(rt.settings, stream) for stream, _, _ in messages]
+    encoded = await rt.bus.encode_kept(messages, [bool(r) for r in readers])
     sent = [
-        Sent(stream, data, target, takers=takers(rt.settings, stream))
-        for (stream, data), target in zip(encoded, targets, strict=True)
+        Sent(stream, kept, target, takers=r, taken=whole)
+        for (stream, _, _), (kept, whole), target, r in zip(
+            messages, encoded, targets, readers, strict=True
+        )
     ]
-    # A message taken here with a state (a task) goes to its stream without it (``stateless``).
-    slim = [(i, s) for i, s in enumerate(slims) if s is not None and sent[i].takers]
-    if slim:
-        kept = await rt.bus.encode([(sent[i].stream, s.model_dump_json()) for i, s in slim])
-        for (i, _), (_, data) in zip(slim, kept, strict=True):
-            sent[i] = replace(sent[i], data=data, taken=sent[i].data)
     return [*sent, *tallies], carried
 
 

@@ -189,7 +189,7 @@ class Sent:
     # consumer) pairs the script reads it for (``shared.bus``, "read on write").
     takers: tuple[tuple[str, str], ...] = ()
     # What those takers run when it is not ``data``: the message with the state it carries,
-    # which the stream keeps without (``shared.contracts.stateless``).
+    # which the stream keeps without (``shared.bus.Bus.encode_kept``).
     taken: bytes | None = None
 
 
@@ -471,15 +471,13 @@ class StateStore:
             keys.append(ack[0])
         args += stamp_tenant(self.keys.tenant, *journal)
         answered = committed_here.sending(keys[0], turn_id, written)
+        status = None
         try:
             result = await self.scripts.commit(keys=keys, args=args)
-        except BaseException:
+            status = int(result[0])
+        finally:
             if answered is not None:
-                answered(False)
-            raise
-        status = int(result[0])
-        if answered is not None:
-            answered(status == 1)
+                answered(status == 1)
         if status == 0:
             raise StateConflict(f"slice {result[1]} of {conversation_id} changed concurrently")
         if status == -2:
