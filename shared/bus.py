@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 import os
 import socket
 import time
@@ -230,6 +231,30 @@ def _channel(message: Message) -> str:
     return channel.decode() if isinstance(channel, bytes) else str(channel)
 
 
+class _CorrelationIds:
+    """A message's correlation id: unique to a message, as FastStream's (a UUID4 each) is,
+    without reading randomness per message: a random prefix per process and a count. A
+    forked child (the supervisor's replicas) draws a prefix of its own."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.prefix = uuid.uuid4().hex
+        self.count = itertools.count()
+
+    def next(self) -> str:
+        return f"{self.prefix}-{next(self.count)}"
+
+
+_correlation = _CorrelationIds()
+os.register_at_fork(after_in_child=_correlation.reset)
+
+
+def correlation_id() -> str:
+    return _correlation.next()
+
+
 def consumer_name(service: str) -> str:
     """Unique per process: host, pid and a random suffix (pids repeat across containers)."""
     return f"{service}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -393,7 +418,7 @@ class Bus:
                     message=payload.encode(),
                     reply_to=None,
                     headers=headers,
-                    correlation_id=str(uuid.uuid4()),
+                    correlation_id=correlation_id(),
                 ),
             )
             for stream, payload in messages

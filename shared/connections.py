@@ -26,6 +26,7 @@ from redis.asyncio.connection import (
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster as SyncCluster
+from redis.connection import HiredisRespSerializer
 from redis.exceptions import (
     ClusterDownError,
     ConnectionError,
@@ -159,7 +160,8 @@ async def retryable(call: Awaitable[T]) -> T:
 
 class ClosedTransportIsConnectionError(AbstractConnection):
     """A connection whose write on a closed transport is a ``ConnectionError``, retried, and
-    whose write costs no task when the socket takes the command at once.
+    whose write costs no task when the socket takes the command at once; its commands are
+    packed by hiredis.
 
     redis-py bounds every write by ``socket_timeout`` with ``asyncio.wait_for``, which on
     Python 3.11 wraps the write in a new task: a third of a command's client CPU (about
@@ -167,7 +169,19 @@ class ClosedTransportIsConnectionError(AbstractConnection):
     before the call returns, where there is nothing to wait for. Here the command is written
     first; only what the socket did not take is waited for (``drain``), bounded by the same
     timeout and failing as redis-py's write does.
+
+    redis-py's asyncio connection packs a command in Python, joining bytes once per
+    argument; a commit's forty arguments cost about 33 µs there and 9 in hiredis, which
+    redis-py's own synchronous client uses for the same job (``HiredisRespSerializer``: the
+    same bytes, the same ``DataError`` for an argument Redis cannot take). Only for the
+    default encoding, which hiredis assumes.
     """
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        if self.encoder.encoding != "utf-8" or self.encoder.encoding_errors != "strict":
+            return super().pack_command(*args)
+        packed: list[bytes] = _HIREDIS.pack(*args)
+        return packed
 
     async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         writer = self._writer
@@ -197,6 +211,9 @@ class ClosedTransportIsConnectionError(AbstractConnection):
         except BaseException:
             await self.disconnect(nowait=True)  # a half-written command spoils the connection
             raise
+
+
+_HIREDIS = HiredisRespSerializer()
 
 
 class SafeConnection(ClosedTransportIsConnectionError, Connection):

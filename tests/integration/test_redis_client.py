@@ -22,6 +22,7 @@ import uvloop
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import DataError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from orquestra.redis_server import EmbeddedRedis
@@ -121,3 +122,40 @@ def test_with_every_connection_in_use_a_command_waits_for_one(own_redis: Embedde
             await client.aclose()
 
     assert uvloop.run(scenario()) == (("list", "item"), "v", 1)
+
+
+def test_commands_packed_by_hiredis_store_what_redis_py_would(own_redis: EmbeddedRedis) -> None:
+    """Each value goes to Redis and back as redis-py's own packing sends it (text in UTF-8,
+    bytes as they are, numbers as their ``repr``), a pipeline's too; a value Redis cannot take
+    is a ``DataError`` before anything is sent, and the connection goes on."""
+    values: list[Any] = ["ção 🎾", b"\x00\xff\r\n", 1.5, 0.1, 1796603974495.0, 2**70, -3, ""]
+
+    async def scenario() -> tuple[list[Any], list[Any], type[BaseException] | None, object]:
+        client = connect(Settings(redis_url=own_redis.url))
+        raw = Redis.from_url(own_redis.url)
+        try:
+            for i, value in enumerate(values):
+                await client.set(f"v{i}", value)
+            async with client.pipeline(transaction=False) as pipe:
+                for i, value in enumerate(values):
+                    pipe.set(f"p{i}", value)
+                await pipe.execute()
+            stored = [await raw.get(f"v{i}") for i in range(len(values))]
+            piped = [await raw.get(f"p{i}") for i in range(len(values))]
+            refused: type[BaseException] | None = None
+            try:
+                await client.set("bad", cast(Any, True))
+            except DataError as error:
+                refused = type(error)
+            return stored, piped, refused, await client.get("v0")
+        finally:
+            await raw.aclose()
+            await client.aclose()
+
+    stored, piped, refused, after = uvloop.run(scenario())
+    expected = [
+        v if isinstance(v, bytes) else (repr(v) if not isinstance(v, str) else v).encode()
+        for v in values
+    ]
+    assert stored == expected and piped == expected
+    assert refused is DataError and after == "ção 🎾"
