@@ -4,10 +4,15 @@ The machine is shared and its speed drifts (a fixed loop ran twice as long as a 
 earlier, here), so two benchmark runs one after the other can differ more than the change being
 measured. This runs both systems *at the same time*, each from its own checkout with its own
 virtualenv, private Redis and port, each driven by the same number of simulated people, and
-compares the CPU each service spent per turn: whatever the machine does meanwhile, it does to
-both. Absolute figures are inflated (two systems share the cores); the ratio is what counts.
+compares the CPU each service and its Redis spent per turn: whatever the machine does
+meanwhile, it does to both. Absolute figures are inflated (two systems share the cores); the
+ratio is what counts.
 
-    python -m bench.pair OLD_TREE NEW_TREE [--users 8] [--seconds 8] [--rounds 3]
+    python -m bench.pair OLD_TREE NEW_TREE [--users 8] [--seconds 8] [--rounds 3] [--up ARGS]
+
+``--up`` gives both the same deployment (``orquestra up``'s arguments, e.g. the services of a
+turn together: ``--up '--together gateway,triage,mode_router,trial,faq,enrollment --scale
+trial=2'``); by default every service runs its own process.
 
 Each tree needs its virtualenv (``uv sync`` in it), for example one made with
 ``git worktree add /tmp/old HEAD~1 && (cd /tmp/old && uv sync)``.
@@ -45,6 +50,7 @@ class Tree:
     redis: EmbeddedRedis
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    up: tuple[str, ...] = ()  # more arguments for ``orquestra up`` (a deployment)
     cpu_s: dict[str, float] = field(default_factory=dict)
     turns: int = 0
 
@@ -58,7 +64,7 @@ class Tree:
         env["ORQ_LOG_LEVEL"] = "warning"
         with open(logs / f"{self.path.name}-{self.port}.log", "wb") as log:
             self.process = subprocess.Popen(
-                [str(self.path / ".venv/bin/orquestra"), "up", "--port", str(self.port)],
+                [str(self.path / ".venv/bin/orquestra"), "up", "--port", str(self.port), *self.up],
                 cwd=self.path,
                 env=env,
                 stdout=log,
@@ -78,15 +84,20 @@ class Tree:
         raise RuntimeError(f"{self.path}: the system did not become healthy")
 
     def services(self) -> dict[str, int]:
-        """pid of each service process (the supervisor's children), by module name."""
-        assert self.process is not None
+        """pid of each service process (the supervisor's children), by module name (a second
+        replica's with its number), and of its Redis."""
+        assert self.process is not None and self.redis.pid is not None
         pid = self.process.pid
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        found = {}
+        found = {"redis": self.redis.pid}
         for child in children:
             # Forked replicas carry their service in their title, not in "-m" (forked.py).
             if service := service_of(Path(f"/proc/{child}/cmdline").read_bytes()):
-                found[service] = int(child)
+                name, n = service, 1
+                while name in found:
+                    n += 1
+                    name = f"{service}#{n}"
+                found[name] = int(child)
         return found
 
     def stop(self) -> None:
@@ -148,11 +159,21 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=8, help="simulated people per system")
     parser.add_argument("--seconds", type=float, default=8)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--up",
+        default="",
+        help="more arguments for orquestra up in both trees, e.g. "
+        "'--together gateway,triage,mode_router,trial,faq,enrollment --scale trial=2'",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="orquestra-pair-") as work:
         folder = Path(work)
         trees = [
-            Tree(path.resolve(), EmbeddedRedis(folder / f"redis{i}", persist=False))
+            Tree(
+                path.resolve(),
+                EmbeddedRedis(folder / f"redis{i}", persist=False),
+                up=tuple(args.up.split()),
+            )
             for i, path in enumerate((args.old, args.new))
         ]
         try:
