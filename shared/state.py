@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from shared import tracing
+from shared.coalesce import coalescer
 from shared.contracts import MemoryView, MetaView, ModeView, TrialView, now_ms, utcnow
 from shared.funnel import DAY_TTL_S, SEEN_TTL_S, Tally
 from shared.keys import Keys
@@ -473,7 +474,7 @@ class StateStore:
         answered = committed_here.sending(keys[0], turn_id, written)
         status = None
         try:
-            result = await self.scripts.commit(keys=keys, args=args)
+            result = await coalescer.call(self.redis, self.scripts.commit, keys, args)
             status = int(result[0])
         finally:
             if answered is not None:

@@ -1,0 +1,107 @@
+"""Script calls made at the same moment in one process, sent to Redis together.
+
+Every call to Redis costs a round trip: a write and a read on each side, about 80 µs of CPU
+between the client and Redis on our machine, whatever the command does. Several handlers of a
+process often reach their commits at the same moment: the services of a turn that run
+together take its message at once (triage and the mode router both read the turn), and under
+load many turns end their handlers in the same pass of the event loop. ``call`` lets the other
+tasks that are ready run once before it sends (``asyncio.sleep(0)``); every script call made
+meanwhile, by any service of the process on the same Redis, goes in the same pipeline: one
+write, one read in Redis, one reply. A call that finds no company is sent alone, as before.
+
+Each call stays its own script, atomic on its own and answered on its own: the pipeline is not
+a transaction, and one call's error is only that call's. A script Redis does not know (a
+restart or a failover emptied its cache: ``NOSCRIPT``) did not run; that call goes again
+through its own ``AsyncScript``, which loads it. On a cluster each call goes alone (the calls
+of a pipeline would be split by node anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
+
+
+@dataclass
+class _Call:
+    script: AsyncScript
+    keys: list[Any]
+    args: list[Any]
+    answer: asyncio.Future[Any] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+def _server(redis: Redis) -> tuple[Any, ...]:
+    """Which Redis a client talks to: calls on two clients of one server may share a pipeline."""
+    options = redis.connection_pool.connection_kwargs
+    return tuple(options.get(name) for name in ("host", "port", "path", "db", "username"))
+
+
+class Coalescer:
+    """The script calls of one pass of the event loop, per Redis server (one per process)."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[tuple[Any, ...], list[_Call]] = {}
+        self._sending: set[asyncio.Task[None]] = set()
+
+    async def call(
+        self, redis: Redis, script: AsyncScript, keys: list[Any], args: list[Any]
+    ) -> Any:
+        if not isinstance(redis, Redis):
+            return await script(keys=keys, args=args)
+        server = _server(redis)
+        call = _Call(script, keys, args)
+        waiting = self._waiting.get(server)
+        if waiting is not None:
+            waiting.append(call)
+            return await call.answer
+        self._waiting[server] = [call]
+        try:
+            await asyncio.sleep(0)  # the tasks ready now run, and may queue theirs
+        except asyncio.CancelledError:
+            if others := self._waiting.pop(server)[1:]:
+                self._spawn(redis, others)
+            raise
+        calls = self._waiting.pop(server)
+        if len(calls) == 1:
+            return await script(keys=keys, args=args)
+        # The others wait on this send: it goes on if this caller is cancelled meanwhile.
+        await asyncio.shield(self._spawn(redis, calls))
+        return await call.answer
+
+    def _spawn(self, redis: Redis, calls: list[_Call]) -> asyncio.Task[None]:
+        sending = asyncio.ensure_future(self._send(redis, calls))
+        self._sending.add(sending)
+        sending.add_done_callback(self._sending.discard)
+        return sending
+
+    async def _send(self, redis: Redis, calls: list[_Call]) -> None:
+        """One pipeline for ``calls``; each answered with its own result or error."""
+        try:
+            async with redis.pipeline(transaction=False) as pipe:
+                for c in calls:
+                    pipe.evalsha(c.script.sha, len(c.keys), *c.keys, *c.args)
+                results = await pipe.execute(raise_on_error=False)
+        except Exception as error:
+            results = [error] * len(calls)
+        for c, result in zip(calls, results, strict=True):
+            if isinstance(result, NoScriptError):
+                try:
+                    result = await c.script(keys=c.keys, args=c.args)
+                except Exception as error:
+                    result = error
+            if c.answer.done():  # its caller was cancelled
+                continue
+            if isinstance(result, Exception):
+                c.answer.set_exception(result)
+            else:
+                c.answer.set_result(result)
+
+
+coalescer = Coalescer()

@@ -1,0 +1,129 @@
+"""Script calls made at the same moment in one process go to Redis in one pipeline
+(``shared.coalesce``), against a ``redis-server`` of the test's own (a test empties its script
+cache), on uvloop as the services run: one write for calls of one pass of the event loop, each
+call answered with its own result or error, a script Redis forgot loaded and run, and a call
+whose sender was cancelled still sent for the others."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvloop
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from orquestra.redis_server import EmbeddedRedis
+from shared import connections
+from shared.coalesce import Coalescer
+from shared.connections import connect
+from shared.settings import Settings
+
+# Fails with an argument-named error for a call it cannot take, as the real scripts do.
+INCR = """
+if ARGV[1] == 'bad' then error('ERR bad argument: n', 0) end
+return redis.call('INCRBY', KEYS[1], ARGV[1])
+"""
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
+    server = EmbeddedRedis(tmp_path / "redis", persist=False).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per command or pipeline a service connection writes."""
+    sent: list[int] = []
+    original = connections.ClosedTransportIsConnectionError.send_packed_command
+
+    async def counted(self: Any, command: Any, check_health: bool = True) -> None:
+        sent.append(1)
+        await original(self, command, check_health)
+
+    monkeypatch.setattr(
+        connections.ClosedTransportIsConnectionError, "send_packed_command", counted
+    )
+    return sent
+
+
+def run(url: str, scenario: Any) -> Any:
+    async def main() -> Any:
+        redis = connect(Settings(redis_url=url))
+        try:
+            script = redis.register_script(INCR)
+            await script(keys=["warm"], args=[1])  # loaded, and the connection made
+            return await scenario(redis, script, Coalescer())
+        finally:
+            await redis.aclose()
+
+    return uvloop.run(main())
+
+
+def test_calls_of_one_moment_go_in_one_write_each_with_its_own_answer(
+    own_redis: EmbeddedRedis, writes: list[int]
+) -> None:
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        writes.clear()
+        calls = [coalescer.call(redis, script, [f"k{i}"], [i + 1]) for i in range(3)]
+        together = await asyncio.gather(*calls, return_exceptions=True)
+        after_together = len(writes)
+        alone = [await coalescer.call(redis, script, ["k0"], [10]) for _ in range(2)]
+        return together, after_together, alone, len(writes)
+
+    together, after_together, alone, total = run(own_redis.url, scenario)
+    assert together == [1, 2, 3] and after_together == 1
+    assert alone == [11, 21] and total == 3
+
+
+def test_one_calls_error_is_its_own(own_redis: EmbeddedRedis) -> None:
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        return await asyncio.gather(
+            coalescer.call(redis, script, ["a"], [1]),
+            coalescer.call(redis, script, ["b"], ["bad"]),
+            coalescer.call(redis, script, ["a"], [2]),
+            return_exceptions=True,
+        )
+
+    first, error, third = run(own_redis.url, scenario)
+    assert (first, third) == (1, 3)
+    assert isinstance(error, ResponseError) and "bad argument: n" in str(error)
+
+
+def test_a_script_redis_forgot_is_loaded_and_every_call_runs_once(
+    own_redis: EmbeddedRedis,
+) -> None:
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        await redis.script_flush()
+        answers = await asyncio.gather(
+            *(coalescer.call(redis, script, ["n"], [1]) for _ in range(3))
+        )
+        return sorted(answers), await redis.get("n")
+
+    assert run(own_redis.url, scenario) == ([1, 2, 3], "3")
+
+
+def test_a_call_whose_sender_is_cancelled_still_goes_for_the_others(
+    own_redis: EmbeddedRedis,
+) -> None:
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        first = asyncio.ensure_future(coalescer.call(redis, script, ["x"], [1]))
+
+        async def second_call() -> Any:
+            # Runs while the first call waits for company: joins it, then its sender is gone.
+            first.cancel()
+            return await coalescer.call(redis, script, ["y"], [5])
+
+        second = asyncio.ensure_future(second_call())
+        answer = await asyncio.wait_for(second, 30)  # a guard: unanswered, it would hang
+        return first.cancelled(), answer, await redis.get("x")
+
+    cancelled, answer, x = run(own_redis.url, scenario)
+    assert cancelled and answer == 5 and x is None
