@@ -45,6 +45,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from shared import lua
+from shared.coalesce import coalescer
 from shared.connections import retry_options
 from shared.contracts import DeadLetter, stateless
 from shared.keys import Keys
@@ -469,7 +470,8 @@ class Bus:
             [(kept, data)] = await self.encode_kept([(stream, body, payload)], [True])
             args = [self.settings.stream_maxlen, kept, *takers_args(readers)]
             if pipeline is None or taking is None:
-                run_taken(tuple(taken_of(await self._publish(keys=[stream], args=args), [data])))
+                published = await coalescer.call(self.redis, self._publish, [stream], args)
+                run_taken(tuple(taken_of(published, [data])))
             else:
                 lua.queue(pipeline, self._publish, keys=[stream], args=args)
                 taking.append(Taking(len(pipeline.command_stack) - 1, data))

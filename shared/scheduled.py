@@ -23,6 +23,7 @@ from typing import Any, Literal, cast
 from pydantic import AwareDatetime, BaseModel, Field
 from redis.asyncio import Redis
 
+from shared.coalesce import coalescer
 from shared.keys import Keys, sched_member, split_tenant
 from shared.lua import Scripts
 from shared.state import stamp_tenant
@@ -131,14 +132,16 @@ class ScheduleStore:
         the turn whose event scheduled it, was in flight when the conversation was erased."""
         k, conv = self.keys, item.conversation_id
         bucket = bucket_of(send_at)
-        created, current = await self.scripts.sched_add(
-            keys=[
+        created, current = await coalescer.call(
+            self.redis,
+            self.scripts.sched_add,
+            [
                 k.sched_item(conv, item.id),
                 k.sched_index(conv),
                 k.journal(conv),
                 k.erased(conv),
             ],
-            args=[
+            [
                 item.model_dump_json(),
                 status,
                 ms(item.due_at),

@@ -24,6 +24,7 @@ from services.gateway.channels.spec import ChannelSpec, Parts
 from services.gateway.history import History, reply_entry
 from services.gateway.turns import REPLIES_TTL_S, ReleaseCall
 from shared import lua
+from shared.coalesce import coalescer
 from shared.connections import AnyRedis, connect_bounded, connect_cluster
 from shared.contracts import Reply, now_ms
 from shared.durability import ReplicaAck
@@ -92,8 +93,11 @@ class HttpChannel(PlainChannel):
         was not delivered (a person owns the conversation, or another turn answers its
         messages) and the turn not released."""
         keys, args = self._delivery(reply)
-        result = await self.scripts.deliver_release(
-            keys=[*release.keys, *keys[:3]], args=[*release.args, *args[:8], entry, *before]
+        result = await coalescer.call(
+            self.redis,
+            self.scripts.deliver_release,
+            [*release.keys, *keys[:3]],
+            [*release.args, *args[:8], entry, *before],
         )
         delivery = _outcome(result[:2])
         return delivery, (list(result[2:]) if len(result) > 2 else None)
