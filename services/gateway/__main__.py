@@ -19,6 +19,7 @@ import uvicorn
 from services.gateway.app import create_app
 from services.gateway.auth import exposure_problem
 from services.gateway.channels.registry import SECTIONS
+from services.gateway.http_protocol import CorkedHttpToolsProtocol
 from services.registry import services_together
 from shared import tracing
 from shared.logs import setup_logging
@@ -86,6 +87,7 @@ def main() -> None:
         access_log=False,
         lifespan="on",
         timeout_keep_alive=75,
+        http=CorkedHttpToolsProtocol,
     )
     uvicorn.Server(config).run(sockets=[sock])
 
