@@ -19,6 +19,7 @@ command waits for.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import sys
@@ -363,7 +364,18 @@ async def serve_services(specs: Sequence[ServiceSpec], topology: Topology) -> Ru
             consumer=rt.bus.consumer,
             packs={tenant_id or "-": each.pack.name for tenant_id, each in tenancy.served.items()},
         )
+    settle_heap()
     return running
+
+
+def settle_heap() -> None:
+    """What a process built to start (packs, NLU tables, pydantic's validators, routes: about
+    160,000 objects) lives as long as the process; ``gc.freeze`` takes it out of the garbage
+    collector's generations. Every full collection walked all of it, about 100 ms each under
+    load, 4-5 % of a together replica's CPU; now they walk what the turns made. Garbage of the
+    start is collected first, so none of it is kept."""
+    gc.collect()
+    gc.freeze()
 
 
 async def stop_services(running: Running) -> None:
