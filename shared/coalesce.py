@@ -1,13 +1,17 @@
 """Script calls made at the same moment in one process, sent to Redis together.
 
 Every call to Redis costs a round trip: a write and a read on each side, about 80 µs of CPU
-between the client and Redis on our machine, whatever the command does. Several handlers of a
-process often reach their commits at the same moment: the services of a turn that run
-together take its message at once (triage and the mode router both read the turn), and under
-load many turns end their handlers in the same pass of the event loop. ``call`` lets the other
-tasks that are ready run once before it sends (``asyncio.sleep(0)``); every script call made
-meanwhile, by any service of the process on the same Redis, goes in the same pipeline: one
-write, one read in Redis, one reply. A call that finds no company is sent alone, as before.
+between the client and Redis on our machine, whatever the command does. Under load many
+handlers of a process reach their commits at the same moment: the services of a turn that run
+together take its message at once (triage and the mode router both read the turn), and many
+turns end their handlers in the same pass of the event loop.
+
+The batch adapts to the load, as Nagle's algorithm does for a socket: a call made while none
+of the process's calls to that Redis is on its way is sent at once (one conversation alone is
+not delayed, and Redis runs it while the process goes on). A call made while one is on its
+way lets the other tasks that are ready run once (``asyncio.sleep(0)``); every script call
+made meanwhile, by any service of the process on the same Redis, goes in the same pipeline:
+one write, one read in Redis, one reply.
 
 Each call stays its own script, atomic on its own and answered on its own: the pipeline is not
 a transaction, and one call's error is only that call's. A script Redis does not know (a
@@ -19,6 +23,7 @@ of a pipeline would be split by node anyway).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +54,8 @@ class Coalescer:
     def __init__(self) -> None:
         self._waiting: dict[tuple[Any, ...], list[_Call]] = {}
         self._sending: set[asyncio.Task[None]] = set()
+        # Calls sent and not answered yet, per server: none, and a call goes at once.
+        self._in_flight: dict[tuple[Any, ...], int] = {}
 
     async def call(
         self, redis: Redis, script: AsyncScript, keys: list[Any], args: list[Any]
@@ -61,6 +68,8 @@ class Coalescer:
         if waiting is not None:
             waiting.append(call)
             return await call.answer
+        if not self._in_flight.get(server):
+            return await self._alone(server, call)
         self._waiting[server] = [call]
         try:
             await asyncio.sleep(0)  # the tasks ready now run, and may queue theirs
@@ -70,16 +79,30 @@ class Coalescer:
             raise
         calls = self._waiting.pop(server)
         if len(calls) == 1:
-            return await script(keys=keys, args=args)
+            return await self._alone(server, call)
         # The others wait on this send: it goes on if this caller is cancelled meanwhile.
         await asyncio.shield(self._spawn(redis, calls))
         return await call.answer
 
+    async def _alone(self, server: tuple[Any, ...], call: _Call) -> Any:
+        self._in_flight[server] = self._in_flight.get(server, 0) + 1
+        try:
+            return await call.script(keys=call.keys, args=call.args)
+        finally:
+            self._in_flight[server] -= 1
+
     def _spawn(self, redis: Redis, calls: list[_Call]) -> asyncio.Task[None]:
-        sending = asyncio.ensure_future(self._send(redis, calls))
+        sending = asyncio.ensure_future(self._counted(_server(redis), self._send(redis, calls)))
         self._sending.add(sending)
         sending.add_done_callback(self._sending.discard)
         return sending
+
+    async def _counted(self, server: tuple[Any, ...], sending: Awaitable[None]) -> None:
+        self._in_flight[server] = self._in_flight.get(server, 0) + 1
+        try:
+            await sending
+        finally:
+            self._in_flight[server] -= 1
 
     async def _send(self, redis: Redis, calls: list[_Call]) -> None:
         """One pipeline for ``calls``; each answered with its own result or error."""

@@ -1,8 +1,9 @@
 """Script calls made at the same moment in one process go to Redis in one pipeline
 (``shared.coalesce``), against a ``redis-server`` of the test's own (a test empties its script
-cache), on uvloop as the services run: one write for calls of one pass of the event loop, each
-call answered with its own result or error, a script Redis forgot loaded and run, and a call
-whose sender was cancelled still sent for the others."""
+cache), on uvloop as the services run: with none on its way a call goes at once, else one
+write for the calls of one pass of the event loop, each call answered with its own result or
+error, a script Redis forgot loaded and run, and a call whose sender was cancelled still sent
+for the others."""
 
 from __future__ import annotations
 
@@ -70,17 +71,23 @@ def run(url: str, scenario: Any) -> Any:
 def test_calls_of_one_moment_go_in_one_write_each_with_its_own_answer(
     own_redis: EmbeddedRedis, writes: list[int]
 ) -> None:
+    """While a call is on its way, the calls of one moment share a write; with none on its way,
+    each goes alone."""
+
     async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
         writes.clear()
+        on_its_way = asyncio.ensure_future(coalescer.call(redis, script, ["w"], [1]))
+        await asyncio.sleep(0)
         calls = [coalescer.call(redis, script, [f"k{i}"], [i + 1]) for i in range(3)]
         together = await asyncio.gather(*calls, return_exceptions=True)
+        await on_its_way
         after_together = len(writes)
         alone = [await coalescer.call(redis, script, ["k0"], [10]) for _ in range(2)]
         return together, after_together, alone, len(writes)
 
     together, after_together, alone, total = run(own_redis.url, scenario)
-    assert together == [1, 2, 3] and after_together == 1
-    assert alone == [11, 21] and total == 3
+    assert together == [1, 2, 3] and after_together == 2
+    assert alone == [11, 21] and total == 4
 
 
 def test_one_calls_error_is_its_own(own_redis: EmbeddedRedis) -> None:
@@ -114,6 +121,8 @@ def test_a_call_whose_sender_is_cancelled_still_goes_for_the_others(
     own_redis: EmbeddedRedis,
 ) -> None:
     async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        on_its_way = asyncio.ensure_future(coalescer.call(redis, script, ["w"], [1]))
+        await asyncio.sleep(0)  # so the next call waits for company
         first = asyncio.ensure_future(coalescer.call(redis, script, ["x"], [1]))
 
         async def second_call() -> Any:
@@ -123,7 +132,34 @@ def test_a_call_whose_sender_is_cancelled_still_goes_for_the_others(
 
         second = asyncio.ensure_future(second_call())
         answer = await asyncio.wait_for(second, 30)  # a guard: unanswered, it would hang
+        await on_its_way
         return first.cancelled(), answer, await redis.get("x")
 
     cancelled, answer, x = run(own_redis.url, scenario)
     assert cancelled and answer == 5 and x is None
+
+
+def test_a_call_with_none_on_its_way_is_sent_before_other_tasks_run(
+    own_redis: EmbeddedRedis, writes: list[int]
+) -> None:
+    """One conversation alone is not delayed: its call is written before the tasks that are
+    ready run; a call made while that one is on its way waits for them, and goes with theirs."""
+    order: list[str] = []
+
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        writes.clear()
+
+        async def other(name: str, key: str) -> Any:
+            order.append(name)
+            return await coalescer.call(redis, script, [key], [1])
+
+        first = asyncio.ensure_future(coalescer.call(redis, script, ["a"], [1]))
+        await asyncio.sleep(0)  # the first call is written, and on its way
+        order.append(f"written {len(writes)}")
+        later = [asyncio.ensure_future(other(f"t{i}", f"k{i}")) for i in range(3)]
+        answers = await asyncio.gather(first, *later)
+        return answers, len(writes)
+
+    answers, total = run(own_redis.url, scenario)
+    assert order[0] == "written 1" and answers == [1, 1, 1, 1]
+    assert total == 2  # the first alone, the three made while it was on its way together
