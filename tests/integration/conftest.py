@@ -1,10 +1,17 @@
-"""Fixtures of the integration tests that drive the gateway's turn lifecycle by hand."""
+"""Fixtures of the integration tests that drive the gateway's turn lifecycle by hand, and a
+``redis-server`` of a test's own."""
 
 from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
+from orquestra.redis_server import EmbeddedRedis
 from services.gateway.turns import TurnKeeper
 from shared.contracts import Turn
 from shared.keys import Keys
@@ -32,3 +39,16 @@ async def keeper(redis: Redis, unique_prefix: str):
     turns = TurnKeeper(redis, scripts, keys, settings, store, publish, get_logger("test"))
     yield turns, published, store
     turns.cancel_timers()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
+    """A private ``redis-server``, for a test that stops it, empties its script cache or
+    counts its own writes; resumed if the test left it stopped (SIGSTOP), then stopped."""
+    server = EmbeddedRedis(tmp_path / "redis", persist=False).start()
+    try:
+        yield server
+    finally:
+        if server.pid is not None:
+            os.kill(server.pid, signal.SIGCONT)
+        server.stop()

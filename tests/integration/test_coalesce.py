@@ -8,8 +8,6 @@ for the others."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,15 +26,6 @@ INCR = """
 if ARGV[1] == 'bad' then error('ERR bad argument: n', 0) end
 return redis.call('INCRBY', KEYS[1], ARGV[1])
 """
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
-    server = EmbeddedRedis(tmp_path / "redis", persist=False).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Coroutine, Generator, Iterator
-from pathlib import Path
+from collections.abc import Coroutine, Generator
 from typing import Any, cast
 
 import pytest
@@ -28,17 +27,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from orquestra.redis_server import EmbeddedRedis
 from shared.connections import connect
 from shared.settings import Settings
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
-    server = EmbeddedRedis(tmp_path / "redis", persist=False).start()
-    try:
-        yield server
-    finally:
-        if server.pid is not None:
-            os.kill(server.pid, signal.SIGCONT)
-        server.stop()
 
 
 def test_a_command_the_socket_takes_at_once_starts_no_task(own_redis: EmbeddedRedis) -> None:
