@@ -512,6 +512,15 @@ local function take(stream, id, readers, n, taken)
     end
   end
 end
+-- A reply as one flat list: Redis 6.2 writes each table nested in a script's reply with a
+-- write of its own (a commit's answer took three or four), Redis 7 gathers them (writev).
+-- `head` first, then each entry's fields (what `take` gathered: five each).
+local function flat(head, taken)
+  for _, entry in ipairs(taken) do
+    for f = 1, 5 do head[#head + 1] = entry[f] end
+  end
+  return head
+end
 local function takers_arg(at)
   local n = int_arg(at, 'n_takes', 0)
   local readers = {}
@@ -522,7 +531,7 @@ end
 
 # Publish one message and read it on write for this process's groups (``shared.bus``).
 # KEYS: the stream. ARGV: maxlen, the encoded message, n_takes, (group, consumer) * n_takes.
-# Returns what it took, as COMMIT does.
+# Returns what it took, as COMMIT does (``take``'s entries, flat).
 PUBLISH = (
     ARG_CHECKS
     + _TAKE
@@ -534,7 +543,7 @@ local readers = takers_arg(3)
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, '*', '__data__', message)
 local taken = {}
 take(KEYS[1], id, readers, 1, taken)
-return taken
+return flat({}, taken)
 """
 )
 
@@ -657,8 +666,9 @@ return result
 # input (its field in the turn's merge hash, which has an outbox's TTL) then tells
 # that it was committed, as the outbox would: the caller says so only when its snapshot cannot
 # already hold such a commit (``shared.service.handle_once``).
-# Returns {1, {counted step...}, {taken...}} committed (``take``'s entries; a notice's with
-# its MergeReady JSON, added after its envelope) | {-1} already committed, its outbox stored |
+# Returns {1, n_counted, counted step..., taken...} committed (``take``'s entries, five fields
+# each, flat: ``flat``; a notice's with its MergeReady JSON, added after its envelope) |
+# {-1} already committed, its outbox stored |
 # {-2} already committed, published with its commit (no outbox) | {0, field} version
 # conflict; only {1} publishes, counts, takes or acknowledges.
 COMMIT = (
@@ -816,7 +826,9 @@ for i, item in ipairs(items) do
   end
 end
 if acks then redis.call('XACK', KEYS[key - 1], ARGV[base + 4], ARGV[base + 5]) end
-return {1, counted, taken}
+local head = {1, #counted}
+for _, step in ipairs(counted) do head[#head + 1] = step end
+return flat(head, taken)
 """
 )
 

@@ -209,10 +209,12 @@ def takers_args(takers: tuple[tuple[str, str], ...]) -> list[str | int]:
     return [len(takers), *(name for taker in takers for name in taker)]
 
 
-def taken_of(result: list[list[Any]], data: list[bytes]) -> Iterator[TakenEntry]:
-    """The entries a script took (``shared/lua.py``'s ``take``): ``data`` are the messages of
-    its items, in order, for an entry it names by item (a notice: after its envelope)."""
-    for stream, group, entry_id, item, extra in result:
+def taken_of(result: Sequence[Any], data: list[bytes]) -> Iterator[TakenEntry]:
+    """The entries a script took (``shared/lua.py``'s ``take``, five fields each in one flat
+    list: ``flat``): ``data`` are the messages of its items, in order, for an entry it names by
+    item (a notice: after its envelope)."""
+    for at in range(0, len(result), 5):
+        stream, group, entry_id, item, extra = result[at : at + 5]
         # An older entry (item 0) comes whole, hex-encoded; an item's may come with a tail.
         body = data[int(item) - 1] + str(extra).encode() if item else bytes.fromhex(str(extra))
         yield TakenEntry(str(stream), str(group), str(entry_id), body)
@@ -485,8 +487,9 @@ class StateStore:
             return Committed(before=True)
         if status != 1:
             return None
-        taken = tuple(taken_of(result[2], [sent.taken or sent.data for sent in publish]))
-        return Committed(tuple(str(step) for step in result[1]), taken)
+        counted = 2 + int(result[1])
+        taken = tuple(taken_of(result[counted:], [sent.taken or sent.data for sent in publish]))
+        return Committed(tuple(str(step) for step in result[2:counted]), taken)
 
     async def append_journal(self, conversation_id: str, *entries: str) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
