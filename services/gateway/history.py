@@ -78,6 +78,8 @@ class History:
         """Up to ``limit`` messages before the cursor ``before`` (a stream id), oldest first;
         the cursor of the next (older) page, or None at the start of the history."""
         key = self.keys.history(conversation_id)
+        if before is not None and not any(int(part) for part in before.split("-")):
+            return [], None  # nothing comes before the first id ("(0-0" is an error to Redis)
         end = f"({before}" if before else "+"
         rows = await self.redis.xrevrange(key, max=end, min="-", count=limit + 1)
         more = len(rows) > limit

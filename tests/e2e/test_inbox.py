@@ -122,6 +122,15 @@ def test_history_pages_back_in_order(staffed: System) -> None:
     ]
 
 
+def test_a_page_before_the_first_stream_id_is_empty(staffed: System) -> None:
+    """``before=0-0``: nothing can come before it (to Redis an exclusive range from there is
+    an error, which was a 500)."""
+    cid = new_cid()
+    staffed.say(cid, "oi", after="0-0")
+    page = staffed.http.get(f"/v1/conversations/{cid}/messages", params={"before": "0-0"})
+    assert page.status_code == 200 and page.json() == {"messages": [], "cursor": None}
+
+
 @pytest.mark.parametrize(
     ("path", "body", "status"),
     [
