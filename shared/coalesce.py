@@ -23,7 +23,8 @@ of a pipeline would be split by node anyway).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,42 +76,44 @@ class Coalescer:
             await asyncio.sleep(0)  # the tasks ready now run, and may queue theirs
         except asyncio.CancelledError:
             if others := self._waiting.pop(server)[1:]:
-                self._spawn(redis, others)
+                self._spawn(redis, server, others)
             raise
         calls = self._waiting.pop(server)
         if len(calls) == 1:
             return await self._alone(server, call)
         # The others wait on this send: it goes on if this caller is cancelled meanwhile.
-        await asyncio.shield(self._spawn(redis, calls))
+        await asyncio.shield(self._spawn(redis, server, calls))
         return await call.answer
 
     async def _alone(self, server: tuple[Any, ...], call: _Call) -> Any:
-        self._in_flight[server] = self._in_flight.get(server, 0) + 1
-        try:
+        with self._on_its_way(server):
             return await call.script(keys=call.keys, args=call.args)
-        finally:
-            self._in_flight[server] -= 1
 
-    def _spawn(self, redis: Redis, calls: list[_Call]) -> asyncio.Task[None]:
-        sending = asyncio.ensure_future(self._counted(_server(redis), self._send(redis, calls)))
+    def _spawn(
+        self, redis: Redis, server: tuple[Any, ...], calls: list[_Call]
+    ) -> asyncio.Task[None]:
+        sending = asyncio.ensure_future(self._send(redis, server, calls))
         self._sending.add(sending)
         sending.add_done_callback(self._sending.discard)
         return sending
 
-    async def _counted(self, server: tuple[Any, ...], sending: Awaitable[None]) -> None:
+    @contextmanager
+    def _on_its_way(self, server: tuple[Any, ...]) -> Iterator[None]:
+        """Counts a send to ``server`` while it is on its way."""
         self._in_flight[server] = self._in_flight.get(server, 0) + 1
         try:
-            await sending
+            yield
         finally:
             self._in_flight[server] -= 1
 
-    async def _send(self, redis: Redis, calls: list[_Call]) -> None:
+    async def _send(self, redis: Redis, server: tuple[Any, ...], calls: list[_Call]) -> None:
         """One pipeline for ``calls``; each answered with its own result or error."""
         try:
-            async with redis.pipeline(transaction=False) as pipe:
-                for c in calls:
-                    pipe.evalsha(c.script.sha, len(c.keys), *c.keys, *c.args)
-                results = await pipe.execute(raise_on_error=False)
+            with self._on_its_way(server):
+                async with redis.pipeline(transaction=False) as pipe:
+                    for c in calls:
+                        pipe.evalsha(c.script.sha, len(c.keys), *c.keys, *c.args)
+                    results = await pipe.execute(raise_on_error=False)
         except Exception as error:
             results = [error] * len(calls)
         for c, result in zip(calls, results, strict=True):
