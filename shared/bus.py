@@ -494,7 +494,7 @@ class Bus:
         async with self.redis.pipeline(transaction=False) as pipe:
             for stream, payload in messages:
                 await self.publish(stream, payload, pipeline=pipe, taking=taking)
-            results = await pipe.execute()
+            results = await lua.execute(pipe)
         for each in taking:
             each.run(results)
 

@@ -25,6 +25,7 @@ from redis.asyncio import RedisCluster
 from redis.asyncio.cluster import ClusterNode
 from redis.exceptions import ConnectionError, ResponseError, SlotNotCoveredError, TimeoutError
 
+from shared import lua
 from shared.connections import AnyRedis
 from shared.logs import get_logger
 from shared.settings import Settings
@@ -103,10 +104,10 @@ class ReplicaAck:
         the client's slot map (the write itself was redirected to the new master) confirmed
         nothing: its answer is 0, and ``check`` refuses the write (the slot's master changed),
         so the sender's retry waits on the new master. Any other error is raised as the
-        pipeline would."""
+        pipeline would. Script calls go as ``lua.execute`` sends them."""
         if not self.on:
-            return list(await pipe.execute())
-        results = list(await pipe.execute(raise_on_error=False))
+            return await lua.execute(pipe)
+        results = await lua.execute(pipe, raise_on_error=False)
         for index, result in enumerate(results):
             if isinstance(result, ResponseError) and "WAIT cannot be used with replica" in str(
                 result

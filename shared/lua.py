@@ -16,7 +16,9 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import ClusterPipeline
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 from shared.contracts import EARLIEST_SENT_AT
 
@@ -266,17 +268,23 @@ end
 # The state's, the history's and the reply stream's TTLs are set when ``ttl_due`` (now_ms: the
 # gateway's wall clock), and the meta slice records when (``ttl_set_ms``); a key the script
 # creates (the history, the inbox) gets its TTL at once.
+# On one Redis a message that may start its turn also scores the conversation's pending start
+# by the lease (the sweeper's way back to a turn whose process died before publishing it): in
+# the script, no release can run between the start and the score and take the score away.
 # KEYS: dedupe, inbox, state, history, burst_hold, replies (the http channel's reply stream),
-#       then to start: lease, sent_prefix.
+#       then to start: lease, sent_prefix, and on one Redis pending_starts.
 # ARGV: entry, dedupe_ttl_s, meta_patch_json, ts_ms, state_ttl_s, history_json, history_kept,
-#       hold_ms, now_ms, replies_ttl_s, then to start: turn_id, lease_ttl_ms, max_ts_ms.
+#       hold_ms, now_ms, replies_ttl_s, then to start: turn_id, lease_ttl_ms, max_ts_ms, and
+#       with pending_starts the conversation's member there.
 # meta_patch_json = {"always": {...}, "latest": {...}, "first": {...}}
 # Returns {0} duplicate | {1} queued | {2} held for the human owner; a start adds TRY_START's
 # answer: {1, 'busy'} | {1, 'started', seq, ...}.
 INGEST = (
     _START_TURN
     + """
-if #KEYS ~= 6 and #KEYS ~= 8 then bad_arg('expected 6 or 8 keys, got ' .. #KEYS) end
+if #KEYS < 6 or #KEYS == 7 or #KEYS > 9 then
+  bad_arg('expected 6, 8 or 9 keys, got ' .. #KEYS)
+end
 local entry = str_arg(1, 'entry')
 int_arg(2, 'dedupe_ttl_s', 1)
 local patch = table_arg(3, 'meta_patch_json')
@@ -292,12 +300,13 @@ if ARGV[8] ~= '' then int_arg(8, 'hold_ms', 0) end
 local now = int_arg(9, 'now_ms', 0)
 int_arg(10, 'replies_ttl_s', 1)
 if string.match(entry, '^(%d+)|') ~= ARGV[4] then bad_arg('entry must start with ts_ms and |') end
-local starts = #KEYS == 8
+local starts = #KEYS >= 8
 local max_ts = 0
 if starts then
   str_arg(11, 'turn_id')
-  int_arg(12, 'lease_ttl_ms', 1)
+  local lease_ttl = int_arg(12, 'lease_ttl_ms', 1)
   max_ts = int_arg(13, 'max_ts_ms', 0)
+  if #KEYS == 9 then redis.call('ZADD', KEYS[9], now + lease_ttl, str_arg(14, 'pending')) end
 end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   -- A redelivery restarts the dedupe window. It is also a write, so a WAIT that follows on
@@ -1185,11 +1194,15 @@ class Scripts:
     sched_move: AsyncScript
 
 
+# The text of each script ``queue`` sent by its SHA1, for ``execute`` to send again.
+_TEXTS: dict[str, str] = {}
+
+
 def compact(script: str) -> str:
     """``script`` as it is sent: without its comment lines and indentation, its lines where
-    they were (an error's line number still points into the source). The scripts a pipeline
-    queues go by their text on every call (``queue``), a turn's ingest and publish among
-    them: a third less to send and for Redis to hash."""
+    they were (an error's line number still points into the source): a third less to send
+    and for Redis to hash when one goes by its text (a cluster's pipeline, ``queue``; a
+    script Redis lost)."""
     return "\n".join(
         "" if line.lstrip().startswith("--") else line.strip() for line in script.split("\n")
     )
@@ -1222,8 +1235,46 @@ def register(redis: Redis) -> Scripts:
 
 
 def queue(pipe: Pipeline, script: AsyncScript, *, keys: list[str], args: list[Any]) -> None:
-    """Queue ``script`` on a pipeline by its text (``EVAL``). Calling the script with
-    ``client=pipe`` instead makes redis-py ask ``SCRIPT EXISTS`` before every such pipeline:
-    one more round trip each time. Redis keeps the compiled script keyed by the text's SHA1,
-    so ``EVAL`` compiles nothing again, and it cannot fail with NOSCRIPT after a restart."""
-    pipe.eval(cast(str, script.script), len(keys), *keys, *args)
+    """Queue ``script`` on a pipeline by its SHA1 (``EVALSHA``); run the pipeline with
+    ``execute``, which sends a call Redis no longer knows again by its text.
+
+    Calling the script with ``client=pipe`` instead makes redis-py ask ``SCRIPT EXISTS``
+    before every such pipeline: one more round trip each time. Sending the text every time
+    costs Redis a SHA1 of it and both sides its bytes (a turn's ingest and publish: 16 KB).
+    A cluster's pipeline sends the text: redis-py keeps its queued commands apart by node,
+    where ``execute`` cannot read them back."""
+    if isinstance(pipe, ClusterPipeline):
+        pipe.eval(cast(str, script.script), len(keys), *keys, *args)
+        return
+    _TEXTS[script.sha] = cast(str, script.script)
+    pipe.evalsha(script.sha, len(keys), *keys, *args)
+
+
+async def execute(pipe: Pipeline, *, raise_on_error: bool = True) -> list[Any]:
+    """Run a pipeline that ``queue`` may have put script calls on; its results.
+
+    A call Redis answered ``NOSCRIPT`` (a restart, a failover or ``SCRIPT FLUSH`` emptied its
+    cache) did not run: it is sent again by its text, after the pipeline's other commands,
+    which ran once (a journal's ``RPUSH`` must not run twice); a ``WAIT`` of the pipeline is
+    sent again after it, so that it covers the call. A script queued on a pipeline must
+    therefore not need to run before the commands queued after it."""
+    if isinstance(pipe, ClusterPipeline):
+        return list(await pipe.execute(raise_on_error=raise_on_error))
+    stack = [args for args, _ in pipe.command_stack]
+    results = list(await pipe.execute(raise_on_error=False))
+    lost = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
+    if lost:
+        for i in lost:
+            _, sha, *rest = stack[i]
+            pipe.execute_command("EVAL", _TEXTS[cast(str, sha)], *rest)
+        waits = [i for i, args in enumerate(stack) if args[0] == "WAIT"]
+        for i in waits:
+            pipe.execute_command(*stack[i])
+        again = await pipe.execute(raise_on_error=False)
+        for i, result in zip(lost + waits, again, strict=True):
+            results[i] = result
+    if raise_on_error:
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+    return results

@@ -70,7 +70,7 @@ class History:
                 args=[entry, self.claim_ttl_s, self.ttl_s, self.kept],
             )
             pipe.zadd(self.keys.conversation_index, {conv: now_ms()}, gt=True)
-            await pipe.execute()
+            await lua.execute(pipe)
 
     async def page(
         self, conversation_id: str, before: str | None, limit: int

@@ -323,12 +323,12 @@ class TurnKeeper:
         quiet = self.quiet_after(message.text)
         # A message that calls for no quiet window starts its turn in the same script.
         turn_id = new_id() if not quiet.ms else ""
-        # On one Redis its pending start is then scored by the lease, after the script, as a
-        # published turn's is: a release that ran before the script and took the pending start
-        # off (it found nothing to start) cannot leave the new turn without one. On a cluster
-        # the two run on different nodes, and the publish scores the turn's again.
+        # On one Redis the script then scores its pending start by the lease, as a published
+        # turn's is: a release cannot run between them and take the score off (it found
+        # nothing to start) to leave the new turn without one. On a cluster the two are on
+        # different nodes: the score goes first, due at once, and the publish scores the
+        # turn's again.
         scored = bool(turn_id) and self.settings.redis_mode != "cluster"
-        due = now_ms() + (self.settings.lease_ttl_ms if scored else quiet.ms)
         said = history_entry(message.message_id, "customer", message.text, message.sent_at)
         index = self.keys.conversation_index
         keys = [
@@ -355,13 +355,14 @@ class TurnKeeper:
             k = self.keys
             keys += [k.lease(conv), k.sent_prefix(conv)]
             args += [turn_id, self.settings.lease_ttl_ms, self._max_ts_ms]
-        pending = {self.keys.qualified(conv): due}
+            if scored:
+                keys.append(k.pending_starts(conv))
+                args.append(k.qualified(conv))
         async with self.redis.pipeline(transaction=False) as pipe:
             if not scored:
-                pipe.zadd(self.keys.pending_starts(conv), pending)
+                due = {self.keys.qualified(conv): now_ms() + quiet.ms}
+                pipe.zadd(self.keys.pending_starts(conv), due)
             lua.queue(pipe, self.scripts.ingest, keys=keys, args=args)
-            if scored:
-                pipe.zadd(self.keys.pending_starts(conv), pending)
             pipe.zadd(index, {conv: now_ms()}, gt=True)
             self._queue_index_prune(pipe)
             # Answered 2xx only once a replica holds the message and the pending start that
@@ -521,7 +522,7 @@ class TurnKeeper:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.zscore(call.pending, self.keys.qualified(conversation_id))
                 lua.queue(pipe, self.scripts.release, keys=call.keys, args=args)
-                score, result = await pipe.execute()
+                score, result = await lua.execute(pipe)
         await self.released(call, result, score)
 
     def release_call(self, conversation_id: str, turn_id: str) -> ReleaseCall | None:
@@ -782,7 +783,7 @@ class TurnKeeper:
                 # Every turn ends with a script's append (a handler's commit, the reply's
                 # delivery and release), which trims the journal.
                 self.store.queue_journal(pipe, conversation_id, *journal, trim=False)
-            results = await pipe.execute()
+            results = await lua.execute(pipe)
         TURNS_STARTED.labels(self.keys.tenant).inc()
         for each in taking:
             each.run(results)
@@ -867,7 +868,7 @@ class TurnKeeper:
                     for entry, reason in rejected
                 ),
             )
-            await pipe.execute()
+            await lua.execute(pipe)
 
     def _turn_keys(self, conversation_id: str) -> list[str]:
         k = self.keys
