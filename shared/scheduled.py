@@ -23,6 +23,7 @@ from typing import Any, Literal, cast
 from pydantic import AwareDatetime, BaseModel, Field
 from redis.asyncio import Redis
 
+from shared import lua
 from shared.coalesce import coalescer
 from shared.keys import Keys, sched_member, split_tenant
 from shared.lua import Scripts
@@ -85,6 +86,17 @@ def bucket_member_of(value: str) -> tuple[str, str, str]:
 
 
 @dataclass(frozen=True)
+class Adding:
+    """An item to record (``ScheduleStore.add``): its status, when it is to be sent (pending),
+    and its journal entry."""
+
+    item: Scheduled
+    status: str
+    send_at: datetime
+    entry: str
+
+
+@dataclass(frozen=True)
 class Claimed:
     """A bucket's member claimed by this process; ``member`` as stored (tenant-qualified)."""
 
@@ -130,36 +142,53 @@ class ScheduleStore:
         """Record ``item``; a pending one goes into the bucket of ``send_at``. False when the
         item existed (a redelivered event): nothing is journaled again; or when ``because``,
         the turn whose event scheduled it, was in flight when the conversation was erased."""
-        k, conv = self.keys, item.conversation_id
-        bucket = bucket_of(send_at)
-        created, current = await coalescer.call(
-            self.redis,
-            self.scripts.sched_add,
-            [
-                k.sched_item(conv, item.id),
-                k.sched_index(conv),
-                k.journal(conv),
-                k.erased(conv),
-            ],
-            [
-                item.model_dump_json(),
-                status,
-                ms(item.due_at),
-                item.id,
-                self.ttl_s,
-                bucket,
-                *stamp_tenant(k.tenant, entry),
-                self.journal_max,
-                because or "",
-            ],
-        )
-        if current == "pending":
-            # Also after a crash between the script and here: the redelivery lands here again.
+        [created] = await self.add_all([Adding(item, status, send_at, entry)], because)
+        return created
+
+    async def add_all(self, adds: list[Adding], because: str | None = None) -> list[bool]:
+        """``add`` for the items one event schedules (a booking's reminders): their scripts in
+        one round trip, then the buckets of the pending ones in one more."""
+        k = self.keys
+        calls = [
+            (
+                [
+                    k.sched_item(a.item.conversation_id, a.item.id),
+                    k.sched_index(a.item.conversation_id),
+                    k.journal(a.item.conversation_id),
+                    k.erased(a.item.conversation_id),
+                ],
+                [
+                    a.item.model_dump_json(),
+                    a.status,
+                    ms(a.item.due_at),
+                    a.item.id,
+                    self.ttl_s,
+                    bucket_of(a.send_at),
+                    *stamp_tenant(k.tenant, a.entry),
+                    self.journal_max,
+                    because or "",
+                ],
+            )
+            for a in adds
+        ]
+        if len(calls) == 1:
+            answers = [await coalescer.call(self.redis, self.scripts.sched_add, *calls[0])]
+        else:
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zadd(k.sched_due(bucket), {k.sched_bucket_member(conv, item.id): ms(send_at)})
-                pipe.zadd(k.sched_buckets, {bucket: ms(bucket_start(bucket))})
+                for keys, args in calls:
+                    lua.queue(pipe, self.scripts.sched_add, keys=keys, args=args)
+                answers = await lua.execute(pipe)
+        # Also after a crash between the scripts and here: the redelivery lands here again.
+        pending = [a for a, (_, current) in zip(adds, answers, strict=True) if current == "pending"]
+        if pending:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for a in pending:
+                    bucket = bucket_of(a.send_at)
+                    due_member = k.sched_bucket_member(a.item.conversation_id, a.item.id)
+                    pipe.zadd(k.sched_due(bucket), {due_member: ms(a.send_at)})
+                    pipe.zadd(k.sched_buckets, {bucket: ms(bucket_start(bucket))})
                 await pipe.execute()
-        return bool(int(created))
+        return [bool(int(created)) for created, _ in answers]
 
     async def items(self, conversation_id: str) -> list[tuple[Scheduled, str, str]]:
         """Every scheduled message of a conversation: (item, status, bucket), by due time."""

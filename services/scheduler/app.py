@@ -22,7 +22,7 @@ from services.scheduler.funnel import FunnelCounter
 from shared.clock import Clock
 from shared.contracts import DomainEvent, Reply
 from shared.metrics import SCHEDULED
-from shared.scheduled import Claimed, Scheduled, ScheduleStore
+from shared.scheduled import Adding, Claimed, Scheduled, ScheduleStore
 from shared.service import Lookup, Runtime
 from shared.state import journal_entry, read_slices
 from shared.trial.config import load_trial_config
@@ -107,30 +107,46 @@ def build(rt: Runtime) -> None:
                 SCHEDULED.labels(item.kind, "cancelled", rt.tenant).inc()
                 rt.log.info("scheduled message cancelled", id=item.id, because=event.type)
 
-    async def schedule(item: Scheduled, now: datetime, event: DomainEvent) -> None:
-        admission = admit(item, now, config)
-        fields = {
-            "id": item.id,
-            "kind": item.kind,
-            "booking_id": item.booking_id,
-            "due_at": item.due_at.isoformat(),
-            "because": event.type,
-            "event_turn_id": event.turn_id,
-        }
-        if admission == "drop":
+    async def schedule(items: list[Scheduled], now: datetime, event: DomainEvent) -> None:
+        """Record what an event schedules, each item admitted (sent now, at its time, or
+        dropped as past), in one ``add_all``."""
+        adds: list[Adding] = []
+        for item in items:
+            admission = admit(item, now, config)
+            fields = {
+                "id": item.id,
+                "kind": item.kind,
+                "booking_id": item.booking_id,
+                "due_at": item.due_at.isoformat(),
+                "because": event.type,
+                "event_turn_id": event.turn_id,
+            }
+            if admission == "drop":
+                entry = journal_entry(
+                    SERVICE, item.turn_id, "scheduled.dropped", reason="past", **fields
+                )
+                adds.append(Adding(item, "dropped", now, entry))
+                continue
+            send_at = now if admission == "send_now" else item.due_at
             entry = journal_entry(
-                SERVICE, item.turn_id, "scheduled.dropped", reason="past", **fields
+                SERVICE,
+                item.turn_id,
+                "scheduled.created",
+                send_now=admission == "send_now",
+                **fields,
             )
-            if await store.add(item, "dropped", now, entry, event.turn_id):
+            adds.append(Adding(item, "pending", send_at, entry))
+        created = await store.add_all(adds, event.turn_id)
+        for add, new in zip(adds, created, strict=True):
+            if not new:
+                continue
+            item = add.item
+            if add.status == "dropped":
                 SCHEDULED.labels(item.kind, "dropped", rt.tenant).inc()
-            return
-        send_at = now if admission == "send_now" else item.due_at
-        entry = journal_entry(
-            SERVICE, item.turn_id, "scheduled.created", send_now=admission == "send_now", **fields
-        )
-        if await store.add(item, "pending", send_at, entry, event.turn_id):
+                continue
             SCHEDULED.labels(item.kind, "created", rt.tenant).inc()
-            rt.log.info("message scheduled", id=item.id, kind=item.kind, due_at=fields["due_at"])
+            due_at = item.due_at.isoformat()
+            rt.log.info("message scheduled", id=item.id, kind=item.kind, due_at=due_at)
 
     async def on_event(body: bytes) -> None:
         event = DomainEvent.model_validate_json(body)
@@ -151,9 +167,7 @@ def build(rt: Runtime) -> None:
         if plan.cancel_booking:
             await cancel_booking(event, plan.cancel_booking)
         if plan.schedule:
-            now = await clock.now()
-            for item in plan.schedule:
-                await schedule(item, now, event)
+            await schedule(plan.schedule, await clock.now(), event)
 
     async def send(claimed: Claimed, now: datetime) -> None:
         item = await store.load(claimed)

@@ -15,7 +15,7 @@ from services.scheduler.app import Send, tick_once
 from shared.clock import Clock
 from shared.keys import Keys
 from shared.lua import register
-from shared.scheduled import Claimed, Scheduled, ScheduleStore
+from shared.scheduled import Adding, Claimed, Scheduled, ScheduleStore
 from shared.service import Lookup
 from shared.state import journal_entry
 
@@ -85,6 +85,31 @@ async def test_a_redelivered_event_creates_nothing_twice(store: ScheduleStore) -
     journal = await store.redis.lrange(store.keys.journal("c1"), 0, -1)
     assert len(journal) == 1
     assert [i.id for i, _, _ in await store.items("c1")] == ["e1-day_before"]
+
+
+async def test_an_events_items_are_recorded_together_once_each(store: ScheduleStore) -> None:
+    """A booking's reminders in one ``add_all``: each recorded and journaled once, the pending
+    one in its bucket and the dropped one in none; the event redelivered creates nothing, and
+    a pending item whose bucket write was lost (a crash between) is put in its bucket again."""
+    later = item(2, due=DUE + timedelta(hours=3))
+    adds = [
+        Adding(item(1), "pending", DUE, entry("scheduled.created")),
+        Adding(later, "dropped", DUE, entry("scheduled.dropped")),
+    ]
+    assert await store.add_all(adds, "t1") == [True, True]
+    [bucket] = await store.due_buckets(DUE + timedelta(hours=5))
+    assert await store.redis.zrange(store.keys.sched_due(bucket), 0, -1) == [
+        store.keys.sched_bucket_member("c1", item(1).id)
+    ]
+    await store.redis.delete(store.keys.sched_due(bucket))  # the crash between the two writes
+    assert await store.add_all(adds, "t1") == [False, False]
+    assert await store.redis.zcard(store.keys.sched_due(bucket)) == 1
+    journal = await store.redis.lrange(store.keys.journal("c1"), 0, -1)
+    assert len(journal) == 2
+    assert sorted((i.id, status) for i, status, _ in await store.items("c1")) == [
+        ("e1-day_before", "pending"),
+        ("e2-day_before", "dropped"),
+    ]
 
 
 async def test_held_while_a_person_owns_the_conversation_and_cancel_removes_it(
