@@ -7,8 +7,11 @@ questions; ``agend*`` is a stem) and the *known* words (targets, every word the 
 starts with the same letter as the target, and is within a small edit distance of it
 (Damerau–Levenshtein with adjacent swaps, via rapidfuzz): one edit for words of 6–8 letters,
 two from 9 letters; when two targets are equally near, the token is left alone. Known
-infinitives make their regular forms known ("perguntar" → "perguntou"). Short words are never
-corrected: at that length a typo and another word (or a name) cannot be told apart.
+infinitives make their regular forms known ("perguntar" → "perguntou"). A short word alone is
+never corrected: at that length a typo and another word (or a name) cannot be told apart. The
+word after it can tell them: a short unknown word one edit from the first word of a two-word
+target phrase whose second word follows it as written ("nuca joguei" → "nunca joguei") is
+that word.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from shared.pack import Pack
 
 MIN_LENGTH = 6
 LONG_LENGTH = 9
+# The shortest word the word after it may correct (one edit): a two- or three-letter word is
+# too often another word.
+PAIRED_MIN_LENGTH = 4
 # Regular verb endings: a known infinitive makes its common forms known too ("perguntar" →
 # "perguntou"), so a verb form is not "corrected" into another one.
 _INFLECTIONS = {
@@ -53,9 +59,20 @@ def _max_edits(length: int) -> int:
 class Vocabulary:
     """Targets to correct towards and the words that are never corrected."""
 
-    def __init__(self, words: Iterable[str], stems: Iterable[str], known: Iterable[str]) -> None:
+    def __init__(
+        self,
+        words: Iterable[str],
+        stems: Iterable[str],
+        known: Iterable[str],
+        pairs: Iterable[tuple[str, str]] = (),
+    ) -> None:
         self.words = frozenset(w for w in words if w.isalpha())
         self.stems = frozenset(s for s in stems if s.isalpha())
+        # Two-word targets (first word, second word or a stem ending in "*"), by the second.
+        self._pairs: dict[str, list[str]] = {}
+        for first, second in pairs:
+            if first.isalpha() and len(first) < MIN_LENGTH:
+                self._pairs.setdefault(second, []).append(first)
         self.known = frozenset(
             _with_inflections({*known, *self.words, *COMMON_WORDS, *SLANG.values()})
         )
@@ -68,6 +85,7 @@ class Vocabulary:
         """Targets from keyword phrases as packs write them (accents allowed, ``*`` a stem)."""
         words: set[str] = set()
         stems: set[str] = set()
+        pairs: set[tuple[str, str]] = set()
         for phrase in phrases:
             normalized = normalize(phrase.rstrip("*"))
             if not normalized:
@@ -75,7 +93,9 @@ class Vocabulary:
             *body, last = normalized.split()
             words.update(body)
             (stems if phrase.endswith("*") else words).add(last)
-        return cls(words, stems, known)
+            written = [*body, last + "*" if phrase.endswith("*") else last]
+            pairs.update(zip(body, written[1:], strict=True))
+        return cls(words, stems, known, pairs)
 
     def is_known(self, token: str) -> bool:
         return token in self.known or any(token.startswith(stem) for stem in self.stems)
@@ -105,9 +125,33 @@ class Vocabulary:
         # Two targets equally near: the typo cannot be told, so it is left as written.
         return nearest[0] if len(nearest) == 1 else token
 
+    def correct_before(self, token: str, following: str) -> str:
+        """The first word of a two-word target that short ``token`` is a typo of, read with
+        the word ``following`` it; or ``token`` itself."""
+        if (
+            not PAIRED_MIN_LENGTH <= len(token) < MIN_LENGTH
+            or not token.isalpha()
+            or self.is_known(token)
+        ):
+            return token
+        firsts = {
+            first
+            for second, candidates in self._pairs.items()
+            if (following.startswith(second[:-1]) if second.endswith("*") else following == second)
+            for first in candidates
+            if first[0] == token[0] and OSA.distance(token, first, score_cutoff=1) <= 1
+        }
+        return firsts.pop() if len(firsts) == 1 else token
+
     def correct(self, normalized: str) -> str:
         """A normalized message with every typo replaced by its target."""
-        return " ".join(self.correct_token(token) for token in normalized.split())
+        tokens = [self.correct_token(token) for token in normalized.split()]
+        if self._pairs and tokens:
+            tokens = [
+                self.correct_before(token, following) if following else token
+                for token, following in zip(tokens, [*tokens[1:], ""], strict=True)
+            ]
+        return " ".join(tokens)
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -808,6 +808,9 @@ _LEVEL_WORD_LEVEL: dict[str, Level] = {
 }
 _LEVEL_VOCABULARY = Vocabulary.from_phrases(
     ["iniciante", "principiante", "intermediario", "intermediaria", "avancado", "avancada"]
+    # "nunca" read before the verbs of the past that say it ("nuca joguei"): alone it is too
+    # short to correct.
+    + [f"nunca {verb}" for verb in ("jog*", "fiz", "fez", "pratic*", "pratiqu*", "trein*")]
 )
 _NEGATED = re.compile(r"\bnao(?: sou| e| estou)?\s*$")
 # One-word replies that only mean a level when the level was asked ("nada", "médio").

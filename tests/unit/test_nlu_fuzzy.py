@@ -9,6 +9,7 @@ from services.triage.config import load_config
 from services.triage.rules import classify
 from shared.nlu.fuzzy import Vocabulary, pack_vocabulary
 from shared.nlu.normalize import normalize
+from shared.nlu.slots import extract_level
 from shared.pack import load_pack
 
 PACK = load_pack("ctsmash")
@@ -65,6 +66,25 @@ def test_typos_are_corrected_to_the_pack_vocabulary(text: str, expected: str) ->
 def test_known_words_and_names_stay_as_they_are(text: str) -> None:
     normalized = normalize(text)
     assert VOCABULARY.correct(normalized) == normalized
+
+
+def test_a_short_word_is_read_with_the_word_after_it() -> None:
+    """Alone, a four- or five-letter word is too short to tell a typo from another word; before
+    the second word of a two-word target, one edit from its first word, it is that word."""
+    vocabulary = Vocabulary.from_phrases(["nunca jog*", "aula experimental"])
+    assert vocabulary.correct("nuca joguei") == "nunca joguei"
+    assert vocabulary.correct("tem aual experimental") == "tem aula experimental"
+    # Alone, before another word, further than one edit, or a known word: as written.
+    assert vocabulary.correct("nuca") == "nuca"
+    assert vocabulary.correct("a nuca doi") == "a nuca doi"
+    assert vocabulary.correct("nixa joguei") == "nixa joguei"
+    assert vocabulary.correct("unca joguei") == "unca joguei"  # not its first letter
+    assert vocabulary.correct("aula experimental") == "aula experimental"
+
+
+def test_a_short_typo_before_a_level_phrase_gives_the_level() -> None:
+    assert extract_level("tenho 31 anos nuca joguei") == "iniciante"
+    assert extract_level("tenho 31 anos, machuquei a nuca") is None
 
 
 def test_a_vocabulary_from_words_and_stems() -> None:
