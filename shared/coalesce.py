@@ -15,8 +15,8 @@ one write, one read in Redis, one reply.
 
 Each call stays its own script, atomic on its own and answered on its own: the pipeline is not
 a transaction, and one call's error is only that call's. A script Redis does not know (a
-restart or a failover emptied its cache: ``NOSCRIPT``) did not run; that call goes again
-through its own ``AsyncScript``, which loads it. On a cluster each call goes alone (the calls
+restart or a failover emptied its cache: ``NOSCRIPT``) did not run; that call goes again by
+its text, as every pipeline's does (``lua.execute``). On a cluster each call goes alone (the calls
 of a pipeline would be split by node anyway).
 """
 
@@ -30,7 +30,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError
+
+from shared import lua
 
 
 @dataclass
@@ -112,16 +113,11 @@ class Coalescer:
             with self._on_its_way(server):
                 async with redis.pipeline(transaction=False) as pipe:
                     for c in calls:
-                        pipe.evalsha(c.script.sha, len(c.keys), *c.keys, *c.args)
-                    results = await pipe.execute(raise_on_error=False)
+                        lua.queue(pipe, c.script, keys=c.keys, args=c.args)
+                    results = await lua.execute(pipe, raise_on_error=False)
         except Exception as error:
             results = [error] * len(calls)
         for c, result in zip(calls, results, strict=True):
-            if isinstance(result, NoScriptError):
-                try:
-                    result = await c.script(keys=c.keys, args=c.args)
-                except Exception as error:
-                    result = error
             if c.answer.done():  # its caller was cancelled
                 continue
             if isinstance(result, Exception):
