@@ -475,11 +475,19 @@ def fresh_sender() -> str:
 
 
 def say(
-    env: Env, sender: str, kind: str = "image", *, text: str | None = None, ago_s: int = 0
+    env: Env,
+    sender: str,
+    kind: str = "image",
+    *,
+    text: str | None = None,
+    ago_s: int = 0,
+    at: int | None = None,
 ) -> tuple[str, str]:
-    """Post one inbound message (now, or ``ago_s`` seconds ago); (conversation, wamid)."""
+    """Post one inbound message (sent ``at``, by default now, or ``ago_s`` seconds before);
+    (conversation, wamid)."""
     wamid = f"wamid.IN{uuid.uuid4().hex[:12]}"
-    payload = message_webhook(NUMBER, sender, wamid, int(time.time()) - ago_s, kind=kind, text=text)
+    sent = (int(time.time()) if at is None else at) - ago_s
+    payload = message_webhook(NUMBER, sender, wamid, sent, kind=kind, text=text)
     response = env.post(payload)
     assert response.status_code == 200 and response.json()["messages"] == 1, response.text
     return conversation_id(NUMBER, sender), wamid
@@ -539,7 +547,8 @@ def test_text_is_answered_in_order_and_statuses_update_the_records(env: Env) -> 
     at = int(time.time())
     with env.outbound_held(f"hold-{sender}"):
         text = "quero agendar uma aula experimental e onde fica?"
-        conv, wamid = say(env, sender, "text", text=text)
+        # Sent at ``at``: the reply window is counted from the message's own timestamp.
+        conv, wamid = say(env, sender, "text", text=text, at=at)
         (delivered,) = env.delivered(conv)
         assert delivered["status"] == "sent"
         ((_, _, reply),) = env.replies(conv)
