@@ -27,6 +27,8 @@ WRITER_FIELDS = ("contact_name", "for_someone_else")
 
 # Priority when a message asks for several actions ("quero remarcar minha aula": reschedule).
 _ACTION_ORDER: tuple[Action, ...] = ("handoff", "cancel", "reschedule", "status")
+# The actions whose terms a person may ask about before asking for them.
+_ASKED_ABOUT: frozenset[Action] = frozenset({"cancel", "reschedule"})
 
 # What the NLU is told the bot asked for (a yes/no question needs no hint: it reads yes/no always).
 _EXPECTING: dict[Asked, Expecting] = {
@@ -156,12 +158,17 @@ def _contains(haystack: str, phrase: str) -> bool:
 
 
 def detect_action(text: str, intents: list[str], config: TrialConfig) -> Action | None:
-    """Handoff, cancel, reschedule or status, from triage's intents or the pack's phrases."""
+    """Handoff, cancel, reschedule or status, from triage's intents or the pack's phrases. A
+    question about what cancelling or moving costs (``terms_asked``: "pago multa se
+    cancelar?") names the action without asking for it: the FAQ answers it, and the booking
+    stays as it is until the person asks for the change."""
     found = {config.intent_actions[i] for i in intents if i in config.intent_actions}
     normalized = normalize(text)
     for action, phrases in config.keywords.items():
         if any(_contains(normalized, phrase) for phrase in phrases):
             found.add(action)
+    if config.terms_asked and re.search(config.terms_asked, normalized):
+        found -= _ASKED_ABOUT
     return next((action for action in _ACTION_ORDER if action in found), None)
 
 

@@ -91,6 +91,9 @@ class TrialConfig(_Section):
     # Triage intents that mean the message asks something (another service answers it): the
     # trial then re-asks its pending step in one line and does not count a failed answer.
     question_intents: list[str] = Field(default_factory=list)
+    # A pattern (on normalized text) of a question about what an action costs ("remarcar tem
+    # custo?"): a cancel or a reschedule it names is asked about, not asked for.
+    terms_asked: str | None = None
     # Patterns (on normalized text) of a request for the class times inside a booking message
     # ("quais os horários disponíveis?"): the reply then says them, whatever it asks next.
     times_asked: list[str] = Field(default_factory=list)

@@ -34,3 +34,23 @@ def test_changing_something_else_is_not_a_booking() -> None:
         "posso trocar a raquete depois?", trial_stage="booked", config=CONFIG, pack=PACK
     )
     assert "trial" not in result.intents
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "se eu desmarcar vocês cobram alguma coisa?",
+        "tem multa pra trocar o horário?",
+        "mudar o dia da aula é pago?",
+    ],
+)
+def test_asking_what_a_change_costs_is_a_question_not_a_change(text: str) -> None:
+    result = classify(text, trial_stage="booked", config=CONFIG, pack=PACK)
+    assert result.intents == ["faq"]
+
+
+def test_asking_for_the_change_is_still_a_change() -> None:
+    result = classify(
+        "quero trocar pra outra terça", trial_stage="booked", config=CONFIG, pack=PACK
+    )
+    assert "trial" in result.intents

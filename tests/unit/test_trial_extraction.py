@@ -104,6 +104,11 @@ def test_merge_touches_only_the_slice_fields() -> None:
         ("oi", ["trial", "trial_status"], "status"),
         ("19:00", ["trial"], None),
         ("quero cancelar e falar com uma pessoa", [], "handoff"),
+        # What the change costs, asked: the FAQ answers it, the booking stays.
+        ("se eu desmarcar vocês cobram?", [], None),
+        ("tem multa pra cancelar?", ["trial_cancel"], None),
+        ("mudar a aula de dia é pago?", [], None),
+        ("tem multa? quero falar com alguém", [], "handoff"),
     ],
 )
 def test_actions(text: str, intents: list[str], action: str | None) -> None:
