@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from services.faq.core import compose, retrieve
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer, build_llm_messages
-from services.faq.topic import FaqState, current_topic, remember
+from services.faq.topic import FaqState, current_topic, current_unknown, remember
 from shared.contracts import SpecialistTask, Unanswered
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
+from shared.nlu.party import age_named, names_of_groups
 from shared.service import Runtime, TurnDecision, ask_llm, on_tasks
 from shared.state import Snapshot
 
@@ -25,6 +26,7 @@ def build(rt: Runtime) -> None:
         context = booking.tags_for(snapshot.trial()) if booking else []
         state = snapshot.model("faq", FaqState)
         topic = current_topic(state, turn.now, config.follow_up)
+        unknown = current_unknown(state, turn.now, config.follow_up)
         retrieval = retrieve(
             task.text,
             index=index,
@@ -32,6 +34,8 @@ def build(rt: Runtime) -> None:
             topic=topic,
             message=turn.text,
             now=turn.now,
+            names=_names(snapshot, turn.text),
+            unknown=unknown,
         )
         llm_answer = None
         if use_llm and retrieval.entries:
@@ -55,7 +59,7 @@ def build(rt: Runtime) -> None:
             texts=rt.pack,
             seed=turn.turn_id,
             llm_answer=llm_answer,
-            student_age=_student_age(snapshot),
+            student_age=_student_age(snapshot, turn.text),
         )
         decision.reply(
             result.text,
@@ -66,7 +70,7 @@ def build(rt: Runtime) -> None:
                 "unknown_only": result.unknown_only,
             },
         )
-        decision.writes["faq"] = remember(state, retrieval.answered, turn.now)
+        decision.writes["faq"] = remember(state, retrieval.answered, turn.now, retrieval.unanswered)
         for question in result.unanswered:
             record = Unanswered(
                 question=question,
@@ -90,8 +94,27 @@ def build(rt: Runtime) -> None:
     on_tasks(rt, decide)
 
 
-def _student_age(snapshot: Snapshot) -> int | None:
-    """The student's age as the conversation's memory knows it, if it is a number."""
+def _names(snapshot: Snapshot, message: str) -> list[str]:
+    """The people the conversation named: the student's name the memory holds and those of
+    the groups the person's messages (this one too) booked for."""
     memory = snapshot.memory()
-    age = memory.value("idade") if memory is not None else None
+    if memory is None:
+        return names_of_groups([message])
+    nome = memory.value("nome")
+    named = [nome] if isinstance(nome, str) else []
+    return [*named, *names_of_groups([*(heard.text for heard in memory.heard), message])]
+
+
+def _student_age(snapshot: Snapshot, question: str) -> int | None:
+    """The age of the student a question is about: a person of a group the question names,
+    by the age the group's message gave them ("O Artur precisa levar algo?" when the
+    grandfather booking with him gave Artur's as 12), else the conversation's memory's one
+    age, if it is a number."""
+    memory = snapshot.memory()
+    if memory is None:
+        return None
+    named = age_named(question, [*(heard.text for heard in memory.heard), question])
+    if named is not None:
+        return named
+    age = memory.value("idade")
     return age if isinstance(age, int) and not isinstance(age, bool) else None

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
-from services.faq.topic import FaqTopic
+from services.faq.topic import FaqTopic, OpenQuestion
 from shared.faq.ages import age_question, ages_in
 from shared.faq.config import AgeRule, FaqConfig, FaqEntry
 from shared.faq.index import FaqIndex, Match
@@ -284,6 +284,29 @@ def focus(answer: str, clause: str, index: FaqIndex, *, follow_up: bool = False)
     return f"{part[:first]}{part[first].upper()}{part[first + 1 :]}."
 
 
+def _asks_again(clause: str, index: FaqIndex) -> bool:
+    """A short clause opened as a follow-up for another case ("e pra quem paga à vista?", "e
+    para estudante?"): the question before it, asked again of someone or something else."""
+    rule = index.config.follow_up
+    words = normalize(clause).split()
+    return (
+        2 <= len(words) <= rule.max_words
+        and words[0] in {normalize(w) for w in rule.openers}
+        and words[1] in {normalize(w) for w in rule.another_case}
+    )
+
+
+def without_names(text: str, names: Collection[str], index: FaqIndex) -> str:
+    """``text`` without the people's ``names`` the conversation gave: a name says whom a
+    question is about ("o Heitor precisa levar algo?"), not what it asks, and a word the base
+    never uses would weigh most against every entry (see ``FaqIndex``'s coverage). A name the
+    base uses as a word stays: a misread name must not take a topic out of a question."""
+    for name in sorted(names, key=len, reverse=True):
+        if name.strip() and not any(index.known(t) for t in index.content_terms(name)):
+            text = re.sub(rf"\b{re.escape(name.strip())}\b", " ", text, flags=re.IGNORECASE)
+    return text
+
+
 def retrieve(
     text: str,
     *,
@@ -292,6 +315,8 @@ def retrieve(
     topic: FaqTopic | None = None,
     message: str | None = None,
     now: datetime | None = None,
+    names: Collection[str] = (),
+    unknown: OpenQuestion | None = None,
 ) -> Retrieval:
     """Match every question clause of ``text``; entries deduplicated, first ask first.
 
@@ -303,9 +328,13 @@ def retrieve(
     short clause the base cannot place alone continues (see :func:`_inherited`); each answered
     clause becomes the topic of the next. ``message``: the whole message ``text`` was taken
     from, whose ages ("minha filha tem 9") the age entry answers with a yes or no; ``now``
-    (business time) turns a birth year into an age.
+    (business time) turns a birth year into an age. ``names``: the people the conversation
+    named, read out of the clauses (:func:`without_names`). ``unknown``: the last question the
+    base could not answer, with nothing answered since: a clause asking it again for another
+    case (:func:`_asks_again`) stays unanswered, whatever its own words match ("e pra quem paga
+    no pix?" after an unknown discount asks for a discount, not the payment methods).
     """
-    clauses = index.analyzer.clauses(text)
+    clauses = index.analyzer.clauses(without_names(text, names, index))
     topic_entry = topic.entry_id if topic else None
     said = ages_in(message or text, now)
     # A greeting's question ("tudo bem?") asks nothing the base could answer: only a
@@ -316,6 +345,9 @@ def retrieve(
     unanswered: list[str] = []
     for clause in clauses:
         if asking and len(clauses) > 1 and not clause.question_shaped:
+            continue
+        if unknown is not None and _asks_again(clause.text, index):
+            unanswered.append(clause.text)
             continue
         match = _judge(clause.text, index, context)
         continued = _continued(clause.text, index, topic_entry)
@@ -343,6 +375,7 @@ def retrieve(
         answered_here = [m for m in found if m.answered]
         if answered_here:
             topic_entry = answered_here[-1].entry_id
+            unknown = None
         for m in found:
             if m.answered:
                 entries.setdefault(m.entry_id, index.entry(m.entry_id))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from services.faq.core import retrieve
-from services.faq.topic import FaqState, current_topic, remember
+from services.faq.topic import FaqState, current_topic, current_unknown, remember
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.nlu.normalize import strip_accents
@@ -120,8 +120,11 @@ def measure(dialogs_path: str | Path, pack_name: str = "ctsmash") -> list[Asked]
             if not _asks(text):
                 continue
             topic = current_topic(state, now, config.follow_up)
-            retrieval = retrieve(text, index=index, topic=topic, message=text, now=now)
-            state = remember(state, retrieval.answered, now)
+            unknown = current_unknown(state, now, config.follow_up)
+            retrieval = retrieve(
+                text, index=index, topic=topic, message=text, now=now, unknown=unknown
+            )
+            state = remember(state, retrieval.answered, now, retrieval.unanswered)
             asked.append(
                 Asked(
                     dialog=dialog["name"],

@@ -94,6 +94,10 @@ class FollowUp(BaseModel):
     # Words that open a follow-up ("e no sábado?", "mas e a de 12?"); a clause without one
     # continues the topic only when it names nothing at all ("com 12 pode?").
     openers: list[str] = Field(default_factory=lambda: ["e", "mas", "ou"])
+    # Words that, after an opener, ask the last question again for another case ("e pra
+    # estudante?", "e pra quem paga à vista?"): after a question the base could not answer,
+    # such a follow-up is not known either, whatever its own words match.
+    another_case: list[str] = Field(default_factory=lambda: ["para"])
 
 
 class EmbeddedQuestion(BaseModel):

@@ -184,3 +184,32 @@ def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None
     if level is None and (group := _ALL_OF_THEM.search(folded)) is not None:
         level = extract_level(group[0])
     return age, level
+
+
+def names_of_groups(said: Sequence[str]) -> list[str]:
+    """The names of the people the group messages among ``said`` booked for, in order."""
+    found: dict[str, None] = {}
+    for text in said:
+        party = party_in(text)
+        if party is not None:
+            found.update(dict.fromkeys(party.names))
+    return list(found)
+
+
+def age_named(question: str, said: Sequence[str]) -> int | None:
+    """The age the conversation gave a person of a group whom ``question`` names ("O Artur
+    precisa levar algo?" after "eu e meu neto Artur, de 12" → 12), read in the latest of
+    ``said`` (the person's messages, oldest first) that names them in a group; None when the
+    question names no one whose age a group message gave."""
+    asked = strip_accents(question.casefold())
+    for text in reversed(said):
+        party = party_in(text)
+        if party is None:
+            continue
+        for name in party.names:
+            if re.search(rf"\b{re.escape(strip_accents(name.casefold()))}\b", asked) is None:
+                continue
+            age, _ = member_facts(text, name, party.names)
+            if age is not None:
+                return age
+    return None

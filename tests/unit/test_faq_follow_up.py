@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.faq.core import compose, retrieve
-from services.faq.topic import FaqState, FaqTopic, current_topic, remember
+from services.faq.topic import FaqState, FaqTopic, current_topic, current_unknown, remember
 from shared.faq.ages import ages_in
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
@@ -29,8 +29,11 @@ def conversation(*messages: str, minutes_apart: int = 1) -> list[str]:
     for position, message in enumerate(messages):
         now = T0 + timedelta(minutes=position * minutes_apart)
         topic = current_topic(state, now, CONFIG.follow_up)
-        retrieval = retrieve(message, index=INDEX, topic=topic, message=message, now=now)
-        state = remember(state, retrieval.answered, now)
+        unknown = current_unknown(state, now, CONFIG.follow_up)
+        retrieval = retrieve(
+            message, index=INDEX, topic=topic, message=message, now=now, unknown=unknown
+        )
+        state = remember(state, retrieval.answered, now, retrieval.unanswered)
         result = compose(retrieval, mode=None, config=CONFIG, texts=PACK, seed="t")
         replies.append(normalize(result.text))
     return replies
@@ -54,6 +57,24 @@ def test_a_follow_up_with_an_unknown_word_continues_the_opening_hours() -> None:
 def test_a_follow_up_naming_nothing_the_base_knows_is_not_the_topic() -> None:
     _, follow = conversation("tem vestiario?", "e sauna?")
     assert is_unknown(follow)
+
+
+def test_an_unknown_question_asked_again_for_another_case_stays_unknown() -> None:
+    first, again = conversation("tem desconto pra quem indica amigo?", "e pra quem paga no cartão?")
+    assert is_unknown(first)
+    assert is_unknown(again) and "cartao" not in again.split("atendente")[0]
+
+
+def test_the_same_follow_up_after_an_answer_is_read_on_its_own() -> None:
+    _, follow = conversation("onde fica o ct?", "e pra pagar, aceita cartão?")
+    assert "cartao" in follow and not is_unknown(follow)
+
+
+def test_an_answer_closes_the_unknown_question() -> None:
+    *_, follow = conversation(
+        "tem desconto pra quem indica amigo?", "aceita pix?", "e pra pagar no cartão, pode?"
+    )
+    assert not is_unknown(follow)
 
 
 def test_a_question_of_its_own_does_not_inherit_a_topic_sharing_one_word() -> None:

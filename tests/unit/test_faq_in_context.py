@@ -1,6 +1,7 @@
 """Questions heard in context: a question no keyword places still reaches the FAQ, the days and
 times a question names do not hide what it asks, and what a minor must bring includes the
-guardian's authorization. Sentences are this project's own."""
+guardian's authorization; a name the conversation gave is whom a question is about, not what it
+asks. Sentences are this project's own."""
 
 from __future__ import annotations
 
@@ -98,6 +99,16 @@ def test_what_a_minor_brings_includes_the_guardians_authorization() -> None:
 @pytest.mark.parametrize("age", [None, 30])
 def test_an_adult_or_unknown_student_gets_no_authorization_note(age: int | None) -> None:
     assert "autorização" not in _bring(age)
+
+
+def test_a_name_the_conversation_gave_does_not_hide_what_a_question_asks() -> None:
+    question = "E a Yasmin tem que levar algo?"
+    assert retrieve(question, index=INDEX).entry_ids == []
+    assert retrieve(question, index=INDEX, names=["Yasmin"]).entry_ids == ["o_que_levar"]
+
+
+def test_a_name_that_is_a_word_of_the_base_stays_in_the_question() -> None:
+    assert retrieve("aceita pix?", index=INDEX, names=["Pix"]).entry_ids == ["pagamento"]
 
 
 def routed_mid_booking(text: str) -> list[str]:

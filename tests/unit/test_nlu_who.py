@@ -9,7 +9,7 @@ import pytest
 from shared.nlu.age import age_from_birth
 from shared.nlu.dates import resolve_time
 from shared.nlu.normalize import normalize
-from shared.nlu.party import party_in
+from shared.nlu.party import age_named, party_in
 from shared.nlu.slots import extract_level
 
 TODAY = date(2026, 6, 15)
@@ -77,6 +77,29 @@ def test_an_hour_after_a_feminine_article_is_no_group(text: str) -> None:
 def test_a_number_with_people_after_it_is_a_group(text: str, size: int) -> None:
     party = party_in(text)
     assert party is not None and party.size == size
+
+
+@pytest.mark.parametrize(
+    ("question", "said", "age"),
+    [
+        # A question naming one of a group reads that person's age, not the writer's.
+        ("e a Lívia, leva o quê?", ["eu e minha sobrinha Lívia, ela tem 13"], 13),
+        ("o Davi precisa de raquete?", ["somos 3: eu (41), o Davi de 8 e a Clara de 15"], 8),
+        # The latest group message that gives it wins.
+        (
+            "Davi leva algo?",
+            ["eu e meu filho Davi, de 8", "na verdade eu e meu filho Davi, ele tem 9"],
+            9,
+        ),
+        # No one of a group named, or no group at all: nothing.
+        ("o que eu levo?", ["eu e minha sobrinha Lívia, ela tem 13"], None),
+        ("o Davi leva algo?", ["quero marcar pro Davi, ele tem 8"], None),
+    ],
+)
+def test_a_question_naming_one_of_a_group_reads_their_age(
+    question: str, said: list[str], age: int | None
+) -> None:
+    assert age_named(question, said) == age
 
 
 CLASS_TIMES = {"07:00", "18:00", "19:00", "20:00"}
