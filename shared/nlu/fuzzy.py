@@ -44,6 +44,8 @@ _INFLECTIONS = {
 
 
 def _with_inflections(words: Iterable[str]) -> set[str]:
+    """``words`` with a known infinitive's common forms ("perguntar" → "perguntou"), so a verb
+    form is not "corrected" into another one."""
     known = set(words)
     for word in list(known):
         endings = _INFLECTIONS.get(word[-2:]) if len(word) >= 5 else None
@@ -98,7 +100,18 @@ class Vocabulary:
         return cls(words, stems, known, pairs)
 
     def is_known(self, token: str) -> bool:
-        return token in self.known or any(token.startswith(stem) for stem in self.stems)
+        """A known word, a word of a stem, an infinitive of which a form is known ("cobrar"
+        when the pack says "cobram", "deixar" for "deixa"), or the plural of a known word that
+        is no target ("quintas" is no typo of "quantas"; "iniciantes" is still read as the
+        target "iniciante")."""
+        if token in self.known or any(token.startswith(stem) for stem in self.stems):
+            return True
+        for plural in ("s", "es"):
+            singular = token.removesuffix(plural)
+            if singular != token and singular in self.known and singular not in self.words:
+                return True
+        endings = _INFLECTIONS.get(token[-2:]) if len(token) >= 5 else None
+        return endings is not None and any(token[:-2] + ending in self.known for ending in endings)
 
     def correct_token(self, token: str) -> str:
         """The target ``token`` is a typo of, or ``token`` itself."""
@@ -113,10 +126,14 @@ class Vocabulary:
         for stem in self.stems:
             if stem[0] != token[0] or len(token) <= len(stem):
                 continue
+            # The typo is in the stem's letters: as many edits as a word of the stem's length
+            # allows, at least one ("agnedar" → "agendar"), never the whole token's ("com" of
+            # "compromisso" is two edits from "chov", not a typo of "chov*").
+            stem_limit = min(limit, max(1, _max_edits(len(stem))))
             for cut in (len(stem) - 1, len(stem), len(stem) + 1):
-                distance = OSA.distance(token[:cut], stem, score_cutoff=limit)
+                distance = OSA.distance(token[:cut], stem, score_cutoff=stem_limit)
                 corrected = stem + token[cut:]
-                if distance <= limit and distance < found.get(corrected, limit + 1):
+                if distance <= stem_limit and distance < found.get(corrected, limit + 1):
                     found[corrected] = distance
         if not found:
             return token

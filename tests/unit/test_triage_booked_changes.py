@@ -22,6 +22,10 @@ CONFIG = load_config(PACK)
         "tem como mudar pras 7h na mesma terça?",
         "queria trocar pra terça seguinte, pode?",
         "consigo alterar para as 19h?",
+        # Asked as the class it could be, with no verb of moving.
+        "surgiu uma reunião, daria pra ser às 18h na mesma terça?",
+        "seria possível no dia 22 em vez disso?",
+        "tem jeito de ficar pra próxima terça?",
     ],
 )
 def test_moving_a_booked_class_goes_to_the_trial(text: str) -> None:
@@ -54,3 +58,10 @@ def test_asking_for_the_change_is_still_a_change() -> None:
         "quero trocar pra outra terça", trial_stage="booked", config=CONFIG, pack=PACK
     )
     assert "trial" in result.intents
+
+
+def test_asking_when_ones_own_class_is_is_the_booking_not_the_timetable() -> None:
+    result = classify(
+        "e que dia é minha aula mesmo?", trial_stage="booked", config=CONFIG, pack=PACK
+    )
+    assert result.intents == ["trial"]
