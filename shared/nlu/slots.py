@@ -102,9 +102,21 @@ _RELATION_WORDS = """
     irma sobrinho sobrinha neto neta enteado enteada pai mae primo prima tio tia afilhado
     afilhada sogro sogra cunhado cunhada crianca menino menina garoto garota avo bisavo
     padrinho madrinha amigo amiga chefe patrao patroa assistente secretaria secretario colega
-    vizinho vizinha
+    vizinho vizinha cacula
 """
 _RELATIONS = frozenset(_RELATION_WORDS.split())
+# Words that say which of one's relatives ("minha filha mais velha", "meu filho do meio"):
+# skipped between the relation and the name.
+_RELATION_MODIFIERS = (
+    ("mais", "velha"),
+    ("mais", "velho"),
+    ("mais", "nova"),
+    ("mais", "novo"),
+    ("do", "meio"),
+    ("cacula",),
+    ("pequena",),
+    ("pequeno",),
+)
 _POSSESSIVES = frozenset({"meu", "minha", "nosso", "nossa"})
 # Irregular past forms of the third person ("minha irmã fez aula aí"): a relative who did
 # something is talked about, not booked for. Regular ones end in "-ou" (gostou, jogou).
@@ -492,8 +504,9 @@ class _Reader:
         for at in range(len(words) - 1):
             if words[at].key in _POSSESSIVES and words[at + 1].key in _RELATIONS:
                 before = words[at - 1].key if at else ""
-                if before not in ("com", "e") and not self.did_something(at + 2):
-                    return at + 1, at + 2
+                after = self.past_modifier(at + 2)
+                if before not in ("com", "e") and not self.did_something(after):
+                    return at + 1, after
             if words[at].key in _RELATIONS and words[at + 1].key in _CONNECTORS:
                 # "mãe da Helena", "assistente do Sr. Albuquerque" (a title is skipped).
                 named = at + 2
@@ -502,6 +515,18 @@ class _Reader:
                 if words[at + 1].clause == words[at].clause and self.name_from(named)[0]:
                     return at, named
         return None
+
+    def past_modifier(self, at: int) -> int:
+        """The index after the words at ``at`` that say which relative ("mais velha", "do
+        meio"), in the relation's clause; ``at`` when there are none."""
+        keys = [word.key for word in self.words[at:]]
+        for modifier in _RELATION_MODIFIERS:
+            end = at + len(modifier)
+            if tuple(keys[: len(modifier)]) == modifier and self.words[end - 1].clause == (
+                self.words[at - 1].clause
+            ):
+                return end
+        return at
 
     def did_something(self, at: int) -> bool:
         """Whether the word at ``at`` (right after a relation, same clause) is a past verb:
@@ -659,6 +684,28 @@ _DURATION_BEFORE = frozenset(
 _SPAN_BEFORE_DE = frozenset({"mais", "menos", "cerca", "perto", "acima", "alem", "uns", "umas"})
 _DURATION_AFTER = re.compile(r"\s*(?:de (?:experiencia|jogo|pratica|beach)|que|jogando|atras)\b")
 _FIRST_CLAUSE = re.compile(r"[,;!?\n]|\.(?!\d)")
+# "a Sofia de 12", "meu neto de 9": "de" and a number right after a name (capitalised) or a
+# relative is that person's age, "anos" or not; not a count, an hour or a date ("Plano de 3x",
+# "Pacote de 10 aulas", "Terça de 7 às 8").
+_NOT_AN_AGE_AFTER = (
+    r"(?!\s*(?:x|h|hs|horas?|min|:|/|vezes|aulas?|alunos|pessoas|dias|semanas|meses|reais"
+    r"|anos de|as|às|a|ate|até)\b)"
+)
+_AGE_AFTER_NAME = re.compile(rf"\b[A-ZÀ-Ý][a-zà-ÿ]+,?\s+de\s+(\d{{1,2}})\b{_NOT_AN_AGE_AFTER}")
+_AGE_AFTER_RELATION = re.compile(
+    rf"\b(?:{'|'.join(sorted(_RELATIONS))})\s+de\s+(\d{{1,2}})\b{_NOT_AN_AGE_AFTER}"
+)
+
+
+def _age_after_who(text: str, normalized: str) -> int | None:
+    """The age in "a Sofia de 12" or "meu neto de 9"; a capitalised word opening the message
+    or a sentence is no name by its capital ("Turma de 6?")."""
+    for match in _AGE_AFTER_NAME.finditer(text):
+        before = text[: match.start()].rstrip()
+        if before and before[-1] not in ".!?\n":
+            return int(match[1])
+    relative = _AGE_AFTER_RELATION.search(normalized)
+    return int(relative[1]) if relative is not None else None
 
 
 def _first_clause(text: str) -> str:
@@ -726,6 +773,8 @@ def extract_age(text: str, expecting_age: bool = False, *, today: date | None = 
                 continue
             if not _is_duration(normalized, match, check_before=check_before):
                 return _number_in(match)
+    if (after_who := _age_after_who(text, normalized)) is not None:
+        return after_who
     if (clause_age := _clause_end_age(text)) is not None:
         return clause_age
     if today is not None and (born := age_from_birth(text, normalized, today)) is not None:
