@@ -158,15 +158,17 @@ def _contains(haystack: str, phrase: str) -> bool:
 
 
 def detect_action(text: str, intents: list[str], config: TrialConfig) -> Action | None:
-    """Handoff, cancel, reschedule or status, from triage's intents or the pack's phrases. A
-    question about what cancelling or moving costs (``terms_asked``: "pago multa se
-    cancelar?") names the action without asking for it: the FAQ answers it, and the booking
-    stays as it is until the person asks for the change."""
+    """Handoff, cancel, reschedule or status, from triage's intents or the pack's phrases and
+    patterns. A question about what cancelling or moving costs (``terms_asked``: "pago multa
+    se cancelar?") names the action without asking for it: the FAQ answers it, and the
+    booking stays as it is until the person asks for the change."""
     found = {config.intent_actions[i] for i in intents if i in config.intent_actions}
     normalized = normalize(text)
     for action, phrases in config.keywords.items():
         if any(_contains(normalized, phrase) for phrase in phrases):
             found.add(action)
+    patterns = config.action_patterns.items()
+    found.update(action for action, pattern in patterns if re.search(pattern, normalized))
     if config.terms_asked and re.search(config.terms_asked, normalized):
         found -= _ASKED_ABOUT
     return next((action for action in _ACTION_ORDER if action in found), None)

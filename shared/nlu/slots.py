@@ -491,6 +491,8 @@ class _Reader:
             at += 1
         if at >= len(words) or (at and words[at].clause > words[at - 1].clause + 1):
             return None
+        if at and words[at - 1].key == "pode" and _is_infinitive(words[at]):
+            return None
         name, end = self.name_from(at)
         if name is None:
             return None
@@ -557,6 +559,12 @@ class _Reader:
             name, _ = self.name_from(at, positional=True)
             return name
         return self.clause_name(at)
+
+
+def _is_infinitive(word: _Word) -> bool:
+    """A lower-case word with a verb's ending: after "pode" it says what may be done ("pode
+    enviar", "pode seguir"), not who ("pode ser Oscar" names someone after "ser")."""
+    return word.raw[:1].islower() and word.key.endswith(("ar", "er", "ir"))
 
 
 def _swapped_word(key: str, words: Collection[str]) -> bool:

@@ -86,6 +86,9 @@ class TrialConfig(_Section):
     options_separator: str
     # Phrases (matched on normalized text) that ask for an action, whatever the stage.
     keywords: dict[Action, list[str]]
+    # A pattern per action (on normalized text) that asks for it in words the phrases do not
+    # list ("não vou conseguir ir", "pode tirar meu nome?").
+    action_patterns: dict[Action, str] = Field(default_factory=dict)
     # Triage intents that mean an action, for when triage already recognized it.
     intent_actions: dict[str, Action] = Field(default_factory=dict)
     # Triage intents that mean the message asks something (another service answers it): the

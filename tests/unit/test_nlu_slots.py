@@ -92,6 +92,9 @@ def test_bare_name_when_expecting(text: str, expected: str) -> None:
         "iniciante",
         "nunca joguei",
         "pode ser",
+        # A verb after "pode" says what may be done.
+        "pode enviar",
+        "Pode seguir",
         "beleza",
         "kkk",
         "não sei",

@@ -33,6 +33,23 @@ def test_moving_a_booked_class_goes_to_the_trial(text: str) -> None:
     assert "trial" in result.intents
 
 
+def test_not_going_after_all_goes_to_the_trial() -> None:
+    result = classify(
+        "infelizmente não vou poder comparecer, retira minha reserva",
+        trial_stage="booked",
+        config=CONFIG,
+        pack=PACK,
+    )
+    assert "trial" in result.intents
+
+
+def test_a_plans_use_on_a_day_is_not_a_class_asked_for() -> None:
+    result = classify(
+        "o plano de 3x dá pra usar na sexta?", trial_stage="booked", config=CONFIG, pack=PACK
+    )
+    assert "trial" not in result.intents
+
+
 def test_changing_something_else_is_not_a_booking() -> None:
     result = classify(
         "posso trocar a raquete depois?", trial_stage="booked", config=CONFIG, pack=PACK

@@ -104,6 +104,10 @@ def test_merge_touches_only_the_slice_fields() -> None:
         ("oi", ["trial", "trial_status"], "status"),
         ("19:00", ["trial"], None),
         ("quero cancelar e falar com uma pessoa", [], "handoff"),
+        # Not going after all, or one's name off the class, in words the phrases do not list.
+        ("acho que não vou conseguir comparecer", [], "cancel"),
+        ("por favor tira o meu nome da aula", [], "cancel"),
+        ("não posso mais ir, desculpa", [], "cancel"),
         # What the change costs, asked: the FAQ answers it, the booking stays.
         ("se eu desmarcar vocês cobram?", [], None),
         ("tem multa pra cancelar?", ["trial_cancel"], None),
