@@ -6,6 +6,7 @@ The rules decide alone in ``rules`` mode and go first in ``hybrid`` mode, where
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -134,10 +135,17 @@ def _closes_talk(text: str, config: TriageConfig) -> GeneralKind | None:
     )
 
 
+# "tem 30 e nunca jogou", "ela tem 9": an age said, although "tem" also starts questions.
+_AGE_SAID = re.compile(r"^((ele|ela|eu)\s+)?tem\s+\d{1,2}\b(?!\s*(h|:|vagas?|pessoas|alunos)\b)")
+
+
 def _is_answer(clause: Clause) -> bool:
-    """A clause that is a yes or a no and not asked ("pode", "pode sim", "claro"): an answer to
-    the bot, even when its first word also starts questions ("pode" in "pode ser no sábado?")."""
-    return not clause.asked and yes_no(clause.text) is not None
+    """A clause that is a yes or a no and not asked ("pode", "pode sim", "claro"), or that
+    says an age ("tem 30 e nunca jogou"): an answer to the bot, even when its first word also
+    starts questions ("pode" in "pode ser no sábado?", "tem" in "tem vaga?")."""
+    if clause.asked:
+        return False
+    return yes_no(clause.text) is not None or _AGE_SAID.match(clause.normalized) is not None
 
 
 def _faq_question(
@@ -209,6 +217,19 @@ def _without_requests(text: str, config: TriageConfig) -> str | None:
     if len(kept) == len(every):
         return None
     return "\n".join(s.text + ("?" if s.asked else "") for s in kept)
+
+
+def _names_a_topic(text: str, config: TriageConfig) -> bool:
+    """Whether a message asks something, or has a part that names an FAQ topic on its own
+    and is no booking request ("agendar aula + preço do plano")."""
+    if _asks_something(text, config):
+        return True
+    faq, booking = config.intents["faq"], config.intents.get(config.active_context.intent)
+    return any(
+        faq.score(part.normalized) >= config.threshold
+        and (booking is None or booking.score(part.normalized) < config.threshold)
+        for part in parts(text)
+    )
 
 
 def _asks_something(text: str, config: TriageConfig) -> bool:
@@ -287,6 +308,10 @@ def _classify(
         confidences["faq"] = config.intents["faq"].score(pack_vocabulary(pack).correct(faq_text))
     intents: list[str] = [name for name, conf in confidences.items() if conf >= config.threshold]
     context_intent = config.active_context.intent
+    if "faq" in intents and context_intent in intents and not _names_a_topic(text, config):
+        # A booking request that asks nothing names the FAQ's words as its data ("pra minha
+        # amiga, iniciante, no mesmo horário"), not as topics.
+        intents.remove("faq")
 
     unplaced = active or not intents
     if "faq" not in intents and _faq_question(asked, config, knows, active=active, now=now):

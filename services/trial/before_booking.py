@@ -104,7 +104,11 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             # "não, meu nível é avançado": the "no" is about the field corrected, not
             # the class: the slot stays and the corrected summary is asked again.
             return Reply(
-                merged, ctx, key="trial_ask_confirmation", asks="confirmation", noted=corrected
+                merged,
+                ctx,
+                key=for_student(t, merged, "trial_ask_confirmation"),
+                asks="confirmation",
+                noted=corrected,
             )
         if ext.confirmed is False:
             declined = merged.model_copy(
@@ -152,14 +156,17 @@ def _merge(state: TrialState, ext: TrialExtraction) -> TrialState:
 
 
 def _noted(t: TrialTurn, state: TrialState) -> list[Asked]:
-    """The fields this message set or changed, for saying them back."""
+    """The fields this message set or changed, for saying them back (a field emptied, as the
+    next person's booking empties the last one's data, has nothing to say)."""
     before = t.before
     changed: list[Asked] = [
-        f for f in ("nome", "idade", "nivel") if getattr(state, f) != getattr(before, f)
+        f
+        for f in ("nome", "idade", "nivel")
+        if getattr(state, f) is not None and getattr(state, f) != getattr(before, f)
     ]
-    if state.desired_date != before.desired_date:
+    if state.desired_date is not None and state.desired_date != before.desired_date:
         changed.append("date")
-    if state.desired_time != before.desired_time:
+    if state.desired_time is not None and state.desired_time != before.desired_time:
         changed.append("time")
     return changed
 
@@ -230,7 +237,7 @@ def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         return Reply(
             state.model_copy(update={"stage": "awaiting_confirmation"}),
             ctx,
-            key="trial_ask_confirmation",
+            key=for_student(t, state, "trial_ask_confirmation"),
             asks="confirmation",
         )
     code = result.error or ""

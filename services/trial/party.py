@@ -23,7 +23,7 @@ from services.trial.models import BookedClass, ContextState, PartyMember, TrialS
 from services.trial.replies import join_list
 from services.trial.turn import Reply, TrialTurn
 from shared.nlu.normalize import normalize
-from shared.nlu.party import member_facts, party_in
+from shared.nlu.party import member_facts, names_a_relative, party_in
 
 # The class already booked, asked for again ("no mesmo horário", "junto com ela").
 _SAME_CLASS = re.compile(r"\b(mesm[oa]s?|junt[oa]s?|igual)\b")
@@ -151,6 +151,22 @@ def booked_named(t: TrialTurn, state: TrialState, *, current: bool = False) -> B
     )
 
 
+def another_person(t: TrialTurn, state: TrialState) -> PartyMember | None:
+    """Someone else to book once this conversation's booking is made ("quero marcar também
+    pra minha amiga Bruna, 30", "posso levar uma amiga junto?"): a booking message for a
+    person other than the booked ones, by their name or as someone else; None otherwise."""
+    ext = t.extraction
+    if state.stage != "booked" or t.action is not None or "trial" not in t.intents:
+        return None
+    booked = {_first(b.nome) for b in state.booked} | {_first(state.nome)}
+    person = ext.for_someone_else or ext.idade is not None or ext.nivel is not None
+    if ext.nome and _first(ext.nome) not in booked and person:
+        return PartyMember(nome=ext.nome, idade=ext.idade, nivel=ext.nivel)
+    if not ext.nome and (ext.for_someone_else or names_a_relative(t.text)):
+        return PartyMember(idade=ext.idade, nivel=ext.nivel)
+    return None
+
+
 def _with_heard(nxt: PartyMember, t: TrialTurn) -> PartyMember:
     """The next person with what this message says of them ("ele é iniciante também")."""
     ext = t.extraction
@@ -194,12 +210,13 @@ def next_person_turn(t: TrialTurn, state: TrialState, ctx: ContextState) -> Repl
     same = bool(_SAME_CLASS.search(normalize(t.text)))
     if not (ext.confirmed is True or ext.has_data() or same or "trial" in t.intents):
         return None
-    return _start_next(t, state, ctx, _with_heard(nxt, t))
+    return start_next(t, state, ctx, _with_heard(nxt, t))
 
 
-def _start_next(t: TrialTurn, state: TrialState, ctx: ContextState, member: PartyMember) -> Reply:
-    """The next person's booking, begun with what is known of them and the class just booked
-    (unless the message names another day or time); a yes in the same message books it."""
+def start_next(t: TrialTurn, state: TrialState, ctx: ContextState, member: PartyMember) -> Reply:
+    """The next person's booking (a group's, or ``another_person``), begun with what is known
+    of them and the class just booked (unless the message names another day or time); a yes
+    in the same message books it."""
     writer_books_for_self = not state.for_someone_else
     fresh = state.model_copy(
         update={

@@ -17,7 +17,7 @@ from services.trial.after_booking import (
 )
 from services.trial.before_booking import booking_flow, handoff, stop_flow
 from services.trial.models import ContextState, TrialState
-from services.trial.party import booked_named, next_person_turn
+from services.trial.party import another_person, booked_named, next_person_turn, start_next
 from services.trial.shift import asks_to_move
 from services.trial.turn import Reply, TrialTurn
 
@@ -75,6 +75,8 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     )
     if asks_status and (other := booked_named(t, state)) is not None:
         return lookup_of(t, state, ctx, other.booking_id)
+    if (person := another_person(t, state)) is not None:
+        return start_next(t, state, ctx, person)
     if t.code is not None and t.code != state.booking_id:
         return lookup(t, state, ctx)
     has_booking = state.booking_created or t.config.booking_context_key in ctx.entries

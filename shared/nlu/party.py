@@ -116,6 +116,15 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+_A_RELATIVE = re.compile(rf"\b(?:um|uma|o|a|os|as|meu|minha|meus|minhas)\s+{_RELATIVE}\b")
+
+
+def names_a_relative(text: str) -> bool:
+    """Whether a message speaks of someone by their relation to the writer ("uma amiga",
+    "meu marido"): someone else."""
+    return _A_RELATIVE.search(normalize(text)) is not None
+
+
 def includes_writer(text: str) -> bool:
     """Whether the group is the writer and someone else ("pra mim e pro meu marido", "eu e
     a minha filha")."""

@@ -137,6 +137,10 @@ def test_a_slot_question_stays_the_bookings(text: str) -> None:
     assert routed_mid_booking(text) == ["trial"]
 
 
+def test_an_age_said_with_tem_is_an_answer_not_a_question() -> None:
+    assert routed_mid_booking("o nome dele é Gael, tem 35 e nunca jogou") == ["trial"]
+
+
 @pytest.mark.parametrize("text", ["então a aula é só de terça, né", "vocês fecham no domingo né"])
 def test_a_statement_closed_by_a_tag_is_a_question(text: str) -> None:
     assert routed(text) == ["faq"]

@@ -95,6 +95,7 @@ def test_bare_name_when_expecting(text: str, expected: str) -> None:
         # A verb after "pode" says what may be done.
         "pode enviar",
         "Pode seguir",
+        "minha irmã junto",
         "beleza",
         "kkk",
         "não sei",

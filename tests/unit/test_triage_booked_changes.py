@@ -82,3 +82,21 @@ def test_asking_when_ones_own_class_is_is_the_booking_not_the_timetable() -> Non
         "e que dia é minha aula mesmo?", trial_stage="booked", config=CONFIG, pack=PACK
     )
     assert result.intents == ["trial"]
+
+
+@pytest.mark.parametrize(
+    "text", ["posso trazer meu irmão junto?", "minha namorada pode vir também?"]
+)
+def test_bringing_someone_along_is_a_booking_not_what_to_bring(text: str) -> None:
+    result = classify(text, trial_stage="booked", config=CONFIG, pack=PACK)
+    assert result.intents == ["trial"]
+
+
+def test_a_booking_request_naming_faq_words_as_its_data_is_not_a_question() -> None:
+    result = classify(
+        "quero agendar pra minha sogra também, iniciante, mesmo horário",
+        trial_stage="booked",
+        config=CONFIG,
+        pack=PACK,
+    )
+    assert result.intents == ["trial"]

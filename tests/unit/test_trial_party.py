@@ -8,7 +8,7 @@ import pytest
 from services.trial.models import BookedClass, PartyMember, ToolResult
 from shared.nlu.normalize import normalize
 from shared.nlu.party import Party, member_facts, party_in
-from tests.unit.test_trial_flow import Chat, confirming_chat, view
+from tests.unit.test_trial_flow import Chat, booked_chat, confirming_chat, view
 
 
 @pytest.mark.parametrize(
@@ -251,3 +251,30 @@ def test_after_the_last_of_the_group_the_writer_asks_about_their_own_class() -> 
         "get_booking",
         {"booking_id": "AE-1111AA"},
     )
+
+
+def test_someone_else_named_after_a_booking_gets_a_booking_of_their_own() -> None:
+    chat = booked_chat()
+    out = chat.say(
+        "marca também pro meu primo Caetano, 24, avançado, na mesma aula", intents=["trial"]
+    )
+    said = normalize(out.text)
+    assert out.state.stage == "awaiting_confirmation"
+    assert (out.state.nome, out.state.idade, out.state.nivel) == ("Caetano", 24, "avancado")
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", "19:00")
+    assert "caetano" in said and "sua aula" not in said
+
+
+def test_bringing_someone_along_after_a_booking_asks_who() -> None:
+    out = booked_chat().say("dá pra eu trazer minha namorada?", intents=["trial"])
+    assert out.state.stage != "booked"
+    assert out.state.nome is None and out.state.for_someone_else
+    assert "nome" in normalize(out.text)
+
+
+def test_the_booked_persons_own_name_is_no_one_else() -> None:
+    chat = booked_chat()
+    assert chat.state is not None
+    chat.state = chat.state.model_copy(update={"nome": "Renata"})
+    plan = chat.plan_for("a Renata, 29, tá marcada né?", intents=["trial"])
+    assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
