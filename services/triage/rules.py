@@ -219,19 +219,6 @@ def _without_requests(text: str, config: TriageConfig) -> str | None:
     return "\n".join(s.text + ("?" if s.asked else "") for s in kept)
 
 
-def _names_a_topic(text: str, config: TriageConfig) -> bool:
-    """Whether a message asks something, or has a part that names an FAQ topic on its own
-    and is no booking request ("agendar aula + preço do plano")."""
-    if _asks_something(text, config):
-        return True
-    faq, booking = config.intents["faq"], config.intents.get(config.active_context.intent)
-    return any(
-        faq.score(part.normalized) >= config.threshold
-        and (booking is None or booking.score(part.normalized) < config.threshold)
-        for part in parts(text)
-    )
-
-
 def _asks_something(text: str, config: TriageConfig) -> bool:
     return any(is_question(clause, config) for clause in parts(text) if clause.normalized)
 
@@ -308,10 +295,6 @@ def _classify(
         confidences["faq"] = config.intents["faq"].score(pack_vocabulary(pack).correct(faq_text))
     intents: list[str] = [name for name, conf in confidences.items() if conf >= config.threshold]
     context_intent = config.active_context.intent
-    if "faq" in intents and context_intent in intents and not _names_a_topic(text, config):
-        # A booking request that asks nothing names the FAQ's words as its data ("pra minha
-        # amiga, iniciante, no mesmo horário"), not as topics.
-        intents.remove("faq")
 
     unplaced = active or not intents
     if "faq" not in intents and _faq_question(asked, config, knows, active=active, now=now):

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from services.trial.models import Asked, TrialExtraction, TrialState
 from shared.contracts import MemoryView
-from shared.nlu.dates import parse_iso_date
+from shared.nlu.dates import names_a_period_only, nearest_weekday, parse_iso_date
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
@@ -55,6 +55,7 @@ def extract_trial_fields(
     not_names: Collection[str] = (),
     reference_date: str | None = None,
     reference_time: str | None = None,
+    class_weekday: int | None = None,
 ) -> TrialExtraction:
     """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM.
 
@@ -64,7 +65,9 @@ def extract_trial_fields(
     a period takes the reading that is a class ("as 8" → 20:00). ``not_names`` are
     words never read as a name. ``reference_date`` is the slice's ``desired_date`` (YYYY-MM-DD):
     "remarcar pra terça seguinte" is the Tuesday after it. ``reference_time`` is the slice's
-    ``desired_time`` (HH:MM): "da noite" after "às 7" moves it to 19:00.
+    ``desired_time`` (HH:MM): "da noite" after "às 7" moves it to 19:00. ``class_weekday``
+    (``TrialConfig.weekday``): a span said alone ("daqui a duas semanas") is the class day
+    nearest to where it ends, not the weekday it happens to land on.
     """
     slots = extract_slots(
         text,
@@ -76,11 +79,14 @@ def extract_trial_fields(
         reference_date=parse_iso_date(reference_date),
         reference_time=_parse_hh_mm(reference_time),
     )
+    day = slots.date
+    if day is not None and class_weekday is not None and names_a_period_only(text):
+        day = nearest_weekday(day, class_weekday)
     return TrialExtraction(
         nome=slots.nome,
         idade=slots.idade,
         nivel=slots.nivel,
-        desired_date=slots.date.isoformat() if slots.date else None,
+        desired_date=day.isoformat() if day else None,
         desired_time=slots.time.strftime("%H:%M") if slots.time else None,
         confirmed=slots.yes_no,
         contact_name=slots.contact_name,

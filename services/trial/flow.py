@@ -209,6 +209,7 @@ def plan_turn(
             valid_times=config.times,
             reference_date=before.desired_date,
             reference_time=before.desired_time,
+            class_weekday=config.weekday,
         )
     turn = TrialTurn(
         text=text,

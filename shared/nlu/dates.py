@@ -282,7 +282,9 @@ _LATE_HINT = re.compile(
     r"\b(?:depois d[oe] (?:trabalho|trabalhar|servico|expediente)|saindo do (?:trabalho|servico)"
     r"|apos o (?:trabalho|servico|expediente)|fim do dia|final do dia)\b"
 )
-_BARE_HOUR = re.compile(rf"^(?:(?:as|a)\s+)?({_HOUR})$")
+# A reply's opening words before the number ("então 19", "pode ser 7", "ok, 20").
+_REPLY_FILLER = r"(?:(?:entao|pode ser|ok|beleza|blz|sim|isso|prefiro|melhor|vamos de|vai ser)\s+)?"
+_BARE_HOUR = re.compile(rf"^{_REPLY_FILLER}(?:(?:as|a)\s+)?({_HOUR})$")
 _DOTTED = re.compile(r"(?<![\d.,/])(\d{1,2})\.(\d{2})(?![\d.,/])")
 _DOTTED_DATE = re.compile(r"(?<![\d.,/])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})(?![\d.,/])")
 # The earliest hour read literally when no period is said ("às 3" → 15:00, "às 7" → 07:00).
@@ -412,6 +414,22 @@ def _following(text: str, today: date, before: str, reference: date | None) -> d
     return anchor + timedelta(days=(weekday - anchor.weekday()) % 7 or 7)
 
 
+def names_a_period_only(text: str) -> bool:
+    """Whether a message says when only as a span from today ("daqui a duas semanas", "em
+    10 dias"), with no weekday or date of its own: a rough time, not a day."""
+    normalized = _date_form(text)
+    return (
+        _IN_PERIOD.search(normalized) is not None
+        and _WEEKDAY.search(normalized) is None
+        and _DAY_OF_MONTH.search(normalized) is None
+    )
+
+
+def nearest_weekday(day: date, weekday: int) -> date:
+    """The ``weekday`` (Monday = 0) nearest to ``day``: up to three days before or after."""
+    return day + timedelta(days=(weekday - day.weekday() + 3) % 7 - 3)
+
+
 def _days_ahead(text: str, today: date) -> date | None:
     """ "daqui a duas semanas", "em 10 dias": that many days from today."""
     match = _IN_PERIOD.search(text)
@@ -453,7 +471,7 @@ def _relative(
     weekday = _WEEKDAYS[match["day"]]
     if ahead is not None:
         # "daqui a duas semanas, na terça": the named weekday nearest to that day.
-        return ahead + timedelta(days=(weekday - ahead.weekday() + 3) % 7 - 3)
+        return nearest_weekday(ahead, weekday)
     if (
         match["next_before"]
         or match["week_before"]

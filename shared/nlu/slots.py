@@ -78,7 +78,7 @@ from shared.nlu.age import age_from_birth, turning_spans, with_years_typos_fixed
 from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import Vocabulary
 from shared.nlu.lexicon import COMMON_WORDS, GRAMMAR_WORDS
-from shared.nlu.normalize import normalize
+from shared.nlu.normalize import normalize, strip_accents
 from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
 
 Level = Literal["iniciante", "intermediario", "avancado"]
@@ -165,6 +165,8 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("ele se chama", _OTHER),
     ("ela se chama", _OTHER),
     ("se chama", _OTHER),
+    # The enclisis of Portugal ("chama-se Leonor").
+    ("chama-se", _OTHER),
     ("ele chama", _OTHER),
     ("ela chama", _OTHER),
     ("nome completo e", _EITHER),
@@ -700,18 +702,33 @@ _NOT_AN_AGE_AFTER = (
     r"|anos de|as|às|a|ate|até)\b)"
 )
 _AGE_AFTER_NAME = re.compile(rf"\b[A-ZÀ-Ý][a-zà-ÿ]+,?\s+de\s+(\d{{1,2}})\b{_NOT_AN_AGE_AFTER}")
+# "sou o Nando 40 intermediário": a number right after a name, with no comma.
+_AGE_RIGHT_AFTER_NAME = re.compile(
+    rf"\b([A-ZÀ-Ý][a-zà-ÿ]+)\s+(\d{{1,2}})\b(?![.,]?\d){_NOT_AN_AGE_AFTER}(?!\s*de\b)"
+)
+_WHEN_WORDS_TEXT = """
+    segunda terca quarta quinta sexta sabado domingo janeiro fevereiro marco abril maio junho
+    julho agosto setembro outubro novembro dezembro dia hoje amanha
+"""
+_WHEN_WORDS = frozenset(_WHEN_WORDS_TEXT.split())
 _AGE_AFTER_RELATION = re.compile(
     rf"\b(?:{'|'.join(sorted(_RELATIONS))})\s+de\s+(\d{{1,2}})\b{_NOT_AN_AGE_AFTER}"
 )
 
 
 def _age_after_who(text: str, normalized: str) -> int | None:
-    """The age in "a Sofia de 12" or "meu neto de 9"; a capitalised word opening the message
-    or a sentence is no name by its capital ("Turma de 6?")."""
+    """The age in "a Sofia de 12", "meu neto de 9" or "sou o Nando 40"; a capitalised word
+    opening the message or a sentence is no name by its capital ("Turma de 6?"), nor is a
+    word of the language ("Terça 13" is a date)."""
     for match in _AGE_AFTER_NAME.finditer(text):
         before = text[: match.start()].rstrip()
         if before and before[-1] not in ".!?\n":
             return int(match[1])
+    for match in _AGE_RIGHT_AFTER_NAME.finditer(text):
+        before = text[: match.start()].rstrip()
+        named = strip_accents(match[1].casefold())
+        if before and before[-1] not in ".!?\n" and named not in _NOT_NAME | _WHEN_WORDS:
+            return int(match[2])
     relative = _AGE_AFTER_RELATION.search(normalized)
     return int(relative[1]) if relative is not None else None
 
@@ -824,6 +841,7 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|beginner|never played|nunca (?:he )?jugad[oa]"
             r"|comecei(?!\s+(?:a jogar\s+)?(?:ha|a|faz)\s)|primeira vez"
             r"|(?:sem|nenhuma|zero|pouca|pouquissima) experiencia"
+            r"|nao\s+(?:tem|tenho|possui|possuo|temos|tinha)\s+(?:nenhuma\s+|muita\s+)?experiencia"
             r"|(?:sou|to|estou|e|ta)\s+(?:bem\s+|muito\s+|meio\s+)?(?:ruim|frac[oa]|crua|cru)"
             r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"

@@ -132,7 +132,9 @@ def test_a_question_beside_the_bookings_day_reaches_the_faq_too(text: str) -> No
     assert routed_mid_booking(text) == ["trial", "faq"]
 
 
-@pytest.mark.parametrize("text", ["ainda tem vaga sexta às 19h?", "que horário tem na quinta?"])
+@pytest.mark.parametrize(
+    "text", ["ainda tem vaga sexta às 19h?", "que horário tem na quinta?", "18h30 tem?"]
+)
 def test_a_slot_question_stays_the_bookings(text: str) -> None:
     assert routed_mid_booking(text) == ["trial"]
 

@@ -222,7 +222,15 @@ def test_resolve_time_none(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"), [("19", time(19, 0)), ("7", time(7, 0)), ("sete", time(7, 0))]
+    ("text", "expected"),
+    [
+        ("19", time(19, 0)),
+        ("7", time(7, 0)),
+        ("sete", time(7, 0)),
+        # A reply's opening words before the hour.
+        ("então 20", time(20, 0)),
+        ("melhor 18", time(18, 0)),
+    ],
 )
 def test_bare_hour_counts_only_when_expected(text: str, expected: time) -> None:
     assert resolve_time(text) is None

@@ -90,13 +90,3 @@ def test_asking_when_ones_own_class_is_is_the_booking_not_the_timetable() -> Non
 def test_bringing_someone_along_is_a_booking_not_what_to_bring(text: str) -> None:
     result = classify(text, trial_stage="booked", config=CONFIG, pack=PACK)
     assert result.intents == ["trial"]
-
-
-def test_a_booking_request_naming_faq_words_as_its_data_is_not_a_question() -> None:
-    result = classify(
-        "quero agendar pra minha sogra também, iniciante, mesmo horário",
-        trial_stage="booked",
-        config=CONFIG,
-        pack=PACK,
-    )
-    assert result.intents == ["trial"]

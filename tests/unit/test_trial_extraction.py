@@ -108,6 +108,9 @@ def test_merge_touches_only_the_slice_fields() -> None:
         ("acho que não vou conseguir comparecer", [], "cancel"),
         ("por favor tira o meu nome da aula", [], "cancel"),
         ("não posso mais ir, desculpa", [], "cancel"),
+        # The class's hour or day forgotten asks how it stands.
+        ("putz, esqueci o horário", [], "status"),
+        ("não lembro qual era a data", [], "status"),
         # What the change costs, asked: the FAQ answers it, the booking stays.
         ("se eu desmarcar vocês cobram?", [], None),
         ("tem multa pra cancelar?", ["trial_cancel"], None),
@@ -311,3 +314,19 @@ def test_what_the_memory_noted_this_turn_corrects_the_joined_reading() -> None:
         current, memory, turn_id="t1", now=NOW, window=timedelta(hours=2), starting=False
     )
     assert (ext.nome, ext.idade) == ("Iara", 35)
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        # A span alone is a rough time: the class day nearest to where it ends.
+        ("pode ser daqui a três semanas?", "2026-02-24"),
+        ("em 12 dias", "2026-02-17"),
+        # A weekday or a date said with it is taken as said.
+        ("daqui a duas semanas, na sexta", "2026-02-20"),
+        ("dia 20", "2026-02-20"),
+    ],
+)
+def test_a_span_alone_lands_on_the_class_day(text: str, day: str) -> None:
+    found = extract_trial_fields(text, now=NOW, tz=TZ, asked=None, class_weekday=CONFIG.weekday)
+    assert found.desired_date == day
