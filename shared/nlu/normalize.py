@@ -18,6 +18,14 @@ from shared.nlu.foreign import rewrite_phrases, rewrite_words
 
 # Spellings people type on WhatsApp, mapped to the word rules are written against.
 SLANG = {
+    # Weekdays said fondly ("tercinha que vem", "sextou", "sabadão").
+    "segundona": "segunda",
+    "tercinha": "terca",
+    "quintinha": "quinta",
+    "sextinha": "sexta",
+    "sabadinho": "sabado",
+    "sabadao": "sabado",
+    "domingao": "domingo",
     "vc": "voce",
     "vcs": "voces",
     "q": "que",

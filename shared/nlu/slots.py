@@ -94,6 +94,7 @@ _MORE_NOT_NAMES = """
     pode ser nenhuma nenhum nada zero sobre gratis gratuito valor plano planos
     my name is im am the hi hello hey want book class please thanks
     quase mais menos uns umas cerca nasci nasceu nascido nascida junto junta juntos juntas
+    fechou fechado firmeza suave demorou
 """
 _NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
 # The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos").

@@ -27,6 +27,8 @@ VOCABULARY = pack_vocabulary(PACK)
         ("vc tb vai hj?", "voce tambem vai hoje"),
         ("amanhã blz", "amanha beleza"),
         ("terca q vem", "terca que vem"),
+        ("sextinha q vem", "sexta que vem"),
+        ("no sabadão", "no sabado"),
         ("simmmm", "sim"),
         ("bele", "bele"),
     ],

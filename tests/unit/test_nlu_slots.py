@@ -98,6 +98,8 @@ def test_bare_name_when_expecting(text: str, expected: str) -> None:
         "pode enviar",
         "Pode seguir",
         "minha irmã junto",
+        "Fechou",
+        "terça 8 da noite, fechou?",
         "beleza",
         "kkk",
         "não sei",

@@ -26,6 +26,7 @@ CONFIG = load_config(PACK)
         "surgiu uma reunião, daria pra ser às 18h na mesma terça?",
         "seria possível no dia 22 em vez disso?",
         "tem jeito de ficar pra próxima terça?",
+        "no fim consigo ir no dia 27, pode voltar?",
     ],
 )
 def test_moving_a_booked_class_goes_to_the_trial(text: str) -> None:
