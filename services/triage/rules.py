@@ -219,6 +219,16 @@ def _without_requests(text: str, config: TriageConfig) -> str | None:
     return "\n".join(s.text + ("?" if s.asked else "") for s in kept)
 
 
+def _asks_beside_small_talk(text: str, config: TriageConfig) -> bool:
+    """Whether a part of the message asks, with a "?", something that is no small talk."""
+    return any(
+        part.asked
+        and len(part.normalized.split()) > 2
+        and not _is_small_talk(part.normalized, config)
+        for part in parts(text)
+    )
+
+
 def _asks_something(text: str, config: TriageConfig) -> bool:
     return any(is_question(clause, config) for clause in parts(text) if clause.normalized)
 
@@ -344,6 +354,10 @@ def _classify(
         return TriageResult(intents=intents, confidences=confidences)
 
     kind = next((k for k in config.general if k.matches(normalized)), None)
+    if kind is not None and "faq" in config.intents and _asks_beside_small_talk(text, config):
+        # "certo. e a experimental é obrigatória?": the acknowledgement opens a question, which
+        # the FAQ answers (or says it does not know); an "ok" back would leave it unanswered.
+        return TriageResult(intents=["faq"], confidences={**confidences, "faq": config.threshold})
     if kind is not None or not normalized:
         key = kind.text_key if kind is not None else config.fallback_text_key
         return TriageResult(

@@ -347,3 +347,18 @@ def test_a_request_put_as_a_question_goes_to_the_service_that_does_it(
     """How to book, or asking for a person, is answered by doing it, not by the FAQ."""
     pack = load_pack("ctsmash")
     assert classify(text, trial_stage=None, config=load_config(pack), pack=pack).intents == intents
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "beleza. e a experimental é obrigatória pra quem vai se matricular?",
+        "ok! e essa aula experimental é necessária mesmo?",
+    ],
+)
+def test_an_acknowledgement_before_a_question_leaves_the_question_to_the_faq(text: str) -> None:
+    assert intents(text) == ["faq"]
+
+
+def test_small_talk_after_thanks_is_still_small_talk() -> None:
+    assert intents("obrigada! tudo bem?") == ["general"]
