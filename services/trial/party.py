@@ -23,7 +23,7 @@ from services.trial.models import BookedClass, ContextState, PartyMember, TrialS
 from services.trial.replies import join_list
 from services.trial.turn import Reply, TrialTurn
 from shared.nlu.normalize import normalize
-from shared.nlu.party import member_facts, names_a_relative, party_in
+from shared.nlu.party import member_facts, names_a_relative, party_in, writer_in_group
 
 # The class already booked, asked for again ("no mesmo horário", "junto com ela").
 _SAME_CLASS = re.compile(r"\b(mesm[oa]s?|junt[oa]s?|igual)\b")
@@ -103,6 +103,8 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
             "party_size": size,
             "party_names": [n for n in heard.names if n not in young],
             "party_text": t.text,
+            # "pros meus dois filhos": the writer books for others only.
+            "for_someone_else": state.for_someone_else or not writer_in_group(t.text),
         }
     )
     others = _not_booked(noted)

@@ -131,6 +131,19 @@ def includes_writer(text: str) -> bool:
     return _ME_AND.search(normalize(text)) is not None
 
 
+# The writer speaking as one of the group ("somos 3", "nós dois", "a gente quer").
+_WE = re.compile(
+    r"(?:somos|nos|vamos|iremos|seremos|estamos|queremos|podemos|gostariamos|queriamos"
+    r"|a gente|nossa|nosso)"
+)
+
+
+def writer_in_group(text: str) -> bool:
+    """Whether the writer is one of the group a message speaks of: "eu e ...", or speaking
+    as "we"; "pros meus dois filhos" books for others only."""
+    return includes_writer(text) or _WE.search(normalize(text)) is not None
+
+
 def party_in(text: str) -> Party | None:
     """The group a booking message speaks of, or None when it speaks of one person."""
     normalized = normalize(text)

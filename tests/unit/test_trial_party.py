@@ -278,3 +278,14 @@ def test_the_booked_persons_own_name_is_no_one_else() -> None:
     chat.state = chat.state.model_copy(update={"nome": "Renata"})
     plan = chat.plan_for("a Renata, 29, tá marcada né?", intents=["trial"])
     assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
+
+
+@pytest.mark.parametrize(
+    ("text", "for_others"),
+    [
+        ("quero marcar pras minhas duas netas, a Íris de 10 e a Lis de 12", True),
+        ("eu e meu marido queremos fazer a experimental", False),
+    ],
+)
+def test_a_group_without_the_writer_is_booked_for_others(text: str, for_others: bool) -> None:
+    assert Chat().say(text).state.for_someone_else is for_others
