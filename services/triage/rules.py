@@ -15,11 +15,11 @@ from services.triage.models import TriageResult
 from services.triage.questions import (
     Clause,
     FaqKnows,
+    clauses,
     continues_questions,
     is_flow_question,
     is_question,
     parts,
-    sentences,
 )
 from shared.contracts import FlowView, ModeView
 from shared.nlu.dates import mentions_date, time_candidates
@@ -212,7 +212,9 @@ def _is_request(sentence: Clause, config: TriageConfig) -> bool:
 def _without_requests(text: str, config: TriageConfig) -> str | None:
     """``text`` without its requests put as questions (``_is_request``: what is left for the
     FAQ), or None when it has none."""
-    every = sentences(text)
+    # Clauses, not sentences: "quanto custa a mensalidade e como faço pra agendar?" keeps its
+    # price question when the request beside it goes.
+    every = clauses(text, config)
     kept = [s for s in every if not _is_request(s, config)]
     if len(kept) == len(every):
         return None

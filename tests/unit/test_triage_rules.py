@@ -362,3 +362,10 @@ def test_an_acknowledgement_before_a_question_leaves_the_question_to_the_faq(tex
 
 def test_small_talk_after_thanks_is_still_small_talk() -> None:
     assert intents("obrigada! tudo bem?") == ["general"]
+
+
+def test_a_price_question_beside_how_to_book_reaches_the_faq_too() -> None:
+    assert sorted(intents("qual o valor do plano e como eu faço pra marcar a aula teste?")) == [
+        "faq",
+        "trial",
+    ]
