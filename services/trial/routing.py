@@ -82,6 +82,8 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     has_booking = state.booking_created or t.config.booking_context_key in ctx.entries
     in_progress = state.asked is not None and state.stage != "booked"
     if t.action == "cancel":
+        if has_booking and _moves_instead(t, state):
+            return reschedule(t, state, ctx)
         if has_booking:
             return ask_cancel(t, state, ctx)
         if in_progress:
@@ -100,3 +102,13 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             return reschedule(t, state, ctx)
         return lookup(t, state, ctx)
     return booking_flow(t, state, ctx)
+
+
+def _moves_instead(t: TrialTurn, state: TrialState) -> bool:
+    """Whether a message that cannot make the class names another one for it ("não vou
+    conseguir ir às 7, dá pra passar pras 18h?"): a move, not a cancel."""
+    ext = t.extraction
+    if not ext.mentions_slot():
+        return False
+    wanted = (ext.desired_date or state.desired_date, ext.desired_time or state.desired_time)
+    return wanted != (state.desired_date, state.desired_time)

@@ -768,7 +768,9 @@ def _time_candidates(text: str, expecting: bool) -> tuple[time, ...]:
     # next message ("19h" / "não pera" / "dia 23") corrects what follows it, it does not take
     # back the hour that ended the message before.
     normalized = "\n".join(normalize(line) for line in _dots_as_colons(text).splitlines())
-    found = next(filter(None, map(_first_mention, _latest_first(normalized))), None)
+    targets = [m for m in _TO_HOUR.finditer(normalized) if not _minutes_before(normalized, m)]
+    found = _first_mention(normalized[targets[-1].start() :]) if targets else None
+    found = found or next(filter(None, map(_first_mention, _latest_first(normalized))), None)
     if found is None and expecting:
         bare = _BARE_HOUR.match(normalized)
         hour = number_value(bare[1]) if bare else None
@@ -835,6 +837,21 @@ def _half_of_day_hint(normalized: str, candidates: list[time]) -> time | None:
     if _LATE_HINT.search(normalized):
         return candidates[1]
     return None
+
+
+# "passa pras 20h", "para as 18": the hour a change goes to, which wins over an hour named
+# before it ("não consigo às 19h, passa pras 20h?"), as "para o dia 12" wins among days.
+_TO_HOUR = re.compile(r"\b(?:para(?: as| a| o das)?|pras|pros)\s+\d{1,2}(?:h|:|\b)")
+
+
+# Words before "para as 9" that make it a time said to the hour ("um quarto para as 9", "cinco
+# para as 20h"), not the hour a change goes to.
+_MINUTE_WORDS = frozenset({"quarto", "minutos", "minuto", "cinco", "dez", "quinze", "vinte"})
+
+
+def _minutes_before(normalized: str, match: re.Match[str]) -> bool:
+    before = normalized[: match.start()].split()
+    return bool(before) and (before[-1].isdigit() or before[-1] in _MINUTE_WORDS)
 
 
 def resolve_time(

@@ -247,3 +247,17 @@ def test_date_and_time_work_alone_and_together() -> None:
         date(2026, 2, 10),
         time(19, 0),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The hour a change goes to wins over the one named before it.
+        ("às 18h não rola, passa pras 19h?", time(19, 0)),
+        ("não consigo mais às 7, pode ser para as 20h?", time(20, 0)),
+        # "para as" said to the hour is no change.
+        ("dez para as 19h", time(18, 50)),
+    ],
+)
+def test_the_hour_a_change_goes_to(text: str, expected: time) -> None:
+    assert resolve_time(text, valid_times=["07:00", "18:00", "19:00", "20:00"]) == expected

@@ -136,3 +136,16 @@ def test_only_the_class_s_own_object_is_a_move(text: str, moves: bool) -> None:
     assert asks_to_move(text) is moves
     result = classify(text, trial_stage="booked", config=TRIAGE, pack=PACK)
     assert ("trial" in result.intents) is moves
+
+
+def test_not_making_the_class_with_another_hour_named_is_a_move() -> None:
+    out = booked_chat().say("não vou conseguir ir às 19h, dá pra passar pras 20h?")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "reschedule_booking"
+    assert out.state.pending_tool.args["new_time"] == "20:00"
+
+
+def test_not_making_the_booked_class_itself_is_a_cancel() -> None:
+    out = booked_chat().say("não vou conseguir ir na terça dia 10, desculpa")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "cancel_booking"
