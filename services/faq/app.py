@@ -3,13 +3,12 @@ compose, commit, publish. Unanswered questions are journaled for ``orquestra una
 
 from __future__ import annotations
 
-from services.faq.core import compose, retrieve
+from services.faq.core import compose, people_named, retrieve, student_age
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer, build_llm_messages
 from services.faq.topic import FaqState, current_topic, current_unknown, remember
 from shared.contracts import SpecialistTask, Unanswered
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
-from shared.nlu.party import age_named, names_of_groups
 from shared.service import Runtime, TurnDecision, ask_llm, on_tasks
 from shared.state import Snapshot
 
@@ -34,7 +33,7 @@ def build(rt: Runtime) -> None:
             topic=topic,
             message=turn.text,
             now=turn.now,
-            names=_names(snapshot, turn.text),
+            names=people_named(snapshot.memory(), turn.text),
             unknown=unknown,
         )
         llm_answer = None
@@ -59,7 +58,7 @@ def build(rt: Runtime) -> None:
             texts=rt.pack,
             seed=turn.turn_id,
             llm_answer=llm_answer,
-            student_age=_student_age(snapshot, turn.text),
+            student_age=student_age(snapshot.memory(), turn.text),
         )
         decision.reply(
             result.text,
@@ -92,29 +91,3 @@ def build(rt: Runtime) -> None:
         )
 
     on_tasks(rt, decide)
-
-
-def _names(snapshot: Snapshot, message: str) -> list[str]:
-    """The people the conversation named: the student's name the memory holds and those of
-    the groups the person's messages (this one too) booked for."""
-    memory = snapshot.memory()
-    if memory is None:
-        return names_of_groups([message])
-    nome = memory.value("nome")
-    named = [nome] if isinstance(nome, str) else []
-    return [*named, *names_of_groups([*(heard.text for heard in memory.heard), message])]
-
-
-def _student_age(snapshot: Snapshot, question: str) -> int | None:
-    """The age of the student a question is about: a person of a group the question names,
-    by the age the group's message gave them ("O Artur precisa levar algo?" when the
-    grandfather booking with him gave Artur's as 12), else the conversation's memory's one
-    age, if it is a number."""
-    memory = snapshot.memory()
-    if memory is None:
-        return None
-    named = age_named(question, [*(heard.text for heard in memory.heard), question])
-    if named is not None:
-        return named
-    age = memory.value("idade")
-    return age if isinstance(age, int) and not isinstance(age, bool) else None

@@ -18,11 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from services.faq.llm import FaqLLMAnswer, accept_llm_answer
 from services.faq.topic import FaqTopic, OpenQuestion
+from shared.contracts import MemoryView
 from shared.faq.ages import age_question, ages_in
 from shared.faq.config import AgeRule, FaqConfig, FaqEntry
 from shared.faq.index import FaqIndex, Match
 from shared.nlu.dates import without_dates_and_times
 from shared.nlu.normalize import normalize
+from shared.nlu.party import age_named, names_of_groups
 
 
 class TextSource(Protocol):
@@ -282,6 +284,30 @@ def focus(answer: str, clause: str, index: FaqIndex, *, follow_up: bool = False)
     part = hits[0].rstrip(".!,;")
     first = next((i for i, ch in enumerate(part) if ch.isalnum()), 0)
     return f"{part[:first]}{part[first].upper()}{part[first + 1 :]}."
+
+
+def people_named(memory: MemoryView | None, message: str) -> list[str]:
+    """The people the conversation named: the student's name the memory holds and those of
+    the groups the person's messages (``message`` too) booked for."""
+    if memory is None:
+        return names_of_groups([message])
+    nome = memory.value("nome")
+    named = [nome] if isinstance(nome, str) else []
+    return [*named, *names_of_groups([*(heard.text for heard in memory.heard), message])]
+
+
+def student_age(memory: MemoryView | None, question: str) -> int | None:
+    """The age of the student a question is about: a person of a group the question names,
+    by the age the group's message gave them ("O Artur precisa levar algo?" when the
+    grandfather booking with him gave Artur's as 12), else the memory's one age, if it is a
+    number."""
+    if memory is None:
+        return None
+    named = age_named(question, [*(heard.text for heard in memory.heard), question])
+    if named is not None:
+        return named
+    age = memory.value("idade")
+    return age if isinstance(age, int) and not isinstance(age, bool) else None
 
 
 def _asks_again(clause: str, index: FaqIndex) -> bool:

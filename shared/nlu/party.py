@@ -131,10 +131,11 @@ def includes_writer(text: str) -> bool:
     return _ME_AND.search(normalize(text)) is not None
 
 
-# The writer speaking as one of the group ("somos 3", "nós dois", "a gente quer").
+# The writer speaking as one of the group ("somos 3", "nós dois", "a gente quer"); "nos" only
+# with a count, as it is also "in the" ("nos dias").
 _WE = re.compile(
-    r"(?:somos|nos|vamos|iremos|seremos|estamos|queremos|podemos|gostariamos|queriamos"
-    r"|a gente|nossa|nosso)"
+    r"\b(?:somos|vamos|iremos|seremos|estamos|queremos|podemos|gostariamos|queriamos"
+    rf"|a gente|nossa|nosso|nos\s+{_COUNT})\b"
 )
 
 

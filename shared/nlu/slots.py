@@ -707,14 +707,15 @@ _AGE_AFTER_NAME = re.compile(rf"\b[A-ZÀ-Ý][a-zà-ÿ]+,?\s+de\s+(\d{{1,2}})\b{_
 _AGE_RIGHT_AFTER_NAME = re.compile(
     rf"\b([A-ZÀ-Ý][a-zà-ÿ]+)\s+(\d{{1,2}})\b(?![.,]?\d){_NOT_AN_AGE_AFTER}(?!\s*de\b)"
 )
-_WHEN_WORDS_TEXT = """
-    segunda terca quarta quinta sexta sabado domingo janeiro fevereiro marco abril maio junho
-    julho agosto setembro outubro novembro dezembro dia hoje amanha
-"""
-_WHEN_WORDS = frozenset(_WHEN_WORDS_TEXT.split())
 _AGE_AFTER_RELATION = re.compile(
     rf"\b(?:{'|'.join(sorted(_RELATIONS))})\s+de\s+(\d{{1,2}})\b{_NOT_AN_AGE_AFTER}"
 )
+
+
+def _inside_sentence(text: str, at: int) -> bool:
+    """Whether ``at`` is past a sentence's first word: a capital there may be a name's."""
+    before = text[:at].rstrip()
+    return bool(before) and before[-1] not in ".!?\n"
 
 
 def _age_after_who(text: str, normalized: str) -> int | None:
@@ -722,13 +723,11 @@ def _age_after_who(text: str, normalized: str) -> int | None:
     opening the message or a sentence is no name by its capital ("Turma de 6?"), nor is a
     word of the language ("Terça 13" is a date)."""
     for match in _AGE_AFTER_NAME.finditer(text):
-        before = text[: match.start()].rstrip()
-        if before and before[-1] not in ".!?\n":
+        if _inside_sentence(text, match.start()):
             return int(match[1])
     for match in _AGE_RIGHT_AFTER_NAME.finditer(text):
-        before = text[: match.start()].rstrip()
         named = strip_accents(match[1].casefold())
-        if before and before[-1] not in ".!?\n" and named not in _NOT_NAME | _WHEN_WORDS:
+        if _inside_sentence(text, match.start()) and named not in _NOT_NAME:
             return int(match[2])
     relative = _AGE_AFTER_RELATION.search(normalized)
     return int(relative[1]) if relative is not None else None
