@@ -26,11 +26,15 @@ def _failed(t: TrialTurn, r: Reply) -> bool:
     reader got wrong is still an answer: the person is answering, the parser missed), a change
     to a pending tool, or a question (answered by another service). A value the validators
     refuses is not usable ("tenho 200 anos": the field did not change), nor is the same refusal
-    twice in a row ("às 16h", then "às 17h", after being told the free times). So a handoff is
-    kept for a person who cannot or will not answer the same clear question, never for one who
-    is busy giving the booking other details the question did not ask for.
+    twice in a row ("às 16h", then "às 17h", after being told the free times). A question that
+    gives nothing is never a failed answer, even while the kept day or time is still refused
+    (a full class): the person is asking something else, not refusing to choose. So a handoff
+    is kept for a person who cannot or will not answer the same clear question, never for one
+    who is busy giving the booking other details, or asking, instead.
     """
-    if t.question and r.error in (None, "missing_date", "missing_time"):
+    if t.question and (
+        r.error in (None, "missing_date", "missing_time") or not t.extraction.has_data()
+    ):
         return False
     changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
     if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
@@ -57,7 +61,12 @@ def _count_attempts(t: TrialTurn, r: Reply) -> Reply:
         handed.error = r.error
         handed.values = {
             "resumo": summary(
-                r.state, now_local=t.now_local, config=t.config, pack=t.pack, seed=t.seed
+                r.state,
+                now_local=t.now_local,
+                config=t.config,
+                pack=t.pack,
+                seed=t.seed,
+                asked=r.asks,
             )
         }
         return handed

@@ -41,9 +41,17 @@ def facts(
 
 
 def summary(
-    state: TrialState, *, now_local: datetime, config: TrialConfig, pack: TextSource, seed: str
+    state: TrialState,
+    *,
+    now_local: datetime,
+    config: TrialConfig,
+    pack: TextSource,
+    seed: str,
+    asked: Asked | None = None,
 ) -> str:
-    """What was understood and what is still missing, in one sentence pair."""
+    """What was understood and what is still missing, in one sentence pair. With every field
+    known, what is missing is the confirmation, or the field asked again (``asked``: a time
+    with a free seat when the one kept is full)."""
     known = {
         "nome": state.nome,
         "idade": state.idade,
@@ -55,6 +63,8 @@ def summary(
     lacking: list[Asked] = [f for f in SUMMARY_FIELDS if known[f] is None]
     if not lacking and state.stage == "awaiting_confirmation":
         lacking = ["confirmation"]
+    elif not lacking and asked is not None:
+        lacking = [asked]
     falta = join_list([pack.text(f"trial_field_{f}", seed=seed) for f in lacking], config)
     if not have:
         return pack.text("trial_summary_empty", seed=seed, falta=falta)

@@ -447,6 +447,29 @@ def test_two_failed_answers_to_the_same_question_hand_off_with_a_summary() -> No
     assert summary in out.text
 
 
+def test_a_question_after_a_full_class_is_no_failed_answer() -> None:
+    # The class chosen is full: a yes that does not choose another time is a failed answer,
+    # but a question about something else (answered by the FAQ) is not, even though the kept
+    # time is still refused: like any usable answer, it starts the count again.
+    chat = confirming_chat(seats={("2026-02-10", "19:00"): 6})
+    refused = chat.say("sim")
+    assert refused.journal["validation"] == "slot_full"
+    again = chat.say("pode confirmar")
+    assert again.state.attempts == {"time": 1}
+    asked = chat.say("qual o endereço de vocês?")
+    assert asked.state.stage == "ask_date"
+    assert asked.state.attempts == {}
+    assert chat.say("ok").state.attempts == {"time": 1}
+    handed = chat.say("ok")
+    assert handed.state.stage == "handoff_requested"
+    summary = chat.pack.text(
+        "trial_summary",
+        anotado="nome João, 27 anos, nível iniciante e terça, 10/02 às 19:00",
+        falta=chat.pack.text("trial_field_time"),
+    )
+    assert summary in handed.text
+
+
 def test_progress_on_another_field_is_kept_and_the_missing_one_said_exactly() -> None:
     # The name was asked and not given, but the age was: progress is a usable answer (no failed
     # attempt counted), the age is said back before saying exactly what is still missing.
