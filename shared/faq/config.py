@@ -20,6 +20,11 @@ class FaqEntry(BaseModel):
     questions: list[str] = Field(min_length=1)
     answer: str = Field(min_length=1)
     tags: list[str] = Field(default_factory=list)
+    # Beginnings of words (normalized stems: "cancel", "desist") of which a question must use
+    # one for this entry to answer it: what the entry is about when its other words are
+    # another entry's too ("como faço pra me matricular?" shares every word but one with "como
+    # faço pra cancelar a matrícula", and is not about cancelling). Empty: no such word.
+    requires: list[str] = Field(default_factory=list)
 
 
 class BookingContext(BaseModel):

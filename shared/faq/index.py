@@ -172,6 +172,11 @@ class FaqIndex:
             mask = np.full(len(per_entry), -np.inf)
             mask[allowed] = 0.0
             per_entry = per_entry + mask
+        for position, entry in enumerate(self.config.entries):
+            if entry.requires and not any(t.startswith(tuple(entry.requires)) for t in terms):
+                per_entry[position] = -np.inf
+        if not np.isfinite(per_entry).any():
+            return None
         # A number is a value the person gives ("meu filho de 7 anos"), not part of the topic.
         weights = {t: self._idf.get(t, self._unknown_idf) for t in set(terms) if not t.isdigit()}
         if not weights:

@@ -226,6 +226,44 @@ def test_index_works_for_any_pack_section() -> None:
     assert retrieve("qual o cardapio", index=index).entry_ids == ["cardapio"]
 
 
+def test_an_entry_about_an_action_needs_the_action_named() -> None:
+    # "Cancelar a encomenda" shares every other word with the question about ordering: without
+    # a word of cancelling, the entry that requires one is not a match, however many others
+    # it shares; with one, it still is.
+    base = load_pack("ctsmash").section("faq", FaqConfig).model_dump()
+    base["entries"] = [
+        {
+            "id": "encomendar",
+            "questions": ["como encomendo um bolo", "aceitam encomenda"],
+            "answer": "Pelo telefone.",
+        },
+        {
+            "id": "cancelar_encomenda",
+            "questions": ["como faço pra cancelar a encomenda do bolo", "posso desistir"],
+            "answer": "Até uma hora antes.",
+            "requires": ["cancel", "desist"],
+        },
+    ]
+    base["threshold"] = 0.1
+    base["age_rule"] = None
+    index = FaqIndex(FaqConfig.model_validate(base))
+    ordering = retrieve("como faço pra encomendar o bolo?", index=index)
+    assert ordering.entry_ids == ["encomendar"]
+    cancelling = retrieve("e pra cancelar a encomenda?", index=index)
+    assert cancelling.entry_ids == ["cancelar_encomenda"]
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("como faço pra me matricular? quais os planos?", ["planos"]),
+        ("preciso avisar antes de sair do plano?", ["cancelamento"]),
+    ],
+)
+def test_enrolling_is_not_leaving(text: str, ids: list[str], index: FaqIndex) -> None:
+    assert retrieve(text, index=index).entry_ids == ids
+
+
 @pytest.mark.parametrize(
     ("text", "ids"),
     [
