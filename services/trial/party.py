@@ -23,7 +23,13 @@ from services.trial.models import BookedClass, ContextState, PartyMember, TrialS
 from services.trial.replies import join_list
 from services.trial.turn import Reply, TrialTurn
 from shared.nlu.normalize import normalize
-from shared.nlu.party import member_facts, names_a_relative, party_in, writer_in_group
+from shared.nlu.party import (
+    member_facts,
+    names_a_relative,
+    party_in,
+    said_of_all,
+    writer_in_group,
+)
 
 # The class already booked, asked for again ("no mesmo horário", "junto com ela").
 _SAME_CLASS = re.compile(r"\b(mesm[oa]s?|junt[oa]s?|igual)\b")
@@ -81,6 +87,8 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
             update={"next_person": _member(state, others[0] if others else None)}
         )
         return offered, f"{text} {offer}".strip()
+    if state.stage != "booked" and state.party_size is not None:
+        return _heard_later(t, state), text
     if state.stage == "booked" or state.party_size is not None:
         return state, text
     heard = party_in(t.text)
@@ -115,6 +123,20 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
     else:
         note = _said(t, "trial_party_one_more")
     return noted, f"{too_young} {_fits(t, size)} {note} {text}".strip()
+
+
+def _heard_later(t: TrialTurn, state: TrialState) -> TrialState:
+    """The group as a later message of its booking tells of it: its people named, when it was
+    heard without names ("eu e minha esposa", then "sou o Rui, 41, e ela é a Ana, 38"), or
+    something said of all of them ("os dois nunca jogaram"), which the next ones keep."""
+    heard = party_in(t.text)
+    if not state.party_names and heard is not None and heard.names:
+        size = max(state.party_size or 2, len(heard.names))
+        update = {"party_names": list(heard.names), "party_text": t.text, "party_size": size}
+        return state.model_copy(update=update)
+    if state.party_names and said_of_all(t.text):
+        return state.model_copy(update={"party_text": f"{state.party_text or ''}\n{t.text}"})
+    return state
 
 
 def _fits(t: TrialTurn, size: int | None) -> str:

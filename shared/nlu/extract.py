@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from shared.nlu.age import without_birth_date
 from shared.nlu.dates import resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
-from shared.nlu.party import includes_writer, member_facts, party_in
+from shared.nlu.party import includes_writer, member_facts, party_in, writer_with_age
 from shared.nlu.slots import People, extract_age, extract_level, extract_people
 from shared.nlu.yesno import yes_no
 
@@ -38,15 +38,16 @@ def extract_slots(
     ``reference_time`` the time already said ("da noite" after "às 7" is 19:00).
     """
     people = extract_people(text, expecting_name=expecting == "nome", not_names=not_names)
-    if people.for_someone_else and includes_writer(text):
+    group = party_in(text)
+    writer = includes_writer(text) or (group is not None and writer_with_age(text, group.names))
+    if people.for_someone_else and writer:
         # "pra mim e pro meu marido": a group booked one at a time starts with the writer,
         # whose own name ("sou a Telma") is the first student's; the others come next.
         people = People(people.contact_name, None, False)
     today = now.astimezone(tz).date()
     idade = extract_age(text, expecting_age=expecting == "idade", today=today)
     nivel = extract_level(text, expecting_level=expecting == "nivel")
-    group = party_in(text)
-    if group and people.nome in group.names and includes_writer(text):
+    if group and people.nome in group.names and writer:
         # The writer's own age and level, not the other's ("sou o Rui, 41, ela tem 39").
         idade, level = member_facts(text, people.nome, group.names)
         nivel = level or nivel
@@ -59,6 +60,11 @@ def extract_slots(
             age, level = member_facts(text, first, group.names)
             idade = age if age is not None else idade
             nivel = level or nivel
+    elif group and people.nome in group.names:
+        # "ela é a Bia, 30, e o Caio, 28": the age and level said of the one booked first.
+        age, level = member_facts(text, people.nome, group.names)
+        idade = age if age is not None else idade
+        nivel = level or nivel
     # A birth date gives the age; it is never the day of the class.
     when = without_birth_date(text)
     return Slots(

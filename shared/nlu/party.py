@@ -38,6 +38,18 @@ _COUNTED = re.compile(
     rf"|\b(?:vamos|iremos|seremos|vamos ser|estamos|em)\s+(?:em\s+)?{_COUNT}{_GROUP}\b"
     rf"|\b(?:as|das|pras|para as)\s+{_COUNT}{_GROUP}\b"
 )
+# "pros meus filhos", "minhas netas querem": relatives in the plural booked for, or wanting
+# the class, are several people, their count not said; with two names or more, whoever is
+# said of them ("meus filhos Enzo e Rafa"). "meus amigos falaram de vocês" is no group.
+_PLURAL = (
+    r"(?:meus|minhas)\s+(?:filh[oa]s|net[oa]s|sobrinh[oa]s|irmaos|irmas|prim[oa]s|"
+    r"amig[oa]s|colegas|criancas|menin[oa]s)"
+)
+_RELATIVES = re.compile(
+    rf"\b(?:pr[oa]s?|para|com)\s+(?:os\s+|as\s+)?{_PLURAL}\b"
+    rf"|\b{_PLURAL}\s+(?:querem|quer|vao|gostariam|precisam|podem)\b"
+)
+_NAMED_RELATIVES = re.compile(rf"\b{_PLURAL}\b")
 # Capitalized words that are no one's name when they open a clause inside a message.
 _NOT_NAMES = frozenset(
     strip_accents(w)
@@ -140,9 +152,29 @@ _WE = re.compile(
 
 
 def writer_in_group(text: str) -> bool:
-    """Whether the writer is one of the group a message speaks of: "eu e ...", or speaking
-    as "we"; "pros meus dois filhos" books for others only."""
-    return includes_writer(text) or _WE.search(normalize(text)) is not None
+    """Whether the writer is one of the group a message speaks of: "eu e ...", speaking as
+    "we", or named with an age of their own ("sou o Rui, 41, e ela é a Ana, 38"); "pros meus
+    dois filhos" books for others only."""
+    if includes_writer(text) or _WE.search(normalize(text)) is not None:
+        return True
+    party = party_in(text)
+    return party is not None and writer_with_age(text, party.names)
+
+
+def writer_with_age(text: str, names: Sequence[str]) -> bool:
+    """Whether the writer names themselves among ``names`` ("sou o Rui", "aqui é a Ana") and
+    gives an age of their own: then the writer is one of the people booked."""
+    folded = strip_accents(text.casefold())
+    return any(
+        _writer_named(strip_accents(name.casefold())).search(folded) is not None
+        and member_facts(text, name, names)[0] is not None
+        for name in names
+    )
+
+
+def _writer_named(key: str) -> re.Pattern[str]:
+    """The writer giving their own name ``key`` (folded): "sou o Rui", "aqui é a Ana"."""
+    return re.compile(rf"\b(?:sou|chamo|nome e|aqui e)\s+(?:o\s+|a\s+)?{re.escape(key)}\b")
 
 
 def party_in(text: str) -> Party | None:
@@ -155,12 +187,25 @@ def party_in(text: str) -> Party | None:
             return Party(size, _names(text))
     if includes_writer(text):
         return Party(2, _names(text))
+    names = _names(text)
+    if len(names) >= 2 and all(member_facts(text, n, names)[0] is not None for n in names):
+        # "Luna 9 e Maya 11", "o Téo tem 10 e a Bia 12": people listed, each with an age.
+        return Party(len(names), names)
+    if _RELATIVES.search(normalized) is not None:
+        return Party(len(names) if len(names) >= 2 else None, names)
+    if len(names) >= 2 and _NAMED_RELATIVES.search(normalized) is not None:
+        return Party(len(names), names)
     return None
 
 
 # The group spoken of as one ("os três são iniciantes", "todas iniciantes"): what follows is
 # said of each of them.
 _ALL_OF_THEM = re.compile(r"\b(os dois|as duas|ambos|ambas|todos|todas|os tres|as tres)\b.*")
+
+
+def said_of_all(text: str) -> bool:
+    """Whether a message says something of the whole group ("os dois nunca jogaram")."""
+    return _ALL_OF_THEM.search(strip_accents(text.casefold())) is not None
 
 
 _THIRD_PERSON_AGE = re.compile(
@@ -187,7 +232,7 @@ def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None
     end = min(starts, default=len(folded))
     words = folded[found.start() : end]
     # "a Luna, ela tem 9" is Luna's age; the writer's "sou o Rui, ela tem 39" is not Rui's.
-    writer = re.search(rf"\b(?:sou|chamo|nome e|aqui e)\s+(?:o\s+|a\s+)?{re.escape(key)}\b", folded)
+    writer = _writer_named(key).search(folded)
     pronoun = "" if writer else r"ela\s+|ele\s+|"
     right_after = re.match(
         rf"{re.escape(key)}\s*,?\s*(?:(?:{pronoun}que\s+)?(?:tem|de|com)\s+)?(\d{{1,2}})\b"

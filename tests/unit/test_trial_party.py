@@ -289,3 +289,53 @@ def test_the_booked_persons_own_name_is_no_one_else() -> None:
 )
 def test_a_group_without_the_writer_is_booked_for_others(text: str, for_others: bool) -> None:
     assert Chat().say(text).state.for_someone_else is for_others
+
+
+@pytest.mark.parametrize(
+    ("text", "party"),
+    [
+        ("aula pros meus netos, o Caíque de 9 e o Levi de 13", Party(2, ("Caíque", "Levi"))),
+        ("minhas sobrinhas querem conhecer o beach tennis", Party(None, ())),
+        ("Téo 10, Iara 12 e Gil 15", Party(3, ("Téo", "Iara", "Gil"))),
+        ("minhas amigas me indicaram vocês, quero marcar pra mim", None),
+    ],
+)
+def test_relatives_in_the_plural_or_people_listed_with_ages_are_a_group(
+    text: str, party: Party | None
+) -> None:
+    assert party_in(text) == party
+
+
+def test_a_writer_giving_an_age_of_their_own_is_booked_first_with_it() -> None:
+    out = Chat().say("aqui é o Saulo, 52, e a outra é a Irene, 49. os dois iniciantes")
+    assert (out.state.nome, out.state.idade, out.state.nivel) == ("Saulo", 52, "iniciante")
+    assert not out.state.for_someone_else
+
+
+def test_a_group_heard_without_names_keeps_the_names_and_ages_said_later() -> None:
+    chat = Chat()
+    first = chat.say("eu e meu namorado queremos fazer a aula experimental")
+    assert first.state.party_size == 2 and first.state.party_names == []
+    named = chat.say("sou a Joice, 26, e ele é o Breno, 29. os dois iniciantes")
+    assert (named.state.nome, named.state.idade) == ("Joice", 26)
+    assert named.state.party_names == ["Joice", "Breno"]
+    chat.say("terça dia 10 às 18h")
+    booked = view("AE-1111AA", "2026-02-10", "18:00")
+    chat.say("sim", result=ToolResult(status="created", booking=booked))
+    assert chat.state is not None
+    assert chat.state.next_person == PartyMember(nome="Breno", idade=29, nivel="iniciante")
+
+
+def test_what_a_later_message_says_of_the_whole_group_is_kept_for_the_next() -> None:
+    chat = Chat()
+    chat.say("quero marcar pros meus filhos, a Nara de 10 e o Ravi de 12")
+    chat.say("os dois nunca jogaram, terça dia 10 às 18h")
+    booked = view("AE-1111AA", "2026-02-10", "18:00")
+    out = chat.say("sim", result=ToolResult(status="created", booking=booked))
+    assert out.state.next_person == PartyMember(nome="Ravi", idade=12, nivel="iniciante")
+
+
+def test_the_first_of_a_group_booked_for_others_gets_their_own_age() -> None:
+    out = Chat().say("é pra minha mãe, a Dirce, 61, e pro meu pai, o Ivo, 64. os dois iniciantes")
+    assert (out.state.nome, out.state.idade, out.state.nivel) == ("Dirce", 61, "iniciante")
+    assert out.state.for_someone_else
