@@ -88,6 +88,8 @@ _EVERYDAY = """
     favor gente pessoal galera amigo amiga moca moco senhor senhora mano mana parceiro
     prezado prezada prezados prezadas caro cara caros senhores atenciosamente att cordialmente
     grato grata abraco abracos abs bjs beijo beijos saudacoes
+    solicito solicitamos agradeco agradecemos aguardo aguardamos informo informamos peco
+    pedimos desejo desejamos encaminho reitero ressalto confirmo
     aula aulas aulinha experimental teste beach tennis tenis raquete raquetes bolinha quadra
     quadras ct smash horario horarios hora horas minuto minutos vaga vagas turma turmas
     professor professora aluno aluna alunos plano planos preco precos valor valores

@@ -170,6 +170,13 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("chama-se", _OTHER),
     ("ele chama", _OTHER),
     ("ela chama", _OTHER),
+    # "o agendamento em nome de Rui Mota": whose booking it is.
+    ("em nome de", _EITHER),
+    ("em nome do", _EITHER),
+    ("em nome da", _EITHER),
+    ("no nome de", _EITHER),
+    ("no nome do", _EITHER),
+    ("no nome da", _EITHER),
     ("nome completo e", _EITHER),
     ("nome completo", _EITHER),
     ("o nome e", _EITHER),

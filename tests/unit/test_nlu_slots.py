@@ -51,6 +51,10 @@ from shared.nlu.slots import (
         ("quero pro meu filho mais novo, o Benício", "Benício"),
         ("é pra minha sobrinha do meio, Alice", "Alice"),
         ("agenda pro meu caçula, o Enzo?", "Enzo"),
+        # Whose booking it is, formally; formal first-person verbs open sentences, not names.
+        ("Solicito o agendamento em nome de Amélia Torres, 58 anos.", "Amélia Torres"),
+        ("Boa tarde. Solicito, por gentileza, uma aula experimental. 58 anos.", None),
+        ("Agradeço desde já. Aguardo retorno. 33 anos, iniciante", None),
     ],
 )
 def test_extract_name(text: str, expected: str | None) -> None:
