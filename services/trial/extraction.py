@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from services.trial.models import Asked, TrialExtraction, TrialState
 from shared.contracts import MemoryView
-from shared.nlu.dates import names_a_period_only, nearest_weekday, parse_iso_date
+from shared.nlu.dates import (
+    names_a_period_only,
+    nearest_weekday,
+    parse_iso_date,
+    weeks_ahead_only,
+)
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
@@ -82,6 +87,8 @@ def extract_trial_fields(
     day = slots.date
     if day is not None and class_weekday is not None and names_a_period_only(text):
         day = nearest_weekday(day, class_weekday)
+    if day is None and class_weekday is not None:
+        day = _class_day_of_week_named(text, now.astimezone(tz).date(), class_weekday)
     return TrialExtraction(
         nome=slots.nome,
         idade=slots.idade,
@@ -92,6 +99,16 @@ def extract_trial_fields(
         contact_name=slots.contact_name,
         for_someone_else=slots.for_someone_else,
     )
+
+
+def _class_day_of_week_named(text: str, today: date, class_weekday: int) -> date | None:
+    """The class day of the week a message names alone ("semana que vem de manhã"); None when
+    it names no week, or this week's class day has passed."""
+    weeks = weeks_ahead_only(text)
+    if weeks is None:
+        return None
+    day = today + timedelta(days=7 * weeks + class_weekday - today.weekday())
+    return day if day >= today else None
 
 
 def _parse_hh_mm(value: str | None) -> time | None:

@@ -425,6 +425,24 @@ def names_a_period_only(text: str) -> bool:
     )
 
 
+# A week named alone ("semana que vem", "ainda essa semana"): which one, from this one.
+_THIS_WEEK = re.compile(r"\b(?:n?essa|n?esta)\s+semana\b")
+
+
+def weeks_ahead_only(text: str) -> int | None:
+    """How many calendar weeks ahead a message says when it names only a week (1: "semana
+    que vem", "na próxima semana"; 0: "ainda essa semana"), with no weekday or date of its
+    own; None otherwise. The day is the business's to pick: its class day of that week."""
+    normalized = _date_form(text)
+    if _WEEKDAY.search(normalized) is not None or _DAY_OF_MONTH.search(normalized) is not None:
+        return None
+    if _WEEK_MARK.search(normalized) is not None:
+        return 1
+    if _THIS_WEEK.search(normalized) is not None:
+        return 0
+    return None
+
+
 def nearest_weekday(day: date, weekday: int) -> date:
     """The ``weekday`` (Monday = 0) nearest to ``day``: up to three days before or after."""
     return day + timedelta(days=(weekday - day.weekday() + 3) % 7 - 3)

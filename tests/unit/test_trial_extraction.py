@@ -330,3 +330,20 @@ def test_what_the_memory_noted_this_turn_corrects_the_joined_reading() -> None:
 def test_a_span_alone_lands_on_the_class_day(text: str, day: str) -> None:
     found = extract_trial_fields(text, now=NOW, tz=TZ, asked=None, class_weekday=CONFIG.weekday)
     assert found.desired_date == day
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        # A week named alone: the class day of that week.
+        ("dá pra ser semana que vem de manhã?", "2026-02-10"),
+        ("pode ser na próxima semana", "2026-02-10"),
+        # This week's class day has passed: no day.
+        ("ainda essa semana, se der", None),
+        # A weekday said with the week is taken as said.
+        ("na quinta da semana que vem", "2026-02-12"),
+    ],
+)
+def test_a_week_alone_lands_on_its_class_day(text: str, day: str | None) -> None:
+    found = extract_trial_fields(text, now=NOW, tz=TZ, asked=None, class_weekday=CONFIG.weekday)
+    assert found.desired_date == day
