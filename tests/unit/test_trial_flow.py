@@ -648,6 +648,26 @@ def test_reschedule_without_a_date_asks_for_it_then_validates() -> None:
     assert out.state.pending_tool.args["new_time"] == "19:00"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "consegue passar minha aula pra semana seguinte, no mesmo horário?",
+        "dá pra jogar o agendamento pra terça 17?",
+    ],
+)
+def test_moving_the_class_in_other_words_is_a_reschedule(text: str) -> None:
+    # The week after the class is Carnaval's: the move is refused with the day's reason.
+    out = booked_chat().say(text, intents=["trial"])
+    assert out.journal["action"] == "reschedule"
+    assert out.journal["validation"] == "closed_day"
+    assert "17/02" in out.text and "Carnaval" in out.text
+
+
+def test_being_told_the_time_is_no_reschedule() -> None:
+    plan = booked_chat().plan_for("passa o horário pra mim de novo?", intents=["trial"])
+    assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
+
+
 def test_reschedule_to_a_full_class_is_refused_before_asking() -> None:
     chat = booked_chat(seats={("2026-02-24", "19:00"): 6})
     out = chat.say("remarcar para terça 24/02")
