@@ -187,7 +187,7 @@ def _without_flow_questions(text: str, config: TriageConfig) -> str:
     return " ".join(kept)
 
 
-def _is_request(sentence: Clause, config: TriageConfig) -> bool:
+def _is_request(sentence: Clause, config: TriageConfig, knows: FaqKnows | None = None) -> bool:
     """A request put as a question, which the service that does it answers, not the FAQ. A
     question that asks for the class on a day or at an hour ("dá pra fazer a aula sexta às
     8?", "tem aula teste amanhã?") is a booking request put politely: the booking answers it
@@ -202,20 +202,37 @@ def _is_request(sentence: Clause, config: TriageConfig) -> bool:
     trial = config.intents.get("trial")
     if trial is None:
         return False
-    return trial.score(sentence.normalized) >= config.threshold and (
+    request = trial.score(sentence.normalized) >= config.threshold and (
         mentions_date(sentence.text)
         or bool(time_candidates(sentence.text))
         or config.questions.for_booking(sentence.normalized)
     )
+    return request and not _asks_apart(sentence, config, knows)
 
 
-def _without_requests(text: str, config: TriageConfig) -> str | None:
+def _asks_apart(sentence: Clause, config: TriageConfig, knows: FaqKnows | None) -> bool:
+    """Whether what a sentence asks, after a comma, is a question of its own that the FAQ
+    answers, naming no day or time and not about the booking itself ("tem vaga?"): the
+    class and day said before it are the setting, not a request ("minha aula é terça, vai
+    ter aula se chover?")."""
+    pieces = parts(sentence.text)
+    if knows is None or len(pieces) < 2:
+        return False
+    asked = pieces[-1].text
+    if mentions_date(asked) or time_candidates(asked):
+        return False
+    if config.questions.about_flow(pieces[-1].normalized):
+        return False
+    return knows(asked, sentence.text, None, beside_booking=True)
+
+
+def _without_requests(text: str, config: TriageConfig, knows: FaqKnows | None) -> str | None:
     """``text`` without its requests put as questions (``_is_request``: what is left for the
     FAQ), or None when it has none."""
     # Clauses, not sentences: "quanto custa a mensalidade e como faço pra agendar?" keeps its
     # price question when the request beside it goes.
     every = clauses(text, config)
-    kept = [s for s in every if not _is_request(s, config)]
+    kept = [s for s in every if not _is_request(s, config, knows)]
     if len(kept) == len(every):
         return None
     return "\n".join(s.text + ("?" if s.asked else "") for s in kept)
@@ -300,7 +317,7 @@ def _classify(
     normalized = pack_vocabulary(pack).correct(normalize(text))
     active = active_stage(trial_stage, config) is not None
     confidences = {name: rules.score(normalized) for name, rules in config.intents.items()}
-    requests_left = _without_requests(text, config)
+    requests_left = _without_requests(text, config, knows)
     asked = text if requests_left is None else requests_left
     if "faq" in config.intents and (active or requests_left is not None):
         faq_text = _without_flow_questions(asked, config) if active else normalize(asked)

@@ -254,3 +254,18 @@ def test_an_age_said_beside_an_age_question_makes_it_the_faqs() -> None:
     text = "ola, tem idade maxima pra aula experimental? eu nasci em 1948"
     found = classify(text, trial_stage=None, config=CONFIG, pack=PACK, knows=KNOWS, now=T0).intents
     assert "faq" in found
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The class and its day are the setting; what is asked after the comma is the FAQ's.
+        ("a minha aula experimental é na terça, vai ter aula se chover?", ["trial", "faq"]),
+        # Asked after the comma, a slot is still the booking's.
+        ("pra terça às 20h, ainda tem vaga?", ["trial"]),
+    ],
+)
+def test_a_question_after_the_day_of_the_class_is_asked_apart(
+    text: str, expected: list[str]
+) -> None:
+    assert intents(text) == expected
