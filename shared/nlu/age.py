@@ -56,6 +56,13 @@ _TURNING = re.compile(
     r"|\bfaz\s+(\d{1,3})(?:\s+anos)?\s+(?=(?:em|no|na|mes que vem|semana que vem|ano que vem"
     r"|amanha|depois de amanha|daqui)\b)"
 )
+# An age just turned ("fez 12 em outubro", "completei 40 ontem"): that age, said with "anos"
+# or before a time or the clause's end ("fiz 3 aulas" is no age).
+_TURNED = re.compile(
+    r"\b(?:fez|fiz|completou|completei|acabou de fazer|acabei de fazer)\s+(\d{1,3})"
+    r"(?:\s+anos\b(?!\s+(?:que|de)\b)|(?=\s*(?:$|[,.;!?]|\s(?:em|no|na|agora|semana|mes|ontem|hoje|esse|este"
+    r"|nesse|neste|ano|mes passado|semana passada)\b)))"
+)
 _NUMBER_THEN_WORD = re.compile(r"\b(\d{1,3})\s?([a-z]{3,5})\b")
 
 
@@ -103,6 +110,12 @@ def age_from_birth(text: str, normalized: str, today: date) -> int | None:
 def turning_spans(normalized: str) -> list[tuple[int, int, int]]:
     """(start, end, age today) of every "faço 30 mês que vem": the age turned soon, minus one."""
     return [(m.start(), m.end(), int(m[1] or m[2]) - 1) for m in _TURNING.finditer(normalized)]
+
+
+def turned_age(normalized: str) -> int | None:
+    """The age a person just turned ("fez 12 em outubro"), or None."""
+    match = _TURNED.search(normalized)
+    return int(match[1]) if match else None
 
 
 def with_years_typos_fixed(normalized: str) -> str:

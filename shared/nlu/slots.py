@@ -74,7 +74,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from shared.nlu.age import age_from_birth, turning_spans, with_years_typos_fixed
+from shared.nlu.age import age_from_birth, turned_age, turning_spans, with_years_typos_fixed
 from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import Vocabulary
 from shared.nlu.lexicon import COMMON_WORDS, GRAMMAR_WORDS
@@ -811,6 +811,8 @@ def extract_age(text: str, expecting_age: bool = False, *, today: date | None = 
         return clause_age
     if today is not None and (born := age_from_birth(text, normalized, today)) is not None:
         return born
+    if (turned := turned_age(normalized)) is not None:
+        return turned
     if turning:
         return turning[0][2]
     if expecting_age:

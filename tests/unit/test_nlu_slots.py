@@ -186,6 +186,9 @@ def test_name_length_is_capped(text: str) -> None:
         ("é pro meu afilhado de 13", 13),
         # A number right after a name, no comma.
         ("aqui é o Tadeu 47 avançado", 47),
+        # An age just turned.
+        ("ela fez 11 em agosto", 11),
+        ("completei 35 semana passada", 35),
     ],
 )
 def test_extract_age(text: str, expected: int) -> None:
@@ -313,3 +316,8 @@ def test_never_having_played_in_any_person_is_a_beginner(text: str) -> None:
 )  # fmt: skip
 def test_a_few_months_or_years_without_a_number(text: str, level: str) -> None:
     assert extract_level(text) == level
+
+
+@pytest.mark.parametrize("text", ["já fiz 3 aulas", "fez 2 anos que joga", "fiz 4 vezes"])
+def test_what_was_done_is_no_age(text: str) -> None:
+    assert extract_age(text) is None
