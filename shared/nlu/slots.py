@@ -69,10 +69,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import date
 from functools import lru_cache
 from typing import Literal, NamedTuple
+
+from rapidfuzz.distance import OSA
 
 from shared.nlu.age import age_from_birth, turned_age, turning_spans, with_years_typos_fixed
 from shared.nlu.dates import mentions_date, time_candidates
@@ -627,6 +629,37 @@ def _has_booking_data(text: str) -> bool:
     )
 
 
+# The words that introduce a name or an age, each with what comes before or after it; one
+# typo in them ("meu nomi é", "me chamu", "tenhu 28") hides the cue, and the typo itself
+# would be read as a name ("Tenhu").
+_CUE_TYPOS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("nome", re.compile(r"(?i)(\b(?:meu|seu|o) )([a-z]{4,5})\b")),
+    ("chamo", re.compile(r"(?i)(\bme )([a-z]{4,6})\b")),
+    ("tenho", re.compile(r"(?i)(\b)([a-z]{4,6})(?= \d{1,3}\b)")),
+)
+
+
+def with_cue_typos_fixed(text: str) -> str:
+    """``text`` with one-letter typos of a name's or an age's cue words corrected in place
+    (an unknown word one edit from the cue, with the same first letter, where the cue goes)."""
+
+    def fixer(target: str) -> Callable[[re.Match[str]], str]:
+        def fix(match: re.Match[str]) -> str:
+            before, word = match[1], match[2]
+            folded = word.casefold()
+            if folded == target or folded[0] != target[0] or folded in COMMON_WORDS:
+                return match[0]
+            if OSA.distance(folded, target, score_cutoff=1) > 1:
+                return match[0]
+            return before + target
+
+        return fix
+
+    for target, pattern in _CUE_TYPOS:
+        text = pattern.sub(fixer(target), text)
+    return text
+
+
 def extract_people(
     text: str, expecting_name: bool = False, *, not_names: Collection[str] = ()
 ) -> People:
@@ -639,6 +672,7 @@ def extract_people(
     ``not_names`` adds words a caller knows are never names (a business's jargon); not a pack's
     whole vocabulary, whose FAQ questions name places ("São Paulo" would rule out Paulo).
     """
+    text = with_cue_typos_fixed(text)
     reader = _Reader(text, expecting_name, not_names)
     if not reader.words:
         return People(None, None, None)
@@ -797,7 +831,7 @@ def extract_age(text: str, expecting_age: bool = False, *, today: date | None = 
     (``shared.nlu.age``); "faço 30 mês que vem" is 29 with or without it. Cached, as
     ``normalize``: a turn's message is read by several extractors and services.
     """
-    normalized = with_years_typos_fixed(with_digits(normalize(text)))
+    normalized = with_years_typos_fixed(with_digits(normalize(with_cue_typos_fixed(text))))
     turning = turning_spans(normalized)
     for pattern, check_before in ((_AGE_CUED, False), (_AGE_TENHO, False), (_AGE_YEARS, True)):
         for match in pattern.finditer(normalized):

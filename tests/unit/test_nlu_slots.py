@@ -321,3 +321,18 @@ def test_a_few_months_or_years_without_a_number(text: str, level: str) -> None:
 @pytest.mark.parametrize("text", ["já fiz 3 aulas", "fez 2 anos que joga", "fiz 4 vezes"])
 def test_what_was_done_is_no_age(text: str) -> None:
     assert extract_age(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "nome", "idade"),
+    [
+        # One typo in the words that introduce a name or an age.
+        ("meu nomi é Telma tenhu 52", "Telma", 52),
+        ("me chamu Vitória", "Vitória", None),
+        ("tenhu 19 anus", None, 19),
+        # A known word is no typo of a cue.
+        ("tenha 30 minutos de paciência", None, None),
+    ],
+)
+def test_a_typo_in_a_cue_word_still_cues(text: str, nome: str | None, idade: int | None) -> None:
+    assert (extract_name(text), extract_age(text)) == (nome, idade)
