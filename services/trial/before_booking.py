@@ -6,6 +6,7 @@ also where the flow stops (a plain no, "cancelar" mid-way) and where it hands of
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from services.trial.extraction import merge_trial
@@ -20,6 +21,7 @@ from services.trial.models import (
 )
 from services.trial.replies import class_day_options, free_options, join_list
 from services.trial.schedule import free_times
+from services.trial.summary import missing_fields
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import (
     ERROR_FIELD,
@@ -29,6 +31,7 @@ from services.trial.validators import (
     validate_slot,
 )
 from shared.nlu.dates import slot_preference
+from shared.nlu.normalize import normalize
 from shared.trial.days import parse_date, show_date
 
 ASK_CLIENT: dict[str, str] = {
@@ -66,6 +69,10 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         # booking: asking the same question again would count it as a failed answer and end
         # in a handoff to a person, as if the bot could not understand a clear "no".
         return stop_flow(state, ctx)
+    if state.stage in ("collect_client_info", "ask_date"):
+        if (waiting := _put_off(t, state, ext)) is not None:
+            return Reply(state.model_copy(update={"deferred": True}), ctx, **waiting)
+        state = state.model_copy(update={"deferred": False})
     if t.idle and t.answered_elsewhere and not ext.has_data() and ext.confirmed is None:
         # After the booking talk ended, a question is only a question: the other service's
         # answer is the reply, not a new round of booking questions.
@@ -133,6 +140,21 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             noted=_noted(t, merged),
         )
     return _check_slot(t, merged, ctx)
+
+
+def _put_off(t: TrialTurn, state: TrialState, ext: TrialExtraction) -> dict[str, Any] | None:
+    """The reply when the person puts the answer off ("ainda não sei o dia, vou ver e te
+    falo"), or acknowledges after doing so ("ok"): what is still missing is said once and not
+    asked again, so neither counts as a failed answer; None otherwise."""
+    if ext.has_data() or t.question:
+        return None
+    pattern = t.config.deferral
+    if pattern and re.search(pattern, normalize(t.text)):
+        fields = [t.pack.text(f"trial_field_{f}", seed=t.seed) for f in missing_fields(state)]
+        return {"key": "trial_deferred", "values": {"falta": join_list(fields, t.config)}}
+    if state.deferred and ext.confirmed is not False:
+        return {"key": "trial_deferred_ack"}
+    return None
 
 
 def _merge(state: TrialState, ext: TrialExtraction) -> TrialState:

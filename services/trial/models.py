@@ -94,6 +94,8 @@ class TrialState(_Slice):
     asked: Asked | None = None
     # The last reply only re-asked the pending step after a question (said once per run).
     reasked: bool = False
+    # The person put the answer off ("vou ver e te falo"): a plain "ok" next is acknowledged.
+    deferred: bool = False
     attempts: dict[str, int] = Field(default_factory=dict)
     pending_tool: PendingTool | None = None
     last_error: str | None = None

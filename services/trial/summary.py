@@ -40,6 +40,18 @@ def facts(
     return said
 
 
+def missing_fields(state: TrialState) -> list[Asked]:
+    """The fields of a booking still unknown, in the order a summary lists them."""
+    known = {
+        "nome": state.nome,
+        "idade": state.idade,
+        "nivel": state.nivel,
+        "date": state.desired_date,
+        "time": state.desired_time,
+    }
+    return [f for f in SUMMARY_FIELDS if known[f] is None]
+
+
 def summary(
     state: TrialState,
     *,
@@ -52,15 +64,8 @@ def summary(
     """What was understood and what is still missing, in one sentence pair. With every field
     known, what is missing is the confirmation, or the field asked again (``asked``: a time
     with a free seat when the one kept is full)."""
-    known = {
-        "nome": state.nome,
-        "idade": state.idade,
-        "nivel": state.nivel,
-        "date": state.desired_date,
-        "time": state.desired_time,
-    }
-    have = [f for f in SUMMARY_FIELDS if known[f] is not None]
-    lacking: list[Asked] = [f for f in SUMMARY_FIELDS if known[f] is None]
+    lacking = missing_fields(state)
+    have = [f for f in SUMMARY_FIELDS if f not in lacking]
     if not lacking and state.stage == "awaiting_confirmation":
         lacking = ["confirmation"]
     elif not lacking and asked is not None:

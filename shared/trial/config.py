@@ -97,6 +97,9 @@ class TrialConfig(_Section):
     # A pattern (on normalized text) of a question about what an action costs ("remarcar tem
     # custo?"): a cancel or a reschedule it names is asked about, not asked for.
     terms_asked: str | None = None
+    # A pattern (on normalized text) of a person putting the answer off ("ainda não sei, vou ver
+    # e te falo"): acknowledged, not asked again, and no failed answer.
+    deferral: str | None = None
     # Patterns (on normalized text) of a request for the class times inside a booking message
     # ("quais os horários disponíveis?"): the reply then says them, whatever it asks next.
     times_asked: list[str] = Field(default_factory=list)

@@ -814,3 +814,18 @@ def test_a_booking_asked_as_leave_is_answered_yes_first(text: str, granted: bool
 def test_the_booking_code_asked_again_is_the_bookings_status(text: str) -> None:
     plan = booked_chat().plan_for(text, intents=["trial"])
     assert plan.tool_call is not None and plan.tool_call.tool == "get_booking"
+
+
+def test_an_answer_put_off_is_acknowledged_not_counted_nor_handed_off() -> None:
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    later = chat.say("ainda não sei o dia, vou ver com meu chefe e te aviso")
+    assert later.journal["reply"] == "trial_deferred"
+    assert "a terça da aula e o horário" in later.text
+    assert later.state.attempts == {} and later.state.asked is None
+    for ack in ("ok", "blz"):
+        out = chat.say(ack)
+        assert out.journal["reply"] == "trial_deferred_ack"
+        assert out.state.stage == "ask_date" and out.state.attempts == {}
+    booked = chat.say("terça dia 10 às 19h")
+    assert booked.state.stage == "awaiting_confirmation"
+    assert not booked.state.deferred
