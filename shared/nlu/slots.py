@@ -491,6 +491,15 @@ class _Reader:
             last += 1
         return self.words[last].key == "aqui"
 
+    def signs(self, at: int) -> bool:
+        """Whether the name clause at ``at``, capitalised, ends a message that says something
+        before it ("quero marcar a experimental, Sônia"): the writer signing it."""
+        words = self.words
+        clause = words[at].clause
+        if self.lowercase or any(w.clause > clause for w in words[at:]):
+            return False
+        return sum(1 for w in words if w.clause < clause) >= 3
+
     def reply_name(self) -> str | None:
         """With a name expected: the first clause's name after "não, é", "é o"... ."""
         words = self.words
@@ -690,7 +699,10 @@ def extract_people(
         # asked ("sou eu mesma que vou, Rita. precisa do RG?").
         clause = next((name for _, name in clauses), None) if context or expecting_name else None
         if clause is None:
-            clause = next((name for at, name in clauses if reader.introduces(at)), None)
+            clause = next(
+                (name for at, name in clauses if reader.introduces(at) or reader.signs(at)),
+                None,
+            )
         reply = reader.reply_name() if expecting_name else None
         before_age = reader.name_before_number() if context else None
         return People(own or other or clause or before_age or reply, None, None)

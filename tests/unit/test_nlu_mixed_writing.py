@@ -114,12 +114,13 @@ def test_a_marker_after_a_listed_age(text: str, age: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "name"),
+    ("text", "name", "unasked"),
     [
-        ("sou eu que vou fazer, Bruno. tem que ser o nome completo?", "Bruno"),
-        ("sou eu mesma, Talita", "Talita"),
+        ("sou eu que vou fazer, Bruno. tem que ser o nome completo?", "Bruno", None),
+        # Unasked, a name that ends the message signs it.
+        ("sou eu mesma, Talita", "Talita", "Talita"),
     ],
 )
-def test_an_asked_name_in_a_later_clause(text: str, name: str) -> None:
+def test_an_asked_name_in_a_later_clause(text: str, name: str, unasked: str | None) -> None:
     assert extract_name(text, expecting_name=True) == name
-    assert extract_name(text) is None
+    assert extract_name(text) == unasked

@@ -55,6 +55,9 @@ from shared.nlu.slots import (
         ("Solicito o agendamento em nome de Amélia Torres, 58 anos.", "Amélia Torres"),
         ("Boa tarde. Solicito, por gentileza, uma aula experimental. 58 anos.", None),
         ("Agradeço desde já. Aguardo retorno. 33 anos, iniciante", None),
+        # A message signed with a name.
+        ("queria agendar a aula gratuita, Isadora", "Isadora"),
+        ("oi tudo bem, queria saber os valores, Obrigada", None),
     ],
 )
 def test_extract_name(text: str, expected: str | None) -> None:
