@@ -376,3 +376,10 @@ def test_an_age_given_beside_a_question_about_the_class_is_no_age_question(
         pack,
     )
     assert result.entry_ids == ["aula_experimental"]
+
+
+def test_a_word_of_when_around_a_question_is_no_topic(index: FaqIndex) -> None:
+    # Mid-booking, "antes" opening the question matched the trial class's entry as a topic of
+    # its own ("dá pra experimentar antes de fechar"), beside the plans asked.
+    retrieval = retrieve("antes, quanto custa o plano?", index=index, context=["aula_experimental"])
+    assert retrieval.entry_ids == ["planos"]
