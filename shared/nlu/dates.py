@@ -270,8 +270,16 @@ _PERIOD_ONLY = re.compile(
 # Hours (inclusive start, exclusive end) each part of the day covers; 18h is both "6 da tarde"
 # and the start of the evening.
 _PERIOD_HOURS = {"manha": (5, 12), "tarde": (12, 19), "noite": (18, 24)}
-_FIRST_SLOT = re.compile(r"\b(?:primeiro horario|horario mais cedo|mais cedo possivel|bem cedo)\b")
-_LAST_SLOT = re.compile(r"\b(?:ultimo horario|horario mais tarde|mais tarde possivel)\b")
+# "o mais tarde", "o último", "a primeira": the class itself, not a day ("o último dia").
+_NOT_A_DAY = r"(?!\s+(?:dia|terca|semana|mes|vez))"
+_FIRST_SLOT = re.compile(
+    r"\b(?:primeiro horario|horario mais cedo|mais cedo possivel|bem cedo)\b"
+    rf"|^(?:(?:pode ser|quero|prefiro)\s+)?(?:o|a)\s+(?:mais cedo|primeir[oa])\b{_NOT_A_DAY}"
+)
+_LAST_SLOT = re.compile(
+    r"\b(?:ultimo horario|horario mais tarde|mais tarde possivel)\b"
+    rf"|^(?:(?:pode ser|quero|prefiro)\s+)?(?:o|a)\s+(?:mais tarde|ultim[oa])\b{_NOT_A_DAY}"
+)
 # Words around an hour with no period that say which half of the day it is ("às 7, cedinho"
 # is 07:00, "às 7, saindo do serviço" 19:00) when both readings are class times.
 _EARLY_HINT = re.compile(

@@ -829,3 +829,12 @@ def test_an_answer_put_off_is_acknowledged_not_counted_nor_handed_off() -> None:
     booked = chat.say("terça dia 10 às 19h")
     assert booked.state.stage == "awaiting_confirmation"
     assert not booked.state.deferred
+
+
+@pytest.mark.parametrize(
+    ("text", "hour"), [("o mais tarde", "20:00"), ("pode ser a primeira", "07:00")]
+)
+def test_the_first_or_last_class_said_alone_is_taken(text: str, hour: str) -> None:
+    chat = Chat(state=at_stage("ask_date", desired_date="2026-02-10", asked="time"))
+    out = chat.say(text)
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", hour)
