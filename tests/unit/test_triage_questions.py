@@ -269,3 +269,8 @@ def test_a_question_after_the_day_of_the_class_is_asked_apart(
     text: str, expected: list[str]
 ) -> None:
     assert intents(text) == expected
+
+
+@pytest.mark.parametrize("text", ["como assim?", "não entendi a pergunta", "hein?"])
+def test_the_bots_question_not_understood_is_the_bookings_to_say_again(text: str) -> None:
+    assert intents(text, MID_BOOKING) == ["trial"]
