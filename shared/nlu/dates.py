@@ -52,8 +52,9 @@ mentions of the same kind the first wins. Impossible dates ("31/02") are ignored
 Time rules: an hour counts as a time only with a marker, so "dia 10", "10/02" and "27 anos"
 never give one. Markers: ``h``/``hrs``/``horas``, ``:mm``, a preposition (``às``, ``das``,
 ``pelas``, ``umas``, ``até as``, ``a partir das``), ``e meia``/``e 15``, a period (``da manhã``,
-``da tarde``, ``da noite``, ``de madrugada``) or am/pm. An hour in words needs more than
-``horas`` ("sete horas" can be a duration; "às sete", "sete e meia" are times). ``da tarde`` and
+``da tarde``, ``da noite``, ``de madrugada``) or am/pm. An hour in words up to twelve needs more
+than ``horas`` ("sete horas" can be a duration; "às sete", "sete e meia" are times; "dezenove
+horas" is one). ``da tarde`` and
 ``da noite`` move 1–11 to the afternoon/evening; "12 da noite" is midnight. "18.30" is 18:30
 when it cannot be a day and month ("10.02" is not a time). An hour 1–11 without a period has two
 readings (``time_candidates``: "às 8" → 08:00 and 20:00): ``resolve_time`` takes the one among
@@ -701,7 +702,9 @@ def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
     digits = match["h"].isdecimal()
     minute_word = match["clock"] or match["after_h"] or match["and_min"]
     marked = match["pre"] or match["period"] or match["ampm"] or match["clock"] or match["and_min"]
-    if digits and match["suffix"]:
+    if match["suffix"] and (digits or (number_value(match["h"]) or 0) >= 13):
+        # "19 horas"; in words only past noon ("dezenove horas"): no one's class lasts that
+        # long, while "sete horas" can be a duration.
         marked = True
     if match["after_h"] and not match["suffix"]:
         return None

@@ -188,6 +188,9 @@ def test_bare_day_counts_only_when_expected(text: str, expected: date) -> None:
         ("10 de fevereiro, 20h", time(20, 0)),
         ("das 18h às 20h", time(18, 0)),
         ("prefiro de noite, tipo 8 da noite", time(20, 0)),
+        # Past noon, an hour in words with "horas" is no duration.
+        ("pode ser dezenove horas", time(19, 0)),
+        ("vinte horas tá ótimo", time(20, 0)),
     ],
 )
 def test_resolve_time(text: str, expected: time) -> None:
