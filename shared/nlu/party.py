@@ -43,7 +43,7 @@ _COUNTED = re.compile(
 # said of them ("meus filhos Enzo e Rafa"). "meus amigos falaram de vocês" is no group.
 _PLURAL = (
     r"(?:meus|minhas)\s+(?:filh[oa]s|net[oa]s|sobrinh[oa]s|irmaos|irmas|prim[oa]s|"
-    r"amig[oa]s|colegas|criancas|menin[oa]s)"
+    r"amig[oa]s|colegas|criancas|menin[oa]s|gemeos|gemeas)"
 )
 _RELATIVES = re.compile(
     rf"\b(?:pr[oa]s?|para|com)\s+(?:os\s+|as\s+)?{_PLURAL}\b"

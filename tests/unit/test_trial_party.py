@@ -296,6 +296,7 @@ def test_a_group_without_the_writer_is_booked_for_others(text: str, for_others: 
     [
         ("aula pros meus netos, o Caíque de 9 e o Levi de 13", Party(2, ("Caíque", "Levi"))),
         ("minhas sobrinhas querem conhecer o beach tennis", Party(None, ())),
+        ("aula pros meus gêmeos, Davi e Lucas, 10 anos", Party(2, ("Davi", "Lucas"))),
         ("Téo 10, Iara 12 e Gil 15", Party(3, ("Téo", "Iara", "Gil"))),
         ("minhas amigas me indicaram vocês, quero marcar pra mim", None),
     ],
