@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from services.trial.commands import CommandHandler
-from services.trial.extraction import extract_trial_fields, with_memory
+from services.trial.extraction import extract_trial_fields, points_back, with_memory
 from services.trial.flow import finish_turn, plan_turn
 from services.trial.llm import (
     PhrasedReply,
@@ -93,6 +93,7 @@ def build(rt: Runtime) -> None:
             now=turn.now,
             window=timedelta(minutes=config.earlier_messages_minutes),
             starting=state is None,
+            points_back=points_back(task.text, state, config),
         )
         dates = seat_lookup_dates(
             now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction

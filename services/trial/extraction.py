@@ -119,8 +119,18 @@ def _parse_hh_mm(value: str | None) -> time | None:
 
 
 # What the conversation's memory gives a booking: the student's facts and who writes. Days and
-# times said earlier are not carried: "tem aula sexta?" is a question, not a request.
+# times said earlier are not carried: "tem aula sexta?" is a question, not a request, unless
+# the message points back to them ("quero nesse horário").
 CARRIED = ("nome", "idade", "nivel", *WRITER_FIELDS)
+WHEN = ("desired_date", "desired_time")
+
+
+def points_back(text: str, state: TrialState | None, config: TrialConfig) -> bool:
+    """Whether a message of a booking not yet dated points back to a day or time said
+    before ("quero a experimental nesse horário"): ``TrialConfig.points_back``."""
+    if state is not None and state.stage not in ("collect_client_info", "ask_date"):
+        return False
+    return bool(config.points_back and re.search(config.points_back, normalize(text)))
 
 
 def with_memory(
@@ -131,6 +141,7 @@ def with_memory(
     now: datetime,
     window: timedelta,
     starting: bool,
+    points_back: bool = False,
 ) -> TrialExtraction:
     """This turn's extraction completed and corrected by the conversation's memory.
 
@@ -140,19 +151,21 @@ def with_memory(
     facts told in earlier turns — at most ``window`` before ``now`` — fill what this turn does
     not say: people tell their age or level while asking questions ("tenho 45 anos, nunca
     joguei, tem que pagar?"), before the booking starts, and asking again is a lost answer.
-    The memory already forgot the facts of another person when the student changed.
+    The memory already forgot the facts of another person when the student changed. A
+    message that points back to a day or time said before (``points_back``: "quero nesse
+    horário", after "vocês têm aula às 7 da manhã?") takes them too, within ``window``.
     """
     if memory is None:
         return current
     this_turn: dict[str, object] = {}
     earlier: dict[str, object] = {}
-    for name in CARRIED:
+    for name in (*CARRIED, *WHEN) if points_back else CARRIED:
         fact = memory.facts.get(name)
         if fact is None:
             continue
         if fact.turn_id == turn_id:
             this_turn[name] = fact.value
-        elif starting and now - fact.at <= window:
+        elif (starting or name in WHEN) and now - fact.at <= window:
             earlier[name] = fact.value
     if not this_turn and not earlier:
         return current

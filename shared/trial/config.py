@@ -97,6 +97,9 @@ class TrialConfig(_Section):
     # A pattern (on normalized text) of a question about what an action costs ("remarcar tem
     # custo?"): a cancel or a reschedule it names is asked about, not asked for.
     terms_asked: str | None = None
+    # A pattern (on normalized text) of a day or time pointed back to ("nesse horário", "no
+    # mesmo dia"): the one said earlier in the conversation, even in a question.
+    points_back: str | None = None
     # A pattern (on normalized text) of a person putting the answer off ("ainda não sei, vou ver
     # e te falo"): acknowledged, not asked again, and no failed answer.
     deferral: str | None = None

@@ -15,6 +15,7 @@ from services.trial.extraction import (
     extract_trial_fields,
     find_booking_code,
     merge_trial,
+    points_back,
     with_memory,
 )
 from services.trial.models import NlgRequest, Stage, TrialExtraction, TrialState
@@ -347,3 +348,26 @@ def test_a_span_alone_lands_on_the_class_day(text: str, day: str) -> None:
 def test_a_week_alone_lands_on_its_class_day(text: str, day: str | None) -> None:
     found = extract_trial_fields(text, now=NOW, tz=TZ, asked=None, class_weekday=CONFIG.weekday)
     assert found.desired_date == day
+
+
+def test_a_time_pointed_back_to_is_the_one_said_before() -> None:
+    # The hour was asked about as a question; "nesse horário" books it.
+    memory = _memory(("t1", "vocês têm turma às 7 da manhã?", NOW - timedelta(minutes=5)))
+    text = "ótimo, quero a experimental nesse horário, dia 10"
+    assert points_back(text, None, CONFIG)
+    current = extract_trial_fields(text, now=NOW, tz=TZ, asked=None)
+    ext = with_memory(
+        current,
+        memory,
+        turn_id="t2",
+        now=NOW,
+        window=timedelta(hours=2),
+        starting=True,
+        points_back=True,
+    )
+    assert (ext.desired_date, ext.desired_time) == ("2026-02-10", "07:00")
+    # Not pointed back to, the hour asked about is no request.
+    assert _starting("ótimo, quero a experimental dia 10", memory, "t2").desired_time is None
+    # A booked class's "mesmo horário" is its own (the reschedule keeps it), not the memory's.
+    booked = TrialState(stage="booked", desired_date="2026-02-10", desired_time="19:00")
+    assert not points_back("passa pra semana seguinte, mesmo horário", booked, CONFIG)
