@@ -113,10 +113,21 @@ class ActiveContext(BaseModel):
     # with one of them that asks nothing is the flow's alone, even if another intent knows the
     # word as a topic.
     answer_words: list[str] = Field(default_factory=list)
+    # Stages in which the flow holds something the person may ask again ("booked"), and the
+    # patterns (normalized text) of asking it again ("que horas é mesmo?"): then the message
+    # is the flow's, which says what it holds, not the FAQ's timetable.
+    held_stages: list[str] = Field(default_factory=list)
+    recall_patterns: list[str] = Field(default_factory=list)
     _answers: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _recalls: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
 
     def model_post_init(self, _context: object) -> None:
         self._answers = [re.compile(_keyword_regex(w)) for w in self.answer_words]
+        self._recalls = [re.compile(p) for p in self.recall_patterns]
+
+    def recalled(self, stage: str | None, normalized: str) -> bool:
+        """Whether a message asks again what the flow holds in ``stage``."""
+        return stage in self.held_stages and any(r.search(normalized) for r in self._recalls)
 
     @property
     def state_slice(self) -> str:

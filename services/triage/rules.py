@@ -325,6 +325,9 @@ def _classify(
     intents: list[str] = [name for name, conf in confidences.items() if conf >= config.threshold]
     context_intent = config.active_context.intent
 
+    held = config.active_context
+    if held.recalled(trial_stage, normalized):
+        return TriageResult(intents=[held.intent], confidences={**confidences, held.intent: 1.0})
     unplaced = active or not intents
     if "faq" not in intents and _faq_question(asked, config, knows, active=active, now=now):
         intents.append("faq")

@@ -274,3 +274,20 @@ def test_a_question_after_the_day_of_the_class_is_asked_apart(
 @pytest.mark.parametrize("text", ["como assim?", "não entendi a pergunta", "hein?"])
 def test_the_bots_question_not_understood_is_the_bookings_to_say_again(text: str) -> None:
     assert intents(text, MID_BOOKING) == ["trial"]
+
+
+@pytest.mark.parametrize(
+    ("text", "booked", "other"),
+    [
+        # With a class booked, its time asked again is the booking's; otherwise the hours'.
+        ("e que horas é mesmo?", ["trial"], ["faq"]),
+        ("qual era o dia?", ["trial"], ["faq"]),
+        # The hours asked again are still the hours.
+        ("que horas abre mesmo?", ["faq"], ["faq"]),
+    ],
+)
+def test_what_a_booking_holds_asked_again_is_the_bookings(
+    text: str, booked: list[str], other: list[str]
+) -> None:
+    assert intents(text, "booked") == booked
+    assert intents(text) == other
