@@ -64,6 +64,9 @@ def _first_or_last_free(t: TrialTurn, state: TrialState) -> TrialExtraction:
 
 def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     ext = _first_or_last_free(t, state)
+    withheld = _withheld(t, state, ctx, ext)
+    if withheld is not None:
+        return withheld
     if ext.confirmed is False and not ext.has_data() and state.stage != "awaiting_confirmation":
         # A plain refusal while a field is asked ("não quero mais", "agora não") declines the
         # booking: asking the same question again would count it as a failed answer and end
@@ -140,6 +143,21 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             noted=_noted(t, merged),
         )
     return _check_slot(t, merged, ctx)
+
+
+def _withheld(
+    t: TrialTurn, state: TrialState, ctx: ContextState, ext: TrialExtraction
+) -> Reply | None:
+    """The reply when the person prefers not to give the field asked ("prefiro não dizer"):
+    not a no to the booking, which would stop it, but why the field is needed
+    (``trial_why_<field>``), asked once more; None otherwise."""
+    asked = t.before.asked
+    pattern = t.config.withheld
+    if asked not in ASK_CLIENT or ext.has_data() or not pattern:
+        return None
+    if not re.search(pattern, normalize(t.text)):
+        return None
+    return Reply(state, ctx, key=f"trial_why_{asked}", asks=asked)
 
 
 def _put_off(t: TrialTurn, state: TrialState, ext: TrialExtraction) -> dict[str, Any] | None:

@@ -100,6 +100,9 @@ class TrialConfig(_Section):
     # A pattern (on normalized text) of a day or time pointed back to ("nesse horário", "no
     # mesmo dia"): the one said earlier in the conversation, even in a question.
     points_back: str | None = None
+    # A pattern (on normalized text) of a person preferring not to give what is asked ("prefiro
+    # não dizer"): not a no to the booking; the reply says why the field is asked.
+    withheld: str | None = None
     # A pattern (on normalized text) of a person putting the answer off ("ainda não sei, vou ver
     # e te falo"): acknowledged, not asked again, and no failed answer.
     deferral: str | None = None

@@ -838,3 +838,11 @@ def test_the_first_or_last_class_said_alone_is_taken(text: str, hour: str) -> No
     chat = Chat(state=at_stage("ask_date", desired_date="2026-02-10", asked="time"))
     out = chat.say(text)
     assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", hour)
+
+
+def test_a_field_not_given_is_no_stop_the_reply_says_why_it_is_asked() -> None:
+    chat = Chat(state=TrialState(nome="Sônia", asked="idade"))
+    out = chat.say("prefiro não informar")
+    assert out.state.stage == "collect_client_info" and out.journal["reply"] == "trial_why_idade"
+    assert out.state.nome == "Sônia"
+    assert chat.say("ok, 47").state.idade == 47
