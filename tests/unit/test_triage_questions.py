@@ -291,3 +291,10 @@ def test_what_a_booking_holds_asked_again_is_the_bookings(
 ) -> None:
     assert intents(text, "booked") == booked
     assert intents(text) == other
+
+
+@pytest.mark.parametrize(
+    "text", ["queria tanto aprender", "topo fazer essa aula", "me encaixa na turma de terça"]
+)
+def test_a_wish_to_learn_or_be_put_in_a_class_is_a_booking(text: str) -> None:
+    assert "trial" in intents(text)
