@@ -238,7 +238,7 @@ _BARE_DAY = re.compile(r"^(?:(?:no|o|para o)\s+)?(?:dia\s+)?(\d{1,2})o?$")
 _HOUR = rf"\d{{1,2}}|{NUMBER_WORDS}"
 _TIME = re.compile(
     r"(?<![\w/:-])"
-    r"(?:(?P<pre>as|das|pelas|umas|ate as|depois das|a partir das)\s+)?"
+    r"(?:(?P<pre>as|das|pelas|umas|ate as|depois das|a partir das|entre)\s+)?"
     rf"(?P<h>{_HOUR})"
     r"(?::(?P<clock>\d{2}))?"
     r"(?:\s?(?P<suffix>h|hs|hr|hrs|horas?)(?![a-z]))?"
@@ -697,11 +697,23 @@ _PEOPLE_AFTER = re.compile(
 )
 
 
+# What a number counts when it is no hour ("entre 8 e 10 anos").
+_COUNT_AFTER = re.compile(r"\s*(?:anos|pessoas|dias|semanas|meses|vezes|alunos|reais)\b")
+
+
 def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
     """The time a match says and whether its hour could also be read twelve hours later."""
     digits = match["h"].isdecimal()
-    minute_word = match["clock"] or match["after_h"] or match["and_min"]
-    marked = match["pre"] or match["period"] or match["ampm"] or match["clock"] or match["and_min"]
+    and_min = match["and_min"]
+    if match["pre"] == "entre":
+        if "min" in match[0] or _COUNT_AFTER.match(text, match.end()):
+            # "entre 5 e 10 minutos", "entre 8 e 10 anos": a span of something else.
+            return None
+        if and_min is not None and and_min != "meia":
+            # "entre 18 e 19": two hours, not 18:19; the first says when it can start.
+            and_min = None
+    minute_word = match["clock"] or match["after_h"] or and_min
+    marked = match["pre"] or match["period"] or match["ampm"] or match["clock"] or and_min
     if match["suffix"] and (digits or (number_value(match["h"]) or 0) >= 13):
         # "19 horas"; in words only past noon ("dezenove horas"): no one's class lasts that
         # long, while "sete horas" can be a duration.

@@ -188,6 +188,9 @@ def test_bare_day_counts_only_when_expected(text: str, expected: date) -> None:
         ("10 de fevereiro, 20h", time(20, 0)),
         ("das 18h às 20h", time(18, 0)),
         ("prefiro de noite, tipo 8 da noite", time(20, 0)),
+        # Between two hours: the first, not "18:19".
+        ("entre 18 e 19", time(18, 0)),
+        ("entre 7 e 8 da noite", time(19, 0)),
         # Past noon, an hour in words with "horas" is no duration.
         ("pode ser dezenove horas", time(19, 0)),
         ("vinte horas tá ótimo", time(20, 0)),
@@ -218,6 +221,8 @@ def test_resolve_time(text: str, expected: time) -> None:
         "19:75",
         "terça",
         "de manhã",
+        "chego entre 5 e 10 minutos atrasado",
+        "entre 8 e 10 anos",
     ],
 )
 def test_resolve_time_none(text: str) -> None:
