@@ -893,7 +893,7 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
         "iniciante",
         re.compile(
             r"\b(?:iniciante|principiante|novat[oa]|leig[oa]|basic[oa]|comecando|iniciando"
-            r"|beginner|never played|nunca (?:he )?jugad[oa]"
+            r"|beginner|never played|nunca (?:he )?jugad[oa]|nunca jugue"
             r"|comecei(?!\s+(?:a jogar\s+)?(?:ha|a|faz)\s)|primeira vez"
             r"|(?:sem|nenhuma|zero|pouca|pouquissima) experiencia"
             r"|nao\s+(?:tem|tenho|possui|possuo|temos|tinha)\s+(?:nenhuma\s+|muita\s+)?experiencia"

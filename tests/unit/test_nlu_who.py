@@ -56,6 +56,8 @@ def test_a_class_word_wins_over_a_level_inferred_from_a_story(text: str, level: 
         "ele nunca entrou numa quadra",
         "nunca tinha visto uma bolinha dessas",
         "minha mãe nunca nem pegou em raquete",
+        # A Spanish speaker's past tense.
+        "tengo 31 años y nunca jugué",
     ],
 )
 def test_never_near_the_sport_is_a_beginner(text: str) -> None:
