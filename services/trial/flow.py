@@ -17,7 +17,9 @@ missing, with an example (``trial_still_need_*``), after noting what the message
 an answer that moved nothing counts as failed (``conclude._failed``): a message that gave other
 fields is progress, a question (triage saw a question intent, answered by another service) is
 re-asked in one line (``trial_reask_*``). A second failed answer in a row hands off with a
-summary of what was understood. Every field a message gives is kept, whatever was asked.
+summary of what was understood. Every field a message gives is kept, whatever was asked. An
+answer put off ("vou ver e te falo") is acknowledged and not asked again, and a field not
+given ("prefiro não dizer") gets why it is asked: neither stops the booking.
 
 Two steps, so the core never does I/O. The shell (``services/trial/app.py``), per task:
 

@@ -87,10 +87,10 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
             update={"next_person": _member(state, others[0] if others else None)}
         )
         return offered, f"{text} {offer}".strip()
-    if state.stage != "booked" and state.party_size is not None:
-        return _heard_later(t, state), text
-    if state.stage == "booked" or state.party_size is not None:
+    if state.stage == "booked":
         return state, text
+    if state.party_size is not None:
+        return _heard_later(t, state), text
     heard = party_in(t.text)
     if heard is None:
         return state, text

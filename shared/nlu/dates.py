@@ -54,8 +54,8 @@ never give one. Markers: ``h``/``hrs``/``horas``, ``:mm``, a preposition (``às`
 ``pelas``, ``umas``, ``até as``, ``a partir das``), ``e meia``/``e 15``, a period (``da manhã``,
 ``da tarde``, ``da noite``, ``de madrugada``) or am/pm. An hour in words up to twelve needs more
 than ``horas`` ("sete horas" can be a duration; "às sete", "sete e meia" are times; "dezenove
-horas" is one). ``da tarde`` and
-``da noite`` move 1–11 to the afternoon/evening; "12 da noite" is midnight. "18.30" is 18:30
+horas" is one). "entre 18 e 19" is the first hour. ``da tarde`` and ``da noite`` move 1–11 to
+the afternoon/evening; "12 da noite" is midnight. "18.30" is 18:30
 when it cannot be a day and month ("10.02" is not a time). An hour 1–11 without a period has two
 readings (``time_candidates``: "às 8" → 08:00 and 20:00): ``resolve_time`` takes the one among
 ``valid_times`` (the business's slots) when there is one, else the literal hour unless it is
