@@ -65,6 +65,10 @@ def extract_slots(
         age, level = member_facts(text, people.nome, group.names)
         idade = age if age is not None else idade
         nivel = level or nivel
+    elif people.nome and people.contact_name and people.for_someone_else:
+        # "sou o Rui, 41, e ela é a Ana, 38": the student's own age, not the writer's.
+        age, _ = member_facts(text, people.nome, (people.nome, people.contact_name))
+        idade = age if age is not None else idade
     # A birth date gives the age; it is never the day of the class.
     when = without_birth_date(text)
     return Slots(

@@ -188,9 +188,12 @@ def party_in(text: str) -> Party | None:
     if includes_writer(text):
         return Party(2, _names(text))
     names = _names(text)
-    if len(names) >= 2 and all(member_facts(text, n, names)[0] is not None for n in names):
-        # "Luna 9 e Maya 11", "o Téo tem 10 e a Bia 12": people listed, each with an age.
-        return Party(len(names), names)
+    folded = strip_accents(text.casefold())
+    listed = [n for n in names if not _writer_named(strip_accents(n.casefold())).search(folded)]
+    if len(listed) >= 2 and all(member_facts(text, n, names)[0] is not None for n in listed):
+        # "Luna 9 e Maya 11", "o Téo tem 10 e a Bia 12": people listed, each with an age (the
+        # writer's own, "sou a Carla, 35. Minha filha Bia tem 10", lists no one).
+        return Party(len(listed), tuple(listed))
     if _RELATIVES.search(normalized) is not None:
         return Party(len(names) if len(names) >= 2 else None, names)
     if len(names) >= 2 and _NAMED_RELATIVES.search(normalized) is not None:

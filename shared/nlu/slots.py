@@ -496,7 +496,10 @@ class _Reader:
         before it ("quero marcar a experimental, Sônia"): the writer signing it."""
         words = self.words
         clause = words[at].clause
-        if self.lowercase or any(w.clause > clause for w in words[at:]):
+        if self.lowercase or self.text.rstrip().endswith("?"):
+            # "fica perto do metrô, Vila Mariana?": a question ends in what it asks about.
+            return False
+        if any(w.clause > clause for w in words[at:]):
             return False
         return sum(1 for w in words if w.clause < clause) >= 3
 

@@ -58,6 +58,7 @@ from shared.nlu.slots import (
         # A message signed with a name.
         ("queria agendar a aula gratuita, Isadora", "Isadora"),
         ("oi tudo bem, queria saber os valores, Obrigada", None),
+        ("vocês ficam perto da estação, Santa Cruz?", None),
     ],
 )
 def test_extract_name(text: str, expected: str | None) -> None:

@@ -340,3 +340,21 @@ def test_the_first_of_a_group_booked_for_others_gets_their_own_age() -> None:
     out = Chat().say("é pra minha mãe, a Dirce, 61, e pro meu pai, o Ivo, 64. os dois iniciantes")
     assert (out.state.nome, out.state.idade, out.state.nivel) == ("Dirce", 61, "iniciante")
     assert out.state.for_someone_else
+
+
+@pytest.mark.parametrize(
+    ("text", "student"),
+    [
+        # The writer's own age beside a child's is no group: the child is booked.
+        ("Oi! Sou a Clara, 36. Minha filha Nina tem 10 e quer fazer a aula", ("Nina", 10)),
+        ("sou o Tales, 44, quero marcar pro meu filho Davi, 9", ("Davi", 9)),
+        # Without a group, someone else's own age, not the writer's said first.
+        ("sou o Iago, 31, e ela é a Mara, 29", ("Mara", 29)),
+    ],
+)
+def test_the_writers_own_age_beside_someone_elses_books_the_other(
+    text: str, student: tuple[str, int]
+) -> None:
+    out = Chat().say(text)
+    assert (out.state.nome, out.state.idade) == student
+    assert out.state.for_someone_else and out.state.party_size is None
