@@ -271,8 +271,9 @@ _PERIOD_ONLY = re.compile(
 # Hours (inclusive start, exclusive end) each part of the day covers; 18h is both "6 da tarde"
 # and the start of the evening.
 _PERIOD_HOURS = {"manha": (5, 12), "tarde": (12, 19), "noite": (18, 24)}
-# "o mais tarde", "o último", "a primeira": the class itself, not a day ("o último dia").
-_NOT_A_DAY = r"(?!\s+(?:dia|terca|semana|mes|vez))"
+# "o mais tarde", "o último", "a primeira": the class itself, not a day ("o último dia") nor
+# a first time ("a primeira aula é grátis?").
+_NOT_A_DAY = r"(?!\s+(?:dia|terca|semana|mes|vez|aula|experimental))"
 _FIRST_SLOT = re.compile(
     r"\b(?:primeiro horario|horario mais cedo|mais cedo possivel|bem cedo)\b"
     rf"|^(?:(?:pode ser|quero|prefiro)\s+)?(?:o|a)\s+(?:mais cedo|primeir[oa])\b{_NOT_A_DAY}"

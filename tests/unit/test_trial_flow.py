@@ -840,6 +840,11 @@ def test_the_first_or_last_class_said_alone_is_taken(text: str, hour: str) -> No
     assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", hour)
 
 
+def test_a_first_class_asked_about_is_no_time() -> None:
+    chat = Chat(state=at_stage("ask_date", desired_date="2026-02-10", asked="time"))
+    assert chat.say("a primeira aula é grátis?").state.desired_time is None
+
+
 def test_a_field_not_given_is_no_stop_the_reply_says_why_it_is_asked() -> None:
     chat = Chat(state=TrialState(nome="Sônia", asked="idade"))
     out = chat.say("prefiro não informar")
