@@ -661,6 +661,8 @@ def with_cue_typos_fixed(text: str) -> str:
             folded = word.casefold()
             if folded == target or folded[0] != target[0] or folded in COMMON_WORDS:
                 return match[0]
+            if number_value(folded) is not None:  # "o nove" is a number, not "o nome"
+                return match[0]
             if OSA.distance(folded, target, score_cutoff=1) > 1:
                 return match[0]
             return before + target

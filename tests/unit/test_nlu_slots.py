@@ -334,8 +334,9 @@ def test_what_was_done_is_no_age(text: str) -> None:
         ("meu nomi é Telma tenhu 52", "Telma", 52),
         ("me chamu Vitória", "Vitória", None),
         ("tenhu 19 anus", None, 19),
-        # A known word is no typo of a cue.
+        # A known word or a number in words is no typo of a cue.
         ("tenha 30 minutos de paciência", None, None),
+        ("pode ser o nove de dezembro", None, None),
     ],
 )
 def test_a_typo_in_a_cue_word_still_cues(text: str, nome: str | None, idade: int | None) -> None:
