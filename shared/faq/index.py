@@ -66,6 +66,8 @@ class FaqIndex:
             },
         )
         self._entries = {e.id: e for e in config.entries}
+        # Per entry, the word beginnings a question must use one of (``FaqEntry.requires``).
+        self._requires = [tuple(e.requires) for e in config.entries]
         documents: list[list[str]] = []
         owners: list[int] = []
         words: set[str] = set()
@@ -172,8 +174,8 @@ class FaqIndex:
             mask = np.full(len(per_entry), -np.inf)
             mask[allowed] = 0.0
             per_entry = per_entry + mask
-        for position, entry in enumerate(self.config.entries):
-            if entry.requires and not any(t.startswith(tuple(entry.requires)) for t in terms):
+        for position, required in enumerate(self._requires):
+            if required and not any(t.startswith(required) for t in terms):
                 per_entry[position] = -np.inf
         if not np.isfinite(per_entry).any():
             return None
