@@ -1101,39 +1101,31 @@ return 1
 )
 
 
-# Trial seat lookup: the seats taken of every class asked for, in one HMGET of the seat counts
-# (``shared/trial/bookings.py`` keeps a class's count equal to the size of its set in every
-# script that changes the set). A class without a count yet (booked before the counts existed,
-# never looked up, or the counts expired) is counted from its set once and the count stored.
-# The counts are a cache with bounded age: this script creates the hash (the booking scripts
-# only change a hash that exists) and gives it ``counts_ttl_s`` then, so a count some writer
-# left wrong (a replica of a version before the counts, during a rolling deploy) is counted
-# again from the sets within that time; the booking scripts' seat checks read the sets
+# Trial seat lookup: the seats taken of every class asked for, in one MGET of the classes'
+# seat counts (``shared/trial/bookings.py`` keeps a class's count equal to the size of its set
+# in every script that changes the set). A class without a count yet (booked before the counts
+# existed, never looked up, or its count expired) is counted from its set once and the count
+# stored. The counts are a cache with bounded age: this script creates a count (the booking
+# scripts only change one that exists, keeping its TTL) and gives it ``counts_ttl_s`` then, so
+# a count some writer left wrong (a replica of an earlier version, during a rolling deploy) is
+# counted again from the set within that time; the booking scripts' seat checks read the sets
 # themselves, so a wrong count never books a seat that is not there.
-# KEYS: the seat counts hash, then the class sets. ARGV: how many classes, counts_ttl_s, then
-# their fields in the hash, in the order of the sets. Returns the seats taken, in that order.
+# KEYS: the classes' counts, then their sets, in the same order. ARGV: how many classes,
+# counts_ttl_s. Returns the seats taken, in that order.
 SEATS_TAKEN = (
     ARG_CHECKS
     + """
 local n = int_arg(1, 'slots', 1)
-int_arg(2, 'counts_ttl_s', 1)
-need_keys(n + 1)
-for i = 3, n + 2 do str_arg(i, 'field ' .. (i - 2)) end
-local counts = redis.call('HMGET', KEYS[1], unpack(ARGV, 3, n + 2))
-local missing = {}
+local ttl = int_arg(2, 'counts_ttl_s', 1)
+need_keys(n * 2)
+local counts = redis.call('MGET', unpack(KEYS, 1, n))
 for i = 1, n do
   if counts[i] then
     counts[i] = tonumber(counts[i])
   else
-    counts[i] = redis.call('SCARD', KEYS[i + 1])
-    missing[#missing + 1] = ARGV[i + 2]
-    missing[#missing + 1] = counts[i]
+    counts[i] = redis.call('SCARD', KEYS[n + i])
+    redis.call('SET', KEYS[i], counts[i], 'EX', ttl)
   end
-end
-if #missing > 0 then
-  local created = redis.call('EXISTS', KEYS[1]) == 0
-  redis.call('HSET', KEYS[1], unpack(missing))
-  if created then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 end
 return counts
 """

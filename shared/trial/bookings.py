@@ -21,13 +21,13 @@ Keys (``P`` is the prefix passed in, e.g. ``orq:trial:``):
   lack it (``StaffBooking`` reads them with defaults).
 - ``P{trial-bookings}:slot:<date>:<time>`` — set of the ids of the class's active bookings;
   its size is the number of seats taken.
-- ``P{trial-bookings}:seats`` — hash: ``<date> <time>`` → the size of that class set, kept
+- ``P{trial-bookings}:count:<date>:<time>`` — string: the size of that class set, kept
   equal to it by every script here that changes the set or finds it full, so the trial's seat
-  lookup is one HMGET (``shared.lua.SEATS_TAKEN``, which counts a class without a field from
+  lookup is one MGET (``shared.lua.SEATS_TAKEN``, which counts a class without a count from
   its set once). A cache, not a record: the lookup creates it with a TTL of
-  ``COUNTS_TTL_S`` (the scripts here only change it while it exists), so a count a writer of
-  another version left wrong (a rolling deploy) lasts at most that long; no booking relies on
-  it.
+  ``COUNTS_TTL_S`` (the scripts here only change it while it exists, keeping the TTL), so a
+  count a writer of another version left wrong (a rolling deploy) lasts at most that long; no
+  booking relies on it.
 - ``P{trial-bookings}:day:<date>`` — set of the ids of every booking of that class day, active
   or cancelled, for the staff view (older bookings are found through the slot sets).
 - ``P{trial-bookings}:idem:<key>`` — string: the booking id created for an idempotency key
@@ -119,61 +119,59 @@ ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 ID_LENGTH = 6
 _MAX_TRIES = 5
 
-# The seat counts are changed only where the hash exists: the seat lookup creates it, with its
-# TTL (``shared.lua.SEATS_TAKEN``), so no count outlives that TTL.
-_SET_COUNTS = """
-local function set_counts(key, ...)
-  if redis.call('EXISTS', key) == 1 then redis.call('HSET', key, ...) end
+# A class's seat count (``BookingStore.count_key``) is changed only where it exists, keeping its
+# TTL: the seat lookup creates it, with the TTL (``shared.lua.SEATS_TAKEN``), so no count
+# outlives that TTL.
+_SET_COUNT = """
+local function set_count(key, taken)
+  redis.call('SET', key, taken, 'XX', 'KEEPTTL')
 end
 """
 
-# KEYS: idempotency key, class set, booking hash, day index, seat counts.
-# ARGV: booking id, seats in the class, idempotency TTL (s), the class's field in the seat
-# counts, then field/value pairs of the hash.
+# KEYS: idempotency key, class set, booking hash, day index, the class's seat count.
+# ARGV: booking id, seats in the class, idempotency TTL (s), then field/value pairs of the
+# hash.
 # Returns the booking id (new, or the one already created for this idempotency key), "full",
 # or "collision" when the generated id already exists (the caller draws another).
 _CREATE = (
     ARG_CHECKS
-    + _SET_COUNTS
+    + _SET_COUNT
     + """
 need_keys(5)
 str_arg(1, 'booking_id')
 int_arg(2, 'seats', 1)
 int_arg(3, 'idempotency_ttl_s', 1)
-str_arg(4, 'seat_field')
-if #ARGV < 6 or #ARGV % 2 ~= 0 then bad_arg('booking fields must be field/value pairs') end
+if #ARGV < 5 or #ARGV % 2 ~= 1 then bad_arg('booking fields must be field/value pairs') end
 local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
 local taken = redis.call('SCARD', KEYS[2])
 if taken >= tonumber(ARGV[2]) then
-  set_counts(KEYS[5], ARGV[4], taken)
+  set_count(KEYS[5], taken)
   return 'full'
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 'collision' end
 redis.call('SADD', KEYS[2], ARGV[1])
-set_counts(KEYS[5], ARGV[4], redis.call('SCARD', KEYS[2]))
+set_count(KEYS[5], redis.call('SCARD', KEYS[2]))
 redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('HSET', KEYS[3], unpack(ARGV, 5))
+redis.call('HSET', KEYS[3], unpack(ARGV, 4))
 redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[3]))
 return ARGV[1]
 """
 )
 
 # KEYS: booking hash, its current class set, the target class set, the current and target day
-# indexes, the seat counts.
+# indexes, the current and the target class's seat counts.
 # ARGV: booking id, owner conversation ("" = any), seats in the target class, date and time the
-# caller read (the booking must still be there), new date, new time, updated_at, the current
-# and the target class's fields in the seat counts.
+# caller read (the booking must still be there), new date, new time, updated_at.
 # Returns "rescheduled", "full", "not_found", or "retry" when the booking moved meanwhile.
 _RESCHEDULE = (
     ARG_CHECKS
-    + _SET_COUNTS
+    + _SET_COUNT
     + """
-need_keys(6)
+need_keys(7)
 str_arg(1, 'booking_id')
 int_arg(3, 'seats', 1)
-for _, arg in ipairs({{6, 'new_date'}, {7, 'new_time'}, {8, 'updated_at'},
-                      {9, 'current_seat_field'}, {10, 'target_seat_field'}}) do
+for _, arg in ipairs({{6, 'new_date'}, {7, 'new_time'}, {8, 'updated_at'}}) do
   str_arg(arg[1], arg[2])
 end
 local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time')
@@ -183,11 +181,12 @@ if b[3] ~= ARGV[4] or b[4] ~= ARGV[5] then return 'retry' end
 if KEYS[2] == KEYS[3] then return 'rescheduled' end
 local taken = redis.call('SCARD', KEYS[3])
 if taken >= tonumber(ARGV[3]) then
-  set_counts(KEYS[6], ARGV[10], taken)
+  set_count(KEYS[7], taken)
   return 'full'
 end
 redis.call('SMOVE', KEYS[2], KEYS[3], ARGV[1])
-set_counts(KEYS[6], ARGV[9], redis.call('SCARD', KEYS[2]), ARGV[10], redis.call('SCARD', KEYS[3]))
+set_count(KEYS[6], redis.call('SCARD', KEYS[2]))
+set_count(KEYS[7], redis.call('SCARD', KEYS[3]))
 if KEYS[4] ~= KEYS[5] then redis.call('SREM', KEYS[4], ARGV[1]) end
 redis.call('SADD', KEYS[5], ARGV[1])
 redis.call('HSET', KEYS[1], 'date', ARGV[6], 'time', ARGV[7], 'updated_at', ARGV[8])
@@ -195,20 +194,19 @@ return 'rescheduled'
 """
 )
 
-# KEYS: booking hash, its class set, the seat counts. ARGV: booking id, owner ("" = any), date
-# and time the caller read, updated_at, reason, idempotency key ("" = none), role
-# (customer/staff), the class's field in the seat counts. Returns
+# KEYS: booking hash, its class set, the class's seat count. ARGV: booking id, owner ("" =
+# any), date and time the caller read, updated_at, reason, idempotency key ("" = none), role
+# (customer/staff). Returns
 # "cancelled" (also when this idempotency key cancelled it before), "already_cancelled",
 # "not_found" or "retry".
 _CANCEL = (
     ARG_CHECKS
-    + _SET_COUNTS
+    + _SET_COUNT
     + """
 need_keys(3)
 str_arg(1, 'booking_id')
 str_arg(5, 'updated_at')
 str_arg(8, 'role')
-str_arg(9, 'seat_field')
 local b = redis.call('HMGET', KEYS[1], 'status', 'conversation_id', 'date', 'time', 'cancelled_by')
 if not b[1] then return 'not_found' end
 if ARGV[2] ~= '' and b[2] ~= ARGV[2] then return 'not_found' end
@@ -218,7 +216,7 @@ if b[1] == 'cancelled' then
 end
 if b[3] ~= ARGV[3] or b[4] ~= ARGV[4] then return 'retry' end
 redis.call('SREM', KEYS[2], ARGV[1])
-set_counts(KEYS[3], ARGV[9], redis.call('SCARD', KEYS[2]))
+set_count(KEYS[3], redis.call('SCARD', KEYS[2]))
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[5],
   'cancel_reason', ARGV[6], 'cancelled_by', ARGV[7], 'cancelled_role', ARGV[8])
 return 'cancelled'
@@ -262,11 +260,6 @@ def _staff(raw: dict[Any, Any]) -> StaffBooking | None:
     return StaffBooking.from_record(data) if data else None
 
 
-def seat_field(date: str, time: str) -> str:
-    """A class's field in the seat counts hash."""
-    return f"{date} {time}"
-
-
 class BookingStore:
     """Async store of trial bookings over one ``redis.asyncio`` client."""
 
@@ -297,8 +290,11 @@ class BookingStore:
     def booking_key(self, booking_id: str) -> str:
         return self._key(f"booking:{booking_id}")
 
-    def seats_key(self) -> str:
-        return self._key("seats")
+    def count_key(self, date: str, time: str) -> str:
+        """The class's seats taken, a count kept beside its set for the seat lookup: a string
+        each, so the lookup is one ``MGET`` of dictionary reads (the fields of one hash of
+        every class cost a linear scan each while Redis keeps it as a listpack)."""
+        return self._key(f"count:{date}:{time}")
 
     def slot_key(self, date: str, time: str) -> str:
         return self._key(f"slot:{date}:{time}")
@@ -355,15 +351,9 @@ class BookingStore:
                         self.slot_key(date, time),
                         self.booking_key(booking_id),
                         self.day_key(date),
-                        self.seats_key(),
+                        self.count_key(date, time),
                     ],
-                    args=[
-                        booking_id,
-                        capacity,
-                        self.idempotency_ttl_s,
-                        seat_field(date, time),
-                        *pairs,
-                    ],
+                    args=[booking_id, capacity, self.idempotency_ttl_s, *pairs],
                 )
             )
             if result != "collision":
@@ -401,7 +391,8 @@ class BookingStore:
                         self.slot_key(date, time),
                         self.day_key(current.date),
                         self.day_key(date),
-                        self.seats_key(),
+                        self.count_key(current.date, current.time),
+                        self.count_key(date, time),
                     ],
                     args=[
                         booking_id,
@@ -412,8 +403,6 @@ class BookingStore:
                         date,
                         time,
                         now.isoformat(),
-                        seat_field(current.date, current.time),
-                        seat_field(date, time),
                     ],
                 )
             )
@@ -445,7 +434,7 @@ class BookingStore:
                     keys=[
                         self.booking_key(booking_id),
                         self.slot_key(current.date, current.time),
-                        self.seats_key(),
+                        self.count_key(current.date, current.time),
                     ],
                     args=[
                         booking_id,
@@ -456,7 +445,6 @@ class BookingStore:
                         reason,
                         idempotency_key,
                         role,
-                        seat_field(current.date, current.time),
                     ],
                 )
             )
@@ -526,18 +514,18 @@ class BookingStore:
         return [r["booking_id"] for r in records]
 
     async def seats_taken(self, dates: list[str], times: list[str]) -> dict[tuple[str, str], int]:
-        """Seats taken per (date, time), for every combination asked: one ``HMGET`` of the
+        """Seats taken per (date, time), for every combination asked: one ``MGET`` of the
         stored counts, and the script that counts the missing ones from their sets only when
         one is missing (``SEATS_TAKEN``)."""
         slots = [(d, t) for d in dates for t in times]
         if not slots:
             return {}
-        fields = [seat_field(d, t) for d, t in slots]
-        stored = await self.redis.hmget(self.seats_key(), fields)
+        count_keys = [self.count_key(d, t) for d, t in slots]
+        stored = await self.redis.mget(count_keys)
         counts: list[Any] = [count for count in stored if count is not None]
         if len(counts) < len(slots):
             counts = await self._seats_taken(
-                keys=[self.seats_key(), *(self.slot_key(d, t) for d, t in slots)],
-                args=[len(slots), COUNTS_TTL_S, *fields],
+                keys=[*count_keys, *(self.slot_key(d, t) for d, t in slots)],
+                args=[len(slots), COUNTS_TTL_S],
             )
         return {slot: int(count) for slot, count in zip(slots, counts, strict=True)}

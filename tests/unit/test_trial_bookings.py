@@ -109,7 +109,7 @@ async def test_seat_counts_follow_every_change_of_a_class(
     # A class booked before the counts existed is counted from its set, then kept.
     await client.sadd(store.slot_key("2026-02-11", "19:00"), "AE-OLD234")
     assert await store.seats_taken(["2026-02-11"], ["19:00"]) == {("2026-02-11", "19:00"): 1}
-    assert await client.hget(store.seats_key(), "2026-02-11 19:00") == b"1"
+    assert await client.get(store.count_key("2026-02-11", "19:00")) == b"1"
 
 
 async def test_a_count_another_version_left_wrong_books_nothing_and_lasts_a_bounded_time(
@@ -121,16 +121,17 @@ async def test_a_count_another_version_left_wrong_books_nothing_and_lasts_a_boun
     cancellation is counted again once the counts expire (a cache with a TTL)."""
     slot = ("2026-02-10", "19:00")
     assert await store.seats_taken(*([part] for part in slot)) == {slot: 0}
-    assert 0 < await client.ttl(store.seats_key()) <= COUNTS_TTL_S
+    assert 0 < await client.ttl(store.count_key(*slot)) <= COUNTS_TTL_S
     old_replica = [f"AE-OLD{n:03d}" for n in range(SEATS)]
     await client.sadd(store.slot_key(*slot), *old_replica)
     assert await store.seats_taken(*([part] for part in slot)) == {slot: 0}  # the wrong count
     assert await book(store, "turn-new") == FULL
+    assert 0 < await client.ttl(store.count_key(*slot)) <= COUNTS_TTL_S  # corrected, same TTL
     assert await store.seats_taken(*([part] for part in slot)) == {slot: SEATS}
     await client.srem(store.slot_key(*slot), *old_replica[:2])  # its cancellations
-    await client.delete(store.seats_key())  # what the counts' expiry does
+    await client.delete(store.count_key(*slot))  # what the count's expiry does
     assert await store.seats_taken(*([part] for part in slot)) == {slot: SEATS - 2}
-    assert await client.ttl(store.seats_key()) > 0
+    assert await client.ttl(store.count_key(*slot)) > 0
 
 
 async def test_keys_share_one_hash_tag(
@@ -145,7 +146,7 @@ async def test_keys_share_one_hash_tag(
             store.slot_key("2026-02-10", "19:00"),
             store.day_key("2026-02-10"),
             store.idempotency_key("turn-1"),
-            store.seats_key(),
+            store.count_key("2026-02-10", "19:00"),
         ]
     )
     assert {re.findall(r"\{[^}]*\}", k)[0] for k in keys} == {"{trial-bookings}"}
