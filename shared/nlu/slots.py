@@ -99,13 +99,15 @@ _MORE_NOT_NAMES = """
     fechou fechado firmeza suave demorou
 """
 _NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
-# The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos").
+# The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos"), and what
+# a parent calls a child ("pra minha pequena, a Duda", "o meu guri"): the last line.
 _RELATION_WORDS = """
     filho filha filhos filhas esposa esposo marido mulher namorado namorada noivo noiva irmao
     irma sobrinho sobrinha neto neta enteado enteada pai mae primo prima tio tia afilhado
     afilhada sogro sogra cunhado cunhada crianca menino menina garoto garota avo bisavo
     padrinho madrinha amigo amiga chefe patrao patroa assistente secretaria secretario colega
     vizinho vizinha cacula
+    pequeno pequena princesa principe bebe nenem guri guria pia moleque garotinho garotinha
 """
 _RELATIONS = frozenset(_RELATION_WORDS.split())
 # Words that say which of one's relatives ("minha filha mais velha", "meu filho do meio"):

@@ -128,6 +128,10 @@ def test_no_name_in_messages_without_one(text: str) -> None:
         ("meu filho tem 10 anos", None, 10, None),
         ("é pra minha esposa, Juliana, 35", "Juliana", 35, None),
         ("sou o Marcos, a aula é pro meu sobrinho Davi, 12 anos", "Davi", 12, "Marcos"),
+        # What a parent calls a child stands for the relation.
+        ("queria uma aula teste pra minha pequena, a Lara, de 8 anos", "Lara", 8, None),
+        ("minha princesa Helena tem 7 e quer jogar", "Helena", 7, None),
+        ("é pro meu guri, ele se chama Otávio, 11 anos", "Otávio", 11, None),
     ],
 )
 def test_booking_for_someone_else(
@@ -136,6 +140,13 @@ def test_booking_for_someone_else(
     slots = extract_slots(text, THURSDAY, TZ)
     assert slots.for_someone_else is True
     assert (slots.nome, slots.idade, slots.contact_name) == (nome, idade, contact)
+
+
+def test_a_small_doubt_is_no_child() -> None:
+    assert (
+        extract_slots("tenho uma pequena dúvida sobre a aula", THURSDAY, TZ).for_someone_else
+        is None
+    )
 
 
 def test_the_writer_booking_for_themself() -> None:
