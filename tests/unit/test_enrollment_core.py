@@ -228,6 +228,30 @@ def test_having_done_the_trial_class_is_no_request_for_one() -> None:
     assert classify(again, trial_stage=None, config=config, pack=PACK).intents == ["trial"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "já fiz a experimental faz uns dias, curti muito e quero me matricular",
+        "participei da aula teste na terça, como faço a matrícula?",
+        "tive minha experimental ontem, quero me matricular",
+    ],
+)
+def test_a_trial_class_done_in_other_words_is_no_request_for_one(text: str) -> None:
+    assert classify(text, trial_stage=None, config=load_triage(PACK), pack=PACK).intents == [
+        "enrollment"
+    ]
+
+
+def test_wanting_a_plan_without_a_verb_for_it_is_enrolling() -> None:
+    config = load_triage(PACK)
+    for text in ("agora eu quero um plano", "queria pegar um plano mensal"):
+        assert "enrollment" in classify(text, trial_stage=None, config=config, pack=PACK).intents
+    assert (
+        "enrollment"
+        not in classify("quero saber os planos", trial_stage=None, config=config, pack=PACK).intents
+    )
+
+
 def test_asking_about_debit_or_credit_beside_enrolling_is_answered_too() -> None:
     config = load_triage(PACK)
     text = "oii como faz pra matricula? da pra pagar no debito?"
