@@ -272,6 +272,12 @@ def _words(text: str) -> tuple[_Word, ...]:
     return tuple(words)
 
 
+def _has_vowel(key: str) -> bool:
+    """Whether a normalized word has a vowel: every name does, while a chat abbreviation often
+    has none ("tnh" for tenho, "vc", "pq", "blz", "msg"), so none of those is taken for one."""
+    return any(letter in "aeiouy" for letter in key)
+
+
 class _Reader:
     """One message's words and the word lists that rule names out."""
 
@@ -293,6 +299,7 @@ class _Reader:
             known = self._name_like[key] = (
                 letters.isalpha()
                 and 2 <= len(letters) <= 20
+                and _has_vowel(letters)
                 and not any(part in _NOT_NAME or part in _RELATIONS for part in parts)
                 and key not in self.not_names
                 and key not in _TITLES
@@ -343,6 +350,7 @@ class _Reader:
             word.raw[:1].isupper()
             and key.isalpha()
             and 3 <= len(key) <= 20
+            and _has_vowel(key)
             and key not in GRAMMAR_WORDS
             and key not in _RELATIONS
             and key not in self.not_names

@@ -142,6 +142,18 @@ def test_booking_for_someone_else(
     assert (slots.nome, slots.idade, slots.contact_name) == (nome, idade, contact)
 
 
+@pytest.mark.parametrize(
+    ("text", "nome"),
+    [
+        ("meu nome é marina tnh 31 anos", "Marina"),
+        ("sou a Clara, vc tem vaga terça?", "Clara"),
+        ("me chamo Flávio blz", "Flávio"),
+    ],
+)
+def test_an_abbreviation_without_a_vowel_is_no_part_of_a_name(text: str, nome: str) -> None:
+    assert extract_name(text) == nome
+
+
 def test_a_small_doubt_is_no_child() -> None:
     assert (
         extract_slots("tenho uma pequena dúvida sobre a aula", THURSDAY, TZ).for_someone_else
