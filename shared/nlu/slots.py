@@ -205,8 +205,13 @@ _LOOSE_CUES = (
 _CUE_FIRST_WORDS = frozenset(cue[0] for cue, _ in _CUES + _LEADING_CUES + _LOOSE_CUES)
 _GREETINGS = frozenset({"oi", "oie", "ola", "opa", "ei", "eai", "hey", "alo", "salve"})
 _BEFORE_LOOSE_CUE = _GREETINGS | {"eu"}
-# What may come before an opening "é" that names someone ("ah, é Lukas", "não, é a Bia").
-_BEFORE_OPENING_E = _GREETINGS | {"ah", "ops", "opa", "nao", "sim", "na", "verdade", "desculpa"}
+# What may come before an opening "é" that names someone ("ah, é Lukas", "não, é a Bia"), the
+# words that give in or take up a question included ("tá, é Sérgio", "bom, é a Carla"; "tá" and
+# "blz" as ``normalize`` spells them).
+_BEFORE_OPENING_E = _GREETINGS | {
+    "ah", "ops", "opa", "nao", "sim", "na", "verdade", "desculpa",
+    "esta", "ok", "okay", "beleza", "certo", "entao", "bom", "claro", "hum", "hmm", "entendi",
+}  # fmt: skip
 _ARTICLES = frozenset({"o", "a"})
 _LAUGHTER = frozenset({"k", "kk", "rs", "rsrs", "ha", "haha", "hahaha", "hehe", "kkk"})
 # Prepositions before a place ("de São Paulo", "em Santos"): what follows is not a name.

@@ -154,6 +154,13 @@ def test_an_abbreviation_without_a_vowel_is_no_part_of_a_name(text: str, nome: s
     assert extract_name(text) == nome
 
 
+@pytest.mark.parametrize(
+    ("text", "nome"), [("tá, é Gustavo", "Gustavo"), ("bom, é a Rebeca", "Rebeca")]
+)
+def test_a_name_given_in_after_a_word_that_gives_in(text: str, nome: str) -> None:
+    assert extract_name(text, expecting_name=True) == nome
+
+
 def test_a_small_doubt_is_no_child() -> None:
     assert (
         extract_slots("tenho uma pequena dúvida sobre a aula", THURSDAY, TZ).for_someone_else

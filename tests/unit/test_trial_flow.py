@@ -851,3 +851,13 @@ def test_a_field_not_given_is_no_stop_the_reply_says_why_it_is_asked() -> None:
     assert out.state.stage == "collect_client_info" and out.journal["reply"] == "trial_why_idade"
     assert out.state.nome == "Sônia"
     assert chat.say("ok, 47").state.idade == 47
+
+
+@pytest.mark.parametrize(
+    ("asked", "text"),
+    [("nome", "mas por que vocês precisam do meu nome?"), ("idade", "pra que serve a idade?")],
+)
+def test_asking_why_a_field_is_asked_gets_the_reason(asked: str, text: str) -> None:
+    state = TrialState(asked="nome") if asked == "nome" else TrialState(nome="Ivo", asked="idade")
+    out = Chat(state=state).say(text)
+    assert out.journal["reply"] == f"trial_why_{asked}"
