@@ -29,6 +29,7 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
 
     booking = faq_config.booking_context
     booking_tags = set(booking.tags) if booking is not None else set()
+    replied = set(booking.replied_by_booking) if booking is not None else set()
 
     def knows(
         clause: str,
@@ -48,8 +49,11 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
             return False
         if not beside_booking or not booking_tags:
             return True
-        # What the booking's own entries also know ("que horário tem?") is the booking's.
+        # What the booking's own replies also say ("que horário tem?") is the booking's; what
+        # only another entry about the booked class says ("preciso levar algo?") is not.
         own = index.best(clause, tags=booking_tags)
-        return own is None or own.coverage < faq_config.min_coverage
+        if own is None or own.coverage < faq_config.min_coverage:
+            return True
+        return bool(replied) and own.entry_id not in replied
 
     return knows

@@ -37,6 +37,11 @@ class BookingContext(BaseModel):
     active_stages: list[str] = Field(min_length=1)
     # Tags of the entries about what is being booked.
     tags: list[str] = Field(min_length=1)
+    # The entries (ids) whose answer the booking's own replies give (its days, times and
+    # price): a question beside a booking that one of them answers is the booking's to
+    # answer; one that another entry about the booked class answers ("preciso levar alguma
+    # coisa?") is the FAQ's. Empty: every entry of ``tags``.
+    replied_by_booking: list[str] = Field(default_factory=list)
 
     def tags_for(self, trial: TrialView | None) -> list[str]:
         """The context tags for the trial flow as loaded (none when no booking is on)."""
@@ -163,6 +168,11 @@ class FaqConfig(BaseModel):
             raise ValueError(f"duplicate faq entry ids: {duplicates}")
         if self.age_rule is not None and self.age_rule.entry not in ids:
             raise ValueError(f"faq age_rule names entry {self.age_rule.entry!r}, not an entry")
+        unknown = sorted(
+            set(self.booking_context.replied_by_booking if self.booking_context else ()) - set(ids)
+        )
+        if unknown:
+            raise ValueError(f"faq booking_context.replied_by_booking names no entry: {unknown}")
         return self
 
     def entry(self, entry_id: str) -> FaqEntry:

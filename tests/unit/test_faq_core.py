@@ -219,8 +219,9 @@ def test_index_works_for_any_pack_section() -> None:
     ]
     # BM25 scores grow with the corpus: each pack tunes its own threshold.
     base["threshold"] = 0.1
-    # This business has no age rule (its entries say nothing about ages).
+    # This business has no age rule (its entries say nothing about ages), nor bookings.
     base["age_rule"] = None
+    base["booking_context"] = None
     index = FaqIndex(FaqConfig.model_validate(base))
     assert retrieve("vcs fazem delivery?", index=index).entry_ids == ["delivery"]
     assert retrieve("qual o cardapio", index=index).entry_ids == ["cardapio"]
@@ -246,6 +247,7 @@ def test_an_entry_about_an_action_needs_the_action_named() -> None:
     ]
     base["threshold"] = 0.1
     base["age_rule"] = None
+    base["booking_context"] = None
     index = FaqIndex(FaqConfig.model_validate(base))
     ordering = retrieve("como faço pra encomendar o bolo?", index=index)
     assert ordering.entry_ids == ["encomendar"]

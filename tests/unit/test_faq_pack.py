@@ -81,6 +81,13 @@ def test_user_facing_faq_texts_ask_nothing(config: FaqConfig) -> None:
     assert all("?" not in e.answer for e in config.entries)
 
 
+def test_an_entry_the_booking_replies_for_must_exist(config: FaqConfig) -> None:
+    data = config.model_dump()
+    data["booking_context"]["replied_by_booking"] = ["no_such_entry"]
+    with pytest.raises(ValidationError, match="replied_by_booking names no entry"):
+        FaqConfig.model_validate(data)
+
+
 def test_duplicate_entry_ids_are_rejected(config: FaqConfig) -> None:
     data = config.model_dump()
     data["entries"].append(data["entries"][0])

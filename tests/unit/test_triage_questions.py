@@ -263,6 +263,10 @@ def test_an_age_said_beside_an_age_question_makes_it_the_faqs() -> None:
         ("a minha aula experimental é na terça, vai ter aula se chover?", ["trial", "faq"]),
         # Asked after the comma, a slot is still the booking's.
         ("pra terça às 20h, ainda tem vaga?", ["trial"]),
+        # About the booked class, but nothing the booking's replies say: the FAQ's.
+        ("vou na experimental de terça, tenho que levar raquete?", ["trial", "faq"]),
+        # The class's times are what the booking's replies say.
+        ("quero agendar a experimental de terça, que horas tem?", ["trial"]),
     ],
 )
 def test_a_question_after_the_day_of_the_class_is_asked_apart(
