@@ -18,6 +18,7 @@ from shared.nlu.dates import (
     names_a_period_only,
     nearest_weekday,
     parse_iso_date,
+    part_of_day,
     weeks_ahead_only,
 )
 from shared.nlu.extract import extract_slots
@@ -26,7 +27,7 @@ from shared.nlu.normalize import normalize
 from shared.trial.config import Action, TrialConfig
 
 # The trial slice fields an extraction may fill (``confirmed`` is an answer, not state).
-MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time")
+MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time", "desired_period")
 # Who writes when it is not the student; merged only into a slice that has these fields.
 WRITER_FIELDS = ("contact_name", "for_someone_else")
 
@@ -72,7 +73,8 @@ def extract_trial_fields(
     "remarcar pra terça seguinte" is the Tuesday after it. ``reference_time`` is the slice's
     ``desired_time`` (HH:MM): "da noite" after "às 7" moves it to 19:00. ``class_weekday``
     (``TrialConfig.weekday``): a span said alone ("daqui a duas semanas") is the class day
-    nearest to where it ends, not the weekday it happens to land on.
+    nearest to where it ends, not the weekday it happens to land on. A part of the day said
+    without an hour ("terça à noite") is ``desired_period``: the times offered are that part's.
     """
     slots = extract_slots(
         text,
@@ -95,6 +97,7 @@ def extract_trial_fields(
         nivel=slots.nivel,
         desired_date=day.isoformat() if day else None,
         desired_time=slots.time.strftime("%H:%M") if slots.time else None,
+        desired_period=part_of_day(text) if slots.time is None else None,
         confirmed=slots.yes_no,
         contact_name=slots.contact_name,
         for_someone_else=slots.for_someone_else,
