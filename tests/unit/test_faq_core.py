@@ -409,25 +409,3 @@ def test_a_known_thing_asked_with_tem_is_answered_in_full(
 ) -> None:
     result = ask(text, index, pack)
     assert result.entry_ids and result.unanswered == []
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "é obrigatório fazer aula experimental pra entrar?",
-        "posso assinar um plano sem fazer a experimental?",
-        "a experimental é obrigatoria pra quem já joga?",
-    ],
-)
-def test_whether_the_trial_class_comes_before_a_plan_is_answered_with_the_order(
-    text: str, index: FaqIndex, pack: Pack
-) -> None:
-    result = ask(text, index, pack)
-    assert result.entry_ids == ["experimental_antes_da_matricula"]
-    assert "primeiro passo" in result.text
-
-
-def test_how_to_enroll_naming_no_trial_class_is_still_the_plans(
-    index: FaqIndex, pack: Pack
-) -> None:
-    assert ask("como faço pra me matricular?", index, pack).entry_ids == ["planos"]
