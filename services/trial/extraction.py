@@ -24,6 +24,7 @@ from shared.nlu.dates import (
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
+from shared.nlu.slots import LevelsByTime
 from shared.trial.config import Action, TrialConfig
 
 # The trial slice fields an extraction may fill (``confirmed`` is an answer, not state).
@@ -62,6 +63,7 @@ def extract_trial_fields(
     reference_date: str | None = None,
     reference_time: str | None = None,
     class_weekday: int | None = None,
+    levels_by_time: LevelsByTime = (),
 ) -> TrialExtraction:
     """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM.
 
@@ -75,6 +77,7 @@ def extract_trial_fields(
     (``TrialConfig.weekday``): a span said alone ("daqui a duas semanas") is the class day
     nearest to where it ends, not the weekday it happens to land on. A part of the day said
     without an hour ("terça à noite") is ``desired_period``: the times offered are that part's.
+    ``levels_by_time`` (``TrialConfig.levels_by_time``) makes a time played a level.
     """
     slots = extract_slots(
         text,
@@ -85,6 +88,7 @@ def extract_trial_fields(
         not_names=not_names,
         reference_date=parse_iso_date(reference_date),
         reference_time=_parse_hh_mm(reference_time),
+        levels_by_time=levels_by_time,
     )
     day = slots.date
     if day is not None and class_weekday is not None and names_a_period_only(text):

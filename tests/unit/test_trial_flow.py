@@ -851,3 +851,12 @@ def test_a_field_not_given_is_no_stop_the_reply_says_why_it_is_asked() -> None:
     assert out.state.stage == "collect_client_info" and out.journal["reply"] == "trial_why_idade"
     assert out.state.nome == "Sônia"
     assert chat.say("ok, 47").state.idade == 47
+
+
+def test_the_level_of_a_time_played_follows_the_packs_rule() -> None:
+    said = "Lívia, 36, comecei a jogar faz uns 8 meses"
+    assert Chat().say(f"quero marcar a experimental. {said}").state.nivel == "iniciante"
+    rule = {"iniciante": 0, "intermediario": 6, "avancado": 48}
+    config = CONFIG.model_copy(update={"level_by_months_played": rule})
+    chat = Chat(config=config)
+    assert chat.say(f"quero marcar a experimental. {said}").state.nivel == "intermediario"
