@@ -27,6 +27,7 @@ from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
 from shared.pack import load_pack
 from shared.settings import get_settings
+from shared.trial.config import load_trial_config
 
 
 def understand(text: str, now: datetime, pack_name: str) -> dict[str, Any]:
@@ -37,7 +38,8 @@ def understand(text: str, now: datetime, pack_name: str) -> dict[str, Any]:
         text, trial_stage=None, config=config, pack=pack, knows=faq_knows(pack, config)
     )
     class_times = pack.sections.get("trial", {}).get("times") or None
-    slots = extract_slots(text, now, tz, valid_times=class_times)
+    levels = load_trial_config(pack).levels_by_time if "trial" in pack.sections else ()
+    slots = extract_slots(text, now, tz, valid_times=class_times, levels_by_time=levels)
     return {
         "text": text,
         "now": now.isoformat(),

@@ -19,6 +19,7 @@ TEXT_KEYS = (
     "enrollment_ask_schedule",
     "enrollment_ask_days",
     "enrollment_ask_time",
+    "enrollment_ask_time_free_days",
     "enrollment_ask_payment",
     "enrollment_confirm",
     "enrollment_confirm_again",
@@ -47,6 +48,10 @@ class Plan(_Frozen):
     classes_per_week: int | None = Field(default=None, ge=1, le=7)
     # Other ways people name it ("livre", "ilimitado"), besides "<n>x" / "<n> vezes".
     words: list[str] = Field(default_factory=list)
+    # Set for a plan with no fixed weekdays ("horário livre": any day the business opens): how
+    # its days are said back ("dias livres"). Its days are not asked: asking which days for a
+    # plan that has none is a question with no right answer.
+    free_days: str | None = Field(default=None, min_length=1)
 
 
 class Payment(_Frozen):

@@ -253,7 +253,7 @@ def _values(state: EnrollmentState, config: EnrollmentConfig) -> dict[str, str]:
     return {
         "plano": plan.name if plan else "",
         "preco": _money(plan.price) if plan else "",
-        "dias": _join(state.days, config),
+        "dias": _join(state.days, config) or (plan.free_days or "" if plan else ""),
         "horario": state.time or "",
         "pagamento": payment.label if payment else "",
         "opcoes": _join(
@@ -270,10 +270,16 @@ def _plan_lines(config: EnrollmentConfig, texts: TextSource, seed: str) -> str:
     )
 
 
-def _next_stage(state: EnrollmentState) -> Stage:
+def _days_needed(state: EnrollmentState, config: EnrollmentConfig) -> bool:
+    """Whether the days are still to be asked: none chosen, and the plan has fixed days."""
+    plan = config.plans.get(state.plan) if state.plan else None
+    return not state.days and (plan is None or plan.free_days is None)
+
+
+def _next_stage(state: EnrollmentState, config: EnrollmentConfig) -> Stage:
     if state.plan is None:
         return "ask_plan"
-    if not state.days or state.time is None:
+    if _days_needed(state, config) or state.time is None:
         return "ask_schedule"
     if state.payment is None:
         return "ask_payment"
@@ -325,7 +331,9 @@ def _ask(
         return texts.text("enrollment_ask_plan", seed=seed, planos=_plan_lines(config, texts, seed))
     if state.stage == "ask_schedule":
         key = "enrollment_ask_schedule"
-        if state.days and state.time is None:
+        if not _days_needed(state, config) and not state.days:
+            key = "enrollment_ask_time_free_days"
+        elif state.days and state.time is None:
             key = "enrollment_ask_time"
         elif state.time is not None and not state.days:
             key = "enrollment_ask_days"
@@ -409,7 +417,7 @@ def decide(
     current = state or EnrollmentState()
     if current.stage == "handed_off":
         # Back from staff: the flow resumes at its first missing slot.
-        current = current.model_copy(update={"stage": _next_stage(current), "asks": 0})
+        current = current.model_copy(update={"stage": _next_stage(current, config), "asks": 0})
     if not text.strip():
         return Outcome(
             text=_ask(current, config, texts, seed, again=True),
@@ -443,7 +451,7 @@ def decide(
         )
     filled = _filled(current, reading, config)
     offer = _plan_for_days(filled, config)
-    stage: Stage = "ask_plan" if offer else _next_stage(filled)
+    stage: Stage = "ask_plan" if offer else _next_stage(filled, config)
     nxt = filled.model_copy(update={"stage": stage, "asks": 1, "offered_plan": offer})
     unanswered = (
         nxt.stage == current.stage

@@ -322,6 +322,22 @@ def _asks_again(clause: str, index: FaqIndex) -> bool:
     )
 
 
+def _asks_for_unknown(clause: str, index: FaqIndex) -> bool:
+    """Whether the thing a clause asks for is one no entry knows: the first content word after
+    an offer word (``FaqConfig.offer_words``: "tem desconto pra pagar no pix?", "no pix tem
+    desconto?"). Its other words may match an entry (the payment methods), which then answers
+    around the question, not it."""
+    offers = {normalize(w) for w in index.config.offer_words}
+    words = normalize(clause).split()
+    for at, word in enumerate(words):
+        if word not in offers:
+            continue
+        asked = next((terms for w in words[at + 1 :] if (terms := index.content_terms(w))), None)
+        if asked is not None and not any(index.known(t) for t in asked):
+            return True
+    return False
+
+
 def without_names(text: str, names: Collection[str], index: FaqIndex) -> str:
     """``text`` without the people's ``names`` the conversation gave: a name says whom a
     question is about ("o Heitor precisa levar algo?"), not what it asks, and a word the base
@@ -407,6 +423,10 @@ def retrieve(
                 entries.setdefault(m.entry_id, index.entry(m.entry_id))
             elif clause.question_shaped or len(clauses) == 1:
                 unanswered.append(clause.text)
+        if answered_here and _asks_for_unknown(clause.text, index):
+            # Answered around the question: what it asks for stays unanswered (said so, and
+            # reported to the operator as a question the base lacks).
+            unanswered.append(clause.text)
     if not entries and not unanswered and text.strip():
         unanswered.append(text.strip())
     focused: dict[str, str] = {}

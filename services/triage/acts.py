@@ -28,7 +28,7 @@ from services.triage.clarification import parse_choice
 from services.triage.config import ClarifyOption, TriageConfig
 from services.triage.models import LastMove, TriageResult
 from shared.nlu.dates import resolve_time
-from shared.nlu.slots import extract_age, extract_level, extract_people
+from shared.nlu.slots import extract_age, extract_people, tells_level
 
 
 def offer_made(
@@ -82,7 +82,7 @@ def booking_fields(text: str) -> int:
     introduced as one ("me chamo...", "my name is...")."""
     found = (
         extract_age(text),
-        extract_level(text),
+        True if tells_level(text) else None,
         resolve_time(text),
         extract_people(text).nome,
     )

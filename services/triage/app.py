@@ -54,6 +54,8 @@ def build(rt: Runtime) -> None:
     funnel_patterns = plan_patterns(rt.pack)
     # Class times make "às 8" 20:00 in the memory as in the trial.
     class_times = load_trial_config(rt.pack).times if rt.pack.has("trial") else None
+    # The trial's rule for the level of a time played, so the memory reads it alike.
+    levels_by_time = load_trial_config(rt.pack).levels_by_time if rt.pack.has("trial") else ()
 
     def remember_turn(turn: Turn, snapshot: Snapshot, decision: TurnDecision) -> None:
         """The memory slice after this turn's messages (``memory.remember``), journaled."""
@@ -66,6 +68,7 @@ def build(rt: Runtime) -> None:
             tz=rt.tz,
             expecting=expecting_from(trial.awaiting_field if trial else None),
             valid_times=class_times,
+            levels_by_time=levels_by_time,
         )
         decision.writes["memory"] = memory
         if noted:

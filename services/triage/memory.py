@@ -36,7 +36,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting, Slots
 from shared.nlu.normalize import normalize
-from shared.nlu.slots import extract_name
+from shared.nlu.slots import LevelsByTime, extract_name
 
 # The student's facts: dropped together when the student changes.
 STUDENT_FIELDS = ("nome", "idade", "nivel")
@@ -156,9 +156,13 @@ def remember_message(
     tz: ZoneInfo,
     expecting: Expecting | None,
     valid_times: Collection[str] | None = None,
+    levels_by_time: LevelsByTime = (),
 ) -> MemoryState:
-    """The memory after one message (rules in the module doc)."""
-    slots = extract_slots(text, now, tz, expecting, valid_times=valid_times)
+    """The memory after one message (rules in the module doc); ``levels_by_time`` is the pack's
+    rule for the level of a time played, the trial's own, so both read "jogo há 8 meses" alike."""
+    slots = extract_slots(
+        text, now, tz, expecting, valid_times=valid_times, levels_by_time=levels_by_time
+    )
     read = _readings(slots)
     if "idade" not in read and _age_due(state, expecting):
         number = _bare_number(text)
@@ -222,6 +226,7 @@ def remember(
     tz: ZoneInfo,
     expecting: Expecting | None,
     valid_times: Collection[str] | None = None,
+    levels_by_time: LevelsByTime = (),
 ) -> tuple[MemoryState, dict[str, Any]]:
     """The memory after a turn's ``messages`` ((message id, text), oldest first) and what the
     turn noted ({field: value}, with ``corrected`` listing fields whose value it replaced)."""
@@ -236,6 +241,7 @@ def remember(
             tz=tz,
             expecting=expecting,
             valid_times=valid_times,
+            levels_by_time=levels_by_time,
         )
     noted = {name: fact.value for name, fact in memory.facts.items() if fact.turn_id == turn_id}
     corrected = sorted(

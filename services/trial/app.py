@@ -58,6 +58,7 @@ def build(rt: Runtime) -> None:
             reference_date=state.desired_date if state else None,
             reference_time=state.desired_time if state else None,
             class_weekday=config.weekday,
+            levels_by_time=config.levels_by_time,
         )
         if mode_setting == "rules" or (
             mode_setting == "hybrid" and not llm_worth_asking(text, rules, asked)

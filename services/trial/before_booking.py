@@ -20,7 +20,7 @@ from services.trial.models import (
     TrialState,
 )
 from services.trial.replies import class_day_options, free_options, join_list
-from services.trial.schedule import free_times
+from services.trial.schedule import class_times, free_times
 from services.trial.summary import missing_fields
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import (
@@ -30,7 +30,7 @@ from services.trial.validators import (
     validate_age,
     validate_slot,
 )
-from shared.nlu.dates import slot_preference
+from shared.nlu.dates import PartOfDay, slot_preference
 from shared.nlu.normalize import normalize
 from shared.trial.days import parse_date, show_date
 
@@ -254,11 +254,24 @@ def _slot_aside(t: TrialTurn, state: TrialState) -> tuple[str | None, dict[str, 
     result = _validated(t, state)
     code = result.error
     if code in ASIDE_ERRORS:
-        values = slot_values(t, state.desired_date, state.desired_time, t.seats, code=code)
+        values = slot_values(
+            t,
+            state.desired_date,
+            state.desired_time,
+            t.seats,
+            code=code,
+            part=state.desired_period,
+        )
         return f"trial_aside_{code}", values
     day = parse_date(state.desired_date)
     if t.question and day is not None and code in (None, "missing_time"):
-        times = free_times(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
+        times = free_times(
+            day,
+            now_local=t.now_local,
+            config=t.config,
+            seats_taken=t.seats,
+            part=state.desired_period,
+        )
         if times:
             shown = show_date(state.desired_date, t.config)
             return "trial_aside_open_day", {"data": shown, "horas": join_list(times, t.config)}
@@ -293,7 +306,14 @@ def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         state.model_copy(update={"stage": "ask_date"}),
         ctx,
         key=key,
-        values=slot_values(t, state.desired_date, state.desired_time, t.seats, code=code),
+        values=slot_values(
+            t,
+            state.desired_date,
+            state.desired_time,
+            t.seats,
+            code=code,
+            part=state.desired_period,
+        ),
         asks=asks,
         error=code,
         noted=_noted(t, state)
@@ -319,21 +339,36 @@ def slot_values(
     seats: SeatsTaken,
     *,
     code: str | None = None,
+    part: PartOfDay | None = None,
 ) -> dict[str, Any]:
     """A date and time as shown in texts, with the free times around that date (for a day
-    that is not a class day, the class days nearest to it)."""
+    that is not a class day, the class days nearest to it); the class times and free times
+    offered are those of the part of the day wished for (``part``, "terça à noite")."""
     day = parse_date(desired_date)
     if code == "not_tuesday" and day is not None:
         options = class_day_options(
-            day, now_local=t.now_local, config=t.config, seats_taken=seats, pack=t.pack, seed=t.seed
+            day,
+            now_local=t.now_local,
+            config=t.config,
+            seats_taken=seats,
+            pack=t.pack,
+            seed=t.seed,
+            part=part,
         )
     else:
         options = free_options(
-            day, now_local=t.now_local, config=t.config, seats_taken=seats, pack=t.pack, seed=t.seed
+            day,
+            now_local=t.now_local,
+            config=t.config,
+            seats_taken=seats,
+            pack=t.pack,
+            seed=t.seed,
+            part=part,
         )
     return {
         "data": show_date(desired_date, t.config),
         "hora": desired_time or "",
+        "horarios": join_list(class_times(t.config, part), t.config),
         "opcoes": options,
         "motivo": (t.config.calendar.closed_reason(day) or "") if day is not None else "",
     }

@@ -18,15 +18,17 @@ from shared.nlu.dates import (
     names_a_period_only,
     nearest_weekday,
     parse_iso_date,
+    part_of_day,
     weeks_ahead_only,
 )
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting
 from shared.nlu.normalize import normalize
+from shared.nlu.slots import LevelsByTime
 from shared.trial.config import Action, TrialConfig
 
 # The trial slice fields an extraction may fill (``confirmed`` is an answer, not state).
-MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time")
+MERGEABLE = ("nome", "idade", "nivel", "desired_date", "desired_time", "desired_period")
 # Who writes when it is not the student; merged only into a slice that has these fields.
 WRITER_FIELDS = ("contact_name", "for_someone_else")
 
@@ -61,6 +63,7 @@ def extract_trial_fields(
     reference_date: str | None = None,
     reference_time: str | None = None,
     class_weekday: int | None = None,
+    levels_by_time: LevelsByTime = (),
 ) -> TrialExtraction:
     """Rules extraction of one message, normalized to YYYY-MM-DD and HH:MM.
 
@@ -72,7 +75,9 @@ def extract_trial_fields(
     "remarcar pra terça seguinte" is the Tuesday after it. ``reference_time`` is the slice's
     ``desired_time`` (HH:MM): "da noite" after "às 7" moves it to 19:00. ``class_weekday``
     (``TrialConfig.weekday``): a span said alone ("daqui a duas semanas") is the class day
-    nearest to where it ends, not the weekday it happens to land on.
+    nearest to where it ends, not the weekday it happens to land on. A part of the day said
+    without an hour ("terça à noite") is ``desired_period``: the times offered are that part's.
+    ``levels_by_time`` (``TrialConfig.levels_by_time``) makes a time played a level.
     """
     slots = extract_slots(
         text,
@@ -83,6 +88,7 @@ def extract_trial_fields(
         not_names=not_names,
         reference_date=parse_iso_date(reference_date),
         reference_time=_parse_hh_mm(reference_time),
+        levels_by_time=levels_by_time,
     )
     day = slots.date
     if day is not None and class_weekday is not None and names_a_period_only(text):
@@ -95,6 +101,7 @@ def extract_trial_fields(
         nivel=slots.nivel,
         desired_date=day.isoformat() if day else None,
         desired_time=slots.time.strftime("%H:%M") if slots.time else None,
+        desired_period=part_of_day(text) if slots.time is None else None,
         confirmed=slots.yes_no,
         contact_name=slots.contact_name,
         for_someone_else=slots.for_someone_else,

@@ -212,6 +212,7 @@ def plan_turn(
             reference_date=before.desired_date,
             reference_time=before.desired_time,
             class_weekday=config.weekday,
+            levels_by_time=config.levels_by_time,
         )
     turn = TrialTurn(
         text=text,

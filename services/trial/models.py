@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from shared.nlu.dates import PartOfDay
 from shared.trial.bookings import BookingView
 from shared.trial.config import ToolName
 
@@ -73,6 +74,9 @@ class TrialState(_Slice):
     nivel: Nivel | None = None
     desired_date: str | None = None  # YYYY-MM-DD, kept even when invalid (seed)
     desired_time: str | None = None  # HH:MM
+    # The part of the day wished for while no hour is chosen ("terça à noite"): the hours
+    # offered are that part's.
+    desired_period: PartOfDay | None = None
     # The slot refused with a "não" at the confirmation: a correction that names only its time
     # ("o horário, às 20h") or only its day keeps the other half from it.
     declined_date: str | None = None
@@ -136,6 +140,7 @@ class TrialState(_Slice):
                 "booking_created": False,
                 "desired_date": None,
                 "desired_time": None,
+                "desired_period": None,
                 "rescheduling": False,
                 "pending_tool": None,
             }
@@ -189,6 +194,7 @@ class TrialExtraction(BaseModel):
     nivel: Nivel | None = None
     desired_date: str | None = None
     desired_time: str | None = None
+    desired_period: PartOfDay | None = None
     confirmed: bool | None = None
     # The writer books for someone else ("pra minha filha Sofia"): nome/idade are the student's
     # and contact_name the writer's own name, when given.

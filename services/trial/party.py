@@ -30,6 +30,7 @@ from shared.nlu.party import (
     said_of_all,
     writer_in_group,
 )
+from shared.trial.config import TrialConfig
 
 # The class already booked, asked for again ("no mesmo horário", "junto com ela").
 _SAME_CLASS = re.compile(r"\b(mesm[oa]s?|junt[oa]s?|igual)\b")
@@ -45,11 +46,12 @@ def _said(t: TrialTurn, key: str, **values: object) -> str:
     return t.pack.text(key, seed=t.seed, **values)
 
 
-def _member(state: TrialState, name: str | None) -> PartyMember:
+def _member(state: TrialState, name: str | None, config: TrialConfig) -> PartyMember:
     """What the group's message said of ``name`` (``shared.nlu.party.member_facts``)."""
     if name is None:
         return PartyMember()
-    idade, nivel = member_facts(state.party_text or "", name, state.party_names)
+    text = state.party_text or ""
+    idade, nivel = member_facts(text, name, state.party_names, config.levels_by_time)
     return PartyMember(nome=name, idade=idade, nivel=nivel)
 
 
@@ -84,7 +86,7 @@ def with_party(t: TrialTurn, state: TrialState, text: str) -> tuple[TrialState, 
             else _said(t, "trial_party_next")
         )
         offered = state.model_copy(
-            update={"next_person": _member(state, others[0] if others else None)}
+            update={"next_person": _member(state, others[0] if others else None, t.config)}
         )
         return offered, f"{text} {offer}".strip()
     if state.stage == "booked":

@@ -19,6 +19,7 @@ from services.trial.schedule import (
     next_open_day,
 )
 from services.trial.validators import SeatsTaken
+from shared.nlu.dates import PartOfDay
 from shared.trial.config import TrialConfig
 from shared.trial.days import next_class_day, show_date, show_day
 
@@ -45,16 +46,20 @@ def free_options(
     seats_taken: SeatsTaken,
     pack: TextSource,
     seed: str,
+    part: PartOfDay | None = None,
 ) -> str:
-    """Free times of ``day`` and of the next class day with room, as one sentence part."""
+    """Free times of ``day`` and of the next class day with room, as one sentence part (those
+    of the part of the day wished for, ``part``)."""
     parts: list[str] = []
     after = day if day is not None else now_local.date()
     if day is not None:
-        times = free_times(day, now_local=now_local, config=config, seats_taken=seats_taken)
+        times = free_times(
+            day, now_local=now_local, config=config, seats_taken=seats_taken, part=part
+        )
         if times:
             parts.append(_option(day, times, config, pack, seed))
     following = next_day_with_room(
-        after, now_local=now_local, config=config, seats_taken=seats_taken
+        after, now_local=now_local, config=config, seats_taken=seats_taken, part=part
     )
     if following is not None:
         parts.append(_option(following[0], following[1], config, pack, seed))
@@ -71,20 +76,26 @@ def class_day_options(
     seats_taken: SeatsTaken,
     pack: TextSource,
     seed: str,
+    part: PartOfDay | None = None,
 ) -> str:
     """For a day that is not a class day: the class days around it with room, as one part.
 
     "sexta 13/02" gets the Tuesday before it (if still to come) and the first one after it with
-    a free seat, so a Friday or Saturday request is answered with the nearest Tuesdays.
+    a free seat, so a Friday or Saturday request is answered with the nearest Tuesdays (their
+    times of the part of the day wished for, ``part``).
     """
     before = next_class_day(day, config.weekday) - timedelta(weeks=1)
     parts: list[str] = []
     if before >= now_local.date():
-        times = free_times(before, now_local=now_local, config=config, seats_taken=seats_taken)
+        times = free_times(
+            before, now_local=now_local, config=config, seats_taken=seats_taken, part=part
+        )
         if times:
             parts.append(_option(before, times, config, pack, seed))
     for candidate in class_days(max(day, now_local.date()), config):
-        times = free_times(candidate, now_local=now_local, config=config, seats_taken=seats_taken)
+        times = free_times(
+            candidate, now_local=now_local, config=config, seats_taken=seats_taken, part=part
+        )
         if times:
             parts.append(_option(candidate, times, config, pack, seed))
             break

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from services.trial.models import TrialExtraction, TrialState
 from services.trial.validators import SeatsTaken, bookable_times
+from shared.nlu.dates import PartOfDay, in_part_of_day
 from shared.trial.config import TrialConfig
 from shared.trial.days import next_class_day, parse_date
 
@@ -45,25 +46,49 @@ def class_days(start: date, config: TrialConfig) -> list[date]:
     return [first + timedelta(weeks=week) for week in range(config.lookahead_weeks)]
 
 
+def class_times(config: TrialConfig, part: PartOfDay | None = None) -> list[str]:
+    """The class times, only those of ``part`` when the person wished for a part of the day
+    ("terça à noite"): offering 07:00 to someone who asked for the evening ignores what they
+    said. All of them when the business has no class in that part, so there is still a choice."""
+    if part is None:
+        return list(config.times)
+    return [t for t in config.times if in_part_of_day(t, part)] or list(config.times)
+
+
 def free_times(
-    day: date, *, now_local: datetime, config: TrialConfig, seats_taken: SeatsTaken
+    day: date,
+    *,
+    now_local: datetime,
+    config: TrialConfig,
+    seats_taken: SeatsTaken,
+    part: PartOfDay | None = None,
 ) -> list[str]:
-    """Times of ``day`` that have not started and still have a seat."""
+    """Times of ``day`` that have not started and still have a seat (of ``part``, as
+    ``class_times``)."""
     iso = day.isoformat()
+    wanted = class_times(config, part)
     return [
         t
         for t in bookable_times(day, now_local=now_local, config=config)
-        if seats_taken.get((iso, t), 0) < config.seats_per_slot
+        if t in wanted and seats_taken.get((iso, t), 0) < config.seats_per_slot
     ]
 
 
 def next_day_with_room(
-    after: date, *, now_local: datetime, config: TrialConfig, seats_taken: SeatsTaken
+    after: date,
+    *,
+    now_local: datetime,
+    config: TrialConfig,
+    seats_taken: SeatsTaken,
+    part: PartOfDay | None = None,
 ) -> tuple[date, list[str]] | None:
-    """The first class day after ``after`` (within the lookahead) with a free seat."""
+    """The first class day after ``after`` (within the lookahead) with a free seat (of
+    ``part``, as ``class_times``)."""
     start = max(after + timedelta(days=1), now_local.date())
     for day in class_days(start, config):
-        times = free_times(day, now_local=now_local, config=config, seats_taken=seats_taken)
+        times = free_times(
+            day, now_local=now_local, config=config, seats_taken=seats_taken, part=part
+        )
         if times:
             return day, times
     return None

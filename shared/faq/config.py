@@ -150,6 +150,10 @@ class FaqConfig(BaseModel):
     # Clauses starting with one of these are questions; "," / " e " / " ou " between two of
     # them separates two questions.
     question_words: list[str] = Field(default_factory=list)
+    # Words that ask whether something is there or given ("tem", "existe", "rola"): the first
+    # content word after one is the thing asked. When no entry knows it ("tem desconto pra
+    # pagar no pix?"), an entry matched on the rest answers around it, not it: the reply says so.
+    offer_words: list[str] = Field(default_factory=list)
     unknown_text_key: str
     partial_unknown_text_key: str
     oferta_pointer: OfertaPointer

@@ -81,6 +81,7 @@ import re
 from collections.abc import Collection, Iterator
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
+from typing import Literal, cast
 from zoneinfo import ZoneInfo
 
 from shared.nlu.normalize import normalize
@@ -265,6 +266,8 @@ _BEFORE_HOUR = re.compile(
 # has no preposition and is a greeting.
 # "somos 5 para as 19h" counts people, not minutes.
 _COUNTED_BEFORE = frozenset({"somos", "seremos", "sao", "vamos", "com", "mais", "de", "ate"})
+# The parts of the day a wish names without an hour (``part_of_day``).
+PartOfDay = Literal["manha", "tarde", "noite"]
 _PERIOD_ONLY = re.compile(
     r"\b(?:de|da|a|pela|na|no periodo da|durante a)\s+(manha|tarde|noite)\b" + _NOT
 )
@@ -854,6 +857,20 @@ def _preferred(
     if slots and _LAST_SLOT.search(normalized):
         return slots[-1]
     return slots[0] if period is not None and len(slots) == 1 else None
+
+
+def part_of_day(text: str) -> PartOfDay | None:
+    """The part of the day a message names without an hour ("terça à noite", "pela manhã"):
+    "manha", "tarde" or "noite", else None. A wish about when, kept until an hour is chosen, so
+    the hours offered are that part's, not the whole day's."""
+    match = _PERIOD_ONLY.search(normalize(text))
+    return cast(PartOfDay, match[1]) if match else None
+
+
+def in_part_of_day(hh_mm: str, part: PartOfDay) -> bool:
+    """Whether a time "HH:MM" falls in a part of the day (``_PERIOD_HOURS``: 18:00 is both
+    "6 da tarde" and the start of the evening)."""
+    return _hour_in(int(hh_mm[:2]), part)
 
 
 def slot_preference(text: str) -> str | None:

@@ -14,7 +14,7 @@ from shared.nlu.age import without_birth_date
 from shared.nlu.dates import resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
 from shared.nlu.party import includes_writer, member_facts, party_in, writer_with_age
-from shared.nlu.slots import People, extract_age, extract_level, extract_people
+from shared.nlu.slots import LevelsByTime, People, extract_age, extract_level, extract_people
 from shared.nlu.yesno import yes_no
 
 
@@ -28,6 +28,7 @@ def extract_slots(
     not_names: Collection[str] = (),
     reference_date: date | None = None,
     reference_time: time | None = None,
+    levels_by_time: LevelsByTime = (),
 ) -> Slots:
     """Slots in ``text``; ``now`` is ``Turn.now``, ``tz`` the business timezone, ``expecting``
     the field the bot just asked for (it makes a bare "João", "27", "10" or "19" count).
@@ -35,7 +36,8 @@ def extract_slots(
     ``valid_times`` ("HH:MM") picks the reading of an hour said without a period ("às 8" is
     20:00 when only 20:00 is a class time); ``not_names`` are words never read as a name;
     ``reference_date`` the date already agreed ("terça seguinte" is the Tuesday after it),
-    ``reference_time`` the time already said ("da noite" after "às 7" is 19:00).
+    ``reference_time`` the time already said ("da noite" after "às 7" is 19:00);
+    ``levels_by_time`` the pack's rule for the level of a time played ("jogo há 8 meses").
     """
     people = extract_people(text, expecting_name=expecting == "nome", not_names=not_names)
     group = party_in(text)
@@ -46,10 +48,10 @@ def extract_slots(
         people = People(people.contact_name, None, False)
     today = now.astimezone(tz).date()
     idade = extract_age(text, expecting_age=expecting == "idade", today=today)
-    nivel = extract_level(text, expecting_level=expecting == "nivel")
+    nivel = extract_level(text, expecting_level=expecting == "nivel", levels_by_time=levels_by_time)
     if group and people.nome in group.names and writer:
         # The writer's own age and level, not the other's ("sou o Rui, 41, ela tem 39").
-        idade, level = member_facts(text, people.nome, group.names)
+        idade, level = member_facts(text, people.nome, group.names, levels_by_time)
         nivel = level or nivel
     elif group and group.names and not people.for_someone_else and not includes_writer(text):
         # "o Enzo de 10 e o Rafa de 6", "Lia 19, Duda 22 e Mel 20": the first one named is
@@ -57,12 +59,12 @@ def extract_slots(
         first = group.names[0]
         if people.nome is None or people.nome in group.names:
             people = People(first, people.contact_name, people.for_someone_else)
-            age, level = member_facts(text, first, group.names)
+            age, level = member_facts(text, first, group.names, levels_by_time)
             idade = age if age is not None else idade
             nivel = level or nivel
     elif group and people.nome in group.names:
         # "ela é a Bia, 30, e o Caio, 28": the age and level said of the one booked first.
-        age, level = member_facts(text, people.nome, group.names)
+        age, level = member_facts(text, people.nome, group.names, levels_by_time)
         idade = age if age is not None else idade
         nivel = level or nivel
     elif people.nome and people.contact_name and people.for_someone_else:

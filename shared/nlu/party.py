@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from shared.nlu.normalize import normalize, strip_accents
 from shared.nlu.numbers import number_value
-from shared.nlu.slots import Level, extract_age, extract_level
+from shared.nlu.slots import Level, LevelsByTime, extract_age, extract_level
 
 _COUNT = r"(\d|dois|duas|tres|quatro|cinco|seis)"
 _RELATIVE = (
@@ -216,10 +216,13 @@ _THIRD_PERSON_AGE = re.compile(
 )
 
 
-def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None, Level | None]:
+def member_facts(
+    text: str, name: str, names: Sequence[str], levels_by_time: LevelsByTime = ()
+) -> tuple[int | None, Level | None]:
     """The age and level a group's message gives one of its people: read in the words from
     their name to the next person's ("o Enzo de 10 e o Rafa de 6", "Lia 19, Duda 22"), the
-    level also from what is said of the whole group ("os três nunca jogaram")."""
+    level also from what is said of the whole group ("os três nunca jogaram"); a time played
+    is a level by the pack's rule (``levels_by_time``, see ``extract_level``)."""
     folded = strip_accents(text.casefold())
     key = strip_accents(name.casefold())
     found = re.search(rf"\b{re.escape(key)}\b", folded) if key else None
@@ -251,9 +254,9 @@ def member_facts(text: str, name: str, names: Sequence[str]) -> tuple[int | None
             m for m in _THIRD_PERSON_AGE.finditer(folded) if not found.start() <= m.start() < end
         ]
         age = int(outside[0][1]) if outside else None
-    level = extract_level(words)
+    level = extract_level(words, levels_by_time=levels_by_time)
     if level is None and (group := _ALL_OF_THEM.search(folded)) is not None:
-        level = extract_level(group[0])
+        level = extract_level(group[0], levels_by_time=levels_by_time)
     return age, level
 
 

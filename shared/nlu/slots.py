@@ -61,8 +61,10 @@ skipped):
   the level was asked, "médio"/"regular" alone);
 - the English and Spanish words of each level ("beginner", "intermediate", "avanzado");
 - avancado: "avançado", "experiente", "profissional", "jogo torneios", "competidor", "federado";
-- play time ("jogo há 2 anos", "faz 6 meses que jogo"): under a year → iniciante, 1–4 years →
-  intermediario, 5 years or more → avancado.
+- play time ("jogo há 2 anos", "faz 6 meses que jogo", "comecei a jogar há 8 meses"): the level
+  a pack gives that many months of play (``levels_by_time``, the trial section's
+  ``level_by_months_played``); without such a rule a play time tells no level, though
+  ``tells_level`` still hears one told.
 """
 
 from __future__ import annotations
@@ -650,7 +652,7 @@ def _has_booking_data(text: str) -> bool:
     """Whether a message also gives an age, a level, a date or a time (a name list context)."""
     return bool(
         extract_age(text) is not None
-        or extract_level(text)
+        or tells_level(text)
         or time_candidates(text)
         or mentions_date(text)
     )
@@ -835,7 +837,7 @@ def _comma_list_age(text: str) -> int | None:
     reader = _Reader(text, False, ())
     listed = bool(reader.clause_names()) or reader.relation() is not None
     listed = listed or bool(reader.cued_names(context=False))
-    if not listed and not extract_level(text):
+    if not listed and not tells_level(text):
         return None
     for clause in map(normalize, clauses):
         # An age clause is a few words at most; only those are worth reading number words in.
@@ -895,20 +897,25 @@ _DURATION_NUMBER = (
     rf"(\d{{1,2}}|{NUMBER_WORDS}|alguns|algumas|poucos|poucas|uns|umas)"
 )
 _DURATION_UNIT = r"(anos?|mes|meses|semanas?)"
-# Playing, in every person ("jogo", "ela joga", "jogamos", "eles treinam") or ongoing.
+# Playing, in every person ("jogo", "ela joga", "jogamos", "eles treinam") or ongoing; having
+# started to play some time ago is playing since ("comecei a jogar há 8 meses").
 _PLAY = (
     r"(?:(?:jog|pratic|trein)(?:o|a|am|amos)|(?:faco|faz|fazem|fazemos) aula"
-    r"|jogando|praticando|treinando)"
+    r"|jogando|praticando|treinando"
+    r"|comec(?:ei|ou|amos|aram)(?:\s+a\s+(?:jogar|praticar|treinar))?)"
 )
+# How long someone has played ("jogo há 2 anos", "faz uns meses que treino").
+_PLAYED = re.compile(
+    rf"\b{_PLAY}(?:\s+beach(?:\s+tennis)?)?\s+(?:ha|a|faz|tem)\s+"
+    rf"{_DURATION_NUMBER}\s+{_DURATION_UNIT}\b"
+    rf"|\b(?:ha|faz)\s+{_DURATION_NUMBER}\s+{_DURATION_UNIT}\s+que\s+{_PLAY}\b"
+)
+# From how many months of play each level starts, ascending, as a pack states it
+# (``TrialConfig.levels_by_time``): ((0, "iniciante"), (12, "intermediario"), (60, "avancado")).
+# The business decides what a time played makes of someone, not this module.
+LevelsByTime = tuple[tuple[int, Level], ...]
 _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
-    (
-        None,
-        re.compile(
-            rf"\b{_PLAY}(?:\s+beach(?:\s+tennis)?)?\s+(?:ha|a|faz|tem)\s+"
-            rf"{_DURATION_NUMBER}\s+{_DURATION_UNIT}\b"
-            rf"|\b(?:ha|faz)\s+{_DURATION_NUMBER}\s+{_DURATION_UNIT}\s+que\s+{_PLAY}\b"
-        ),
-    ),
+    (None, _PLAYED),
     (
         "iniciante",
         re.compile(
@@ -973,23 +980,42 @@ _LEVEL_REPLIES: tuple[tuple[Level, re.Pattern[str]], ...] = (
 )
 
 
-def _level_for_duration(match: re.Match[str]) -> Level:
+# "faz uns meses", "há umas semanas": a few, read as two.
+_FEW = frozenset({"alguns", "algumas", "poucos", "poucas", "uns", "umas"})
+
+
+def _months_played(match: re.Match[str]) -> int:
+    """The whole months of play a duration says (weeks make months four at a time)."""
     amount_word, unit = next((match[i], match[i + 1]) for i in (1, 3) if match[i] is not None)
-    if not unit.startswith("ano"):
-        return "iniciante"
-    few = ("alguns", "algumas", "poucos", "poucas", "uns", "umas")
-    amount = number_value(amount_word) if amount_word not in few else 2
-    if amount is None or amount < 1:
-        return "iniciante"
-    return "intermediario" if amount < 5 else "avancado"
+    amount = 2 if amount_word in _FEW else (number_value(amount_word) or 0)
+    if unit.startswith("ano"):
+        return amount * 12
+    return amount if unit.startswith("mes") else amount // 4
+
+
+def level_for_time(months: int, levels_by_time: LevelsByTime) -> Level | None:
+    """The level a pack's rule gives ``months`` of play: the last one whose start it reached."""
+    reached = [level for start, level in levels_by_time if months >= start]
+    return reached[-1] if reached else None
+
+
+def tells_level(text: str) -> bool:
+    """Whether a message tells the person's level, in words or by how long they have played,
+    whatever level a pack makes of that time: a booking field was given."""
+    return (
+        extract_level(text) is not None or _PLAYED.search(with_digits(normalize(text))) is not None
+    )
 
 
 @lru_cache(maxsize=512)
-def extract_level(text: str, expecting_level: bool = False) -> Level | None:
+def extract_level(
+    text: str, expecting_level: bool = False, levels_by_time: LevelsByTime = ()
+) -> Level | None:
     """The person's beach-tennis level in canonical form, or None (rules in the module doc).
 
-    Level words are read through typo correction ("iniciant", "intermediaro"). Cached, as
-    ``extract_age``."""
+    Level words are read through typo correction ("iniciant", "intermediaro"). A time played
+    ("jogo há 8 meses") is the level ``levels_by_time`` (the pack's rule) gives it, none without
+    a rule. Cached, as ``extract_age``."""
     normalized = _LEVEL_VOCABULARY.correct(with_digits(normalize(text)))
     if expecting_level:
         first = with_digits(normalize(_first_clause(text)))
@@ -1004,6 +1030,8 @@ def extract_level(text: str, expecting_level: bool = False) -> Level | None:
         for match in pattern.finditer(normalized):
             if _NEGATED.search(normalized, 0, match.start()):
                 continue
-            found.append((match.start(), named or _level_for_duration(match)))
+            told = named or level_for_time(_months_played(match), levels_by_time)
+            if told is not None:
+                found.append((match.start(), told))
             break
     return min(found)[1] if found else None

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from shared.nlu.slots import Level, LevelsByTime
 from shared.pack import Pack
 from shared.trial.calendar import BusinessCalendar
 
@@ -117,6 +118,9 @@ class TrialConfig(_Section):
     asked_indirectly: list[str] = Field(default_factory=list)
     # How each level is shown to people (stored without accents).
     level_names: dict[str, str]
+    # The level of a time played ("jogo há 8 meses"): level → the months of play it starts
+    # from. Empty: a time played tells no level, the level is asked.
+    level_by_months_played: dict[Level, int] = Field(default_factory=dict)
     gate: GateConfig
     nlg: NlgConfig
     # The days the business is closed: ``business.calendar`` in the pack, attached at load.
@@ -138,6 +142,13 @@ class TrialConfig(_Section):
         if not self.min_age <= self.adult_age <= self.max_age:
             raise ValueError("ages must read min_age <= adult_age <= max_age")
         return self
+
+    @property
+    def levels_by_time(self) -> LevelsByTime:
+        """``level_by_months_played`` as the NLU reads it: (months, level), ascending."""
+        return tuple(
+            sorted((months, level) for level, months in self.level_by_months_played.items())
+        )
 
     @property
     def weekday_name(self) -> str:

@@ -389,3 +389,27 @@ def test_every_day_names_every_open_day_and_the_free_schedule_plan_takes_it() ->
     assert outcome.state.stage == "awaiting_confirmation"
     assert outcome.state.days == ["segunda", "terça", "quarta", "quinta", "sexta", "sábado"]
     assert outcome.state.time == "06:00"
+
+
+@pytest.mark.parametrize(
+    "text", ["vou de horário livre", "prefiro o ilimitado", "pode ser o plano livre"]
+)
+def test_a_plan_with_no_fixed_days_asks_no_days(text: str) -> None:
+    """ "Horário livre" has no fixed days (``free_days`` in the pack): the time is asked, not
+    which days, and the request goes on without them."""
+    chosen = turn(text, None)
+    assert chosen.state is not None and chosen.state.stage == "ask_schedule"
+    assert "quais dias" not in chosen.text.lower() and "sem dias fixos" in chosen.text
+    timed = turn("lá pelas 18h", chosen.state, n=1)
+    assert timed.state is not None and timed.state.stage == "ask_payment"
+    assert timed.state.days == [] and timed.state.time == "18:00"
+    paid = turn("boleto", timed.state, n=2)
+    assert paid.state is not None and paid.state.stage == "awaiting_confirmation"
+    assert "dias livres às 18:00" in paid.text
+
+
+def test_a_plan_with_fixed_days_still_asks_them() -> None:
+    chosen = turn("quero o de 3x", None)
+    timed = turn("às 19h", chosen.state, n=1)
+    assert timed.state is not None and timed.state.stage == "ask_schedule"
+    assert "dias da semana" in timed.text

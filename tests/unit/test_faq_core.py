@@ -385,3 +385,29 @@ def test_a_word_of_when_around_a_question_is_no_topic(index: FaqIndex) -> None:
     # its own ("dá pra experimentar antes de fechar"), beside the plans asked.
     retrieval = retrieve("antes, quanto custa o plano?", index=index, context=["aula_experimental"])
     assert retrieval.entry_ids == ["planos"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "se eu pagar no boleto tem desconto?",
+        "rola um desconto pagando no débito?",
+        "tem desconto pra quem paga com cartão?",
+    ],
+)
+def test_an_answer_around_an_unknown_thing_asked_says_it_does_not_know_it(
+    text: str, index: FaqIndex, pack: Pack
+) -> None:
+    # The payment entry knows how to pay, not a discount: it is said, and so is the "não sei".
+    result = ask(text, index, pack)
+    assert result.entry_ids == ["pagamento"]
+    assert result.unanswered
+    assert "não tenho essa informação" in result.text
+
+
+@pytest.mark.parametrize("text", ["tem estacionamento?", "tem vestiário pra trocar de roupa?"])
+def test_a_known_thing_asked_with_tem_is_answered_in_full(
+    text: str, index: FaqIndex, pack: Pack
+) -> None:
+    result = ask(text, index, pack)
+    assert result.entry_ids and result.unanswered == []

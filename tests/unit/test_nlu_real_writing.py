@@ -13,11 +13,15 @@ import pytest
 from shared.nlu.dates import parse_iso_date, resolve_date, resolve_time, time_candidates
 from shared.nlu.extract import extract_slots
 from shared.nlu.slots import extract_age, extract_level, extract_name, extract_people
+from shared.pack import load_pack
+from shared.trial.config import load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 THURSDAY = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)
 MONDAY = datetime(2026, 2, 9, 10, 0, tzinfo=TZ)
 TRIAL_TIMES = ["07:00", "18:00", "19:00", "20:00"]
+# The CT Smash pack's rule for the level of a time played ("jogo há 2 anos").
+LEVELS = load_trial_config(load_pack("ctsmash")).levels_by_time
 
 
 @pytest.mark.parametrize(
@@ -43,7 +47,7 @@ TRIAL_TIMES = ["07:00", "18:00", "19:00", "20:00"]
 def test_a_name_anywhere_in_a_booking_message(
     text: str, nome: str, idade: int | None, nivel: str | None
 ) -> None:
-    slots = extract_slots(text, THURSDAY, TZ)
+    slots = extract_slots(text, THURSDAY, TZ, levels_by_time=LEVELS)
     assert (slots.nome, slots.idade, slots.nivel) == (nome, idade, nivel)
 
 
@@ -238,7 +242,7 @@ def test_dates_and_hours_are_not_ages_even_when_asked(text: str) -> None:
     ],
 )
 def test_levels_described_in_a_sentence(text: str, expected: str) -> None:
-    assert extract_level(text) == expected
+    assert extract_level(text, levels_by_time=LEVELS) == expected
 
 
 @pytest.mark.parametrize(

@@ -16,16 +16,24 @@ import yaml
 
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Slots
+from shared.pack import load_pack
+from shared.trial.config import load_trial_config
 
 CORPUS = yaml.safe_load((Path(__file__).parents[1] / "data" / "slot_corpus.yaml").read_text())
 TODAY: date = CORPUS["today"]
 TZ = ZoneInfo("America/Sao_Paulo")
 FIELDS = ("nome", "idade", "nivel", "other")
+# The CT Smash pack's rule for the level of a time played ("jogo há 2 anos").
+LEVELS = load_trial_config(load_pack("ctsmash")).levels_by_time
 
 
 def _read(case: dict[str, Any]) -> dict[str, Any]:
     slots: Slots = extract_slots(
-        case["text"], datetime.combine(TODAY, time(12), TZ), TZ, case.get("expecting")
+        case["text"],
+        datetime.combine(TODAY, time(12), TZ),
+        TZ,
+        case.get("expecting"),
+        levels_by_time=LEVELS,
     )
     return {
         "nome": slots.nome,

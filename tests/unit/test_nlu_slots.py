@@ -5,10 +5,17 @@ import pytest
 from shared.nlu.slots import (
     MAX_NAME_CHARS,
     MAX_NAME_WORDS,
+    LevelsByTime,
     extract_age,
     extract_level,
     extract_name,
+    tells_level,
 )
+from shared.pack import load_pack
+from shared.trial.config import load_trial_config
+
+# The CT Smash pack's rule for the level of a time played ("jogo há 2 anos").
+LEVELS = load_trial_config(load_pack("ctsmash")).levels_by_time
 
 
 @pytest.mark.parametrize(
@@ -282,7 +289,7 @@ def test_dates_times_phones_are_not_ages_even_when_expecting(text: str) -> None:
     ],
 )
 def test_extract_level(text: str, expected: str) -> None:
-    assert extract_level(text) == expected
+    assert extract_level(text, levels_by_time=LEVELS) == expected
 
 
 @pytest.mark.parametrize(
@@ -319,7 +326,7 @@ def test_never_having_played_in_any_person_is_a_beginner(text: str) -> None:
      ("jogo faz uns 3 anos", "intermediario")],
 )  # fmt: skip
 def test_a_few_months_or_years_without_a_number(text: str, level: str) -> None:
-    assert extract_level(text) == level
+    assert extract_level(text, levels_by_time=LEVELS) == level
 
 
 @pytest.mark.parametrize("text", ["já fiz 3 aulas", "fez 2 anos que joga", "fiz 4 vezes"])
@@ -341,3 +348,27 @@ def test_what_was_done_is_no_age(text: str) -> None:
 )
 def test_a_typo_in_a_cue_word_still_cues(text: str, nome: str | None, idade: int | None) -> None:
     assert (extract_name(text), extract_age(text)) == (nome, idade)
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        ("comecei a jogar há 2 anos", "intermediario"),
+        ("comecei a treinar faz uns 3 meses", "iniciante"),
+        ("faz 7 anos que comecei a jogar", "avancado"),
+    ],
+)
+def test_having_started_some_time_ago_is_a_time_played(text: str, level: str) -> None:
+    assert extract_level(text, levels_by_time=LEVELS) == level
+
+
+def test_the_level_of_a_time_played_is_the_packs_rule() -> None:
+    """The months each level starts from are the business's (``level_by_months_played`` in
+    the trial section), not this module's: with no rule, a time played tells no level, though
+    a level was told."""
+    stricter: LevelsByTime = ((0, "iniciante"), (6, "intermediario"), (36, "avancado"))
+    assert extract_level("jogo faz uns 8 meses", levels_by_time=stricter) == "intermediario"
+    assert extract_level("treino há 4 anos", levels_by_time=stricter) == "avancado"
+    assert extract_level("jogo faz uns 8 meses", levels_by_time=LEVELS) == "iniciante"
+    assert extract_level("treino há 4 anos") is None
+    assert tells_level("treino há 4 anos")

@@ -11,8 +11,12 @@ from shared.nlu.dates import resolve_time
 from shared.nlu.normalize import normalize
 from shared.nlu.party import age_named, party_in
 from shared.nlu.slots import extract_level
+from shared.pack import load_pack
+from shared.trial.config import load_trial_config
 
 TODAY = date(2026, 6, 15)
+# The CT Smash pack's rule for the level of a time played ("jogo há 2 anos").
+LEVELS = load_trial_config(load_pack("ctsmash")).levels_by_time
 
 
 @pytest.mark.parametrize(
@@ -47,7 +51,7 @@ def test_two_digits_without_a_birth_word_are_no_birth_year() -> None:
     ],
 )
 def test_a_class_word_wins_over_a_level_inferred_from_a_story(text: str, level: str) -> None:
-    assert extract_level(text) == level
+    assert extract_level(text, levels_by_time=LEVELS) == level
 
 
 @pytest.mark.parametrize(

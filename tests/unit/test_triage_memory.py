@@ -8,10 +8,14 @@ from zoneinfo import ZoneInfo
 
 from services.triage.memory import MemoryState, expecting_from, remember
 from shared.contracts import MemoryView
+from shared.pack import load_pack
 from shared.state import Snapshot
+from shared.trial.config import load_trial_config
 
 TZ = ZoneInfo("America/Sao_Paulo")
 NOW = datetime(2026, 3, 2, 15, 0, tzinfo=TZ)
+# The rule the triage service reads from the pack for the level of a time played.
+LEVELS = load_trial_config(load_pack("ctsmash")).levels_by_time
 
 
 def _turns(*turns: list[str], expecting: str | None = None) -> MemoryState:
@@ -24,6 +28,7 @@ def _turns(*turns: list[str], expecting: str | None = None) -> MemoryState:
             now=NOW + timedelta(minutes=index),
             tz=TZ,
             expecting=expecting_from(expecting),
+            levels_by_time=LEVELS,
         )
     assert state is not None
     return state

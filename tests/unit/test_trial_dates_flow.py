@@ -79,6 +79,38 @@ def test_the_first_and_last_class_and_the_only_morning_one() -> None:
     assert out.journal["validation"] == "missing_time"
 
 
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        ("pode ser terça de noite", "Temos 18:00, 19:00 e 20:00."),
+        ("dia 10, no período da noite", "Temos 18:00, 19:00 e 20:00."),
+        ("prefiro na terça que vem durante a noite", "Temos 18:00, 19:00 e 20:00."),
+    ],
+)
+def test_a_day_with_a_part_of_the_day_offers_only_that_part(text: str, offered: str) -> None:
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    out = chat.say(text)
+    assert out.journal["validation"] == "missing_time"
+    assert offered in out.text
+    assert "07:00" not in out.text
+
+
+def test_a_part_of_the_day_said_before_the_name_is_kept_for_the_times_offered() -> None:
+    chat = Chat()
+    chat.say("queria fazer a aula experimental numa terça pela noite")
+    chat.say("Renata")
+    chat.say("52")
+    out = chat.say("intermediária")
+    assert "Temos 18:00, 19:00 e 20:00." in out.text
+    # A part of the day with no room that Tuesday: the next Tuesday's times of that part.
+    full = {("2026-02-10", t): 6 for t in ("18:00", "19:00", "20:00")}
+    chat = Chat(state=at_stage("ask_date", asked="date"), seats=full)
+    out = chat.say("sábado à noite")
+    assert out.journal["validation"] == "not_tuesday"
+    assert "terça, 24/02 às 18:00, 19:00 e 20:00" in out.text
+    assert "07:00" not in out.text
+
+
 @pytest.mark.parametrize("text", ["da manhã", "é de noite", "pela manhã", "o último horário"])
 def test_mid_booking_a_part_of_the_day_reaches_the_trial(text: str) -> None:
     # Triage: the FAQ knows these words as opening hours, but mid-booking they answer the time.

@@ -861,3 +861,12 @@ def test_asking_why_a_field_is_asked_gets_the_reason(asked: str, text: str) -> N
     state = TrialState(asked="nome") if asked == "nome" else TrialState(nome="Ivo", asked="idade")
     out = Chat(state=state).say(text)
     assert out.journal["reply"] == f"trial_why_{asked}"
+
+
+def test_the_level_of_a_time_played_follows_the_packs_rule() -> None:
+    said = "Lívia, 36, comecei a jogar faz uns 8 meses"
+    assert Chat().say(f"quero marcar a experimental. {said}").state.nivel == "iniciante"
+    rule = {"iniciante": 0, "intermediario": 6, "avancado": 48}
+    config = CONFIG.model_copy(update={"level_by_months_played": rule})
+    chat = Chat(config=config)
+    assert chat.say(f"quero marcar a experimental. {said}").state.nivel == "intermediario"
