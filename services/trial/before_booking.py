@@ -254,15 +254,7 @@ def _slot_aside(t: TrialTurn, state: TrialState) -> tuple[str | None, dict[str, 
     result = _validated(t, state)
     code = result.error
     if code in ASIDE_ERRORS:
-        values = slot_values(
-            t,
-            state.desired_date,
-            state.desired_time,
-            t.seats,
-            code=code,
-            part=state.desired_period,
-        )
-        return f"trial_aside_{code}", values
+        return f"trial_aside_{code}", _wished_slot_values(t, state, code)
     day = parse_date(state.desired_date)
     if t.question and day is not None and code in (None, "missing_time"):
         times = free_times(
@@ -306,14 +298,7 @@ def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         state.model_copy(update={"stage": "ask_date"}),
         ctx,
         key=key,
-        values=slot_values(
-            t,
-            state.desired_date,
-            state.desired_time,
-            t.seats,
-            code=code,
-            part=state.desired_period,
-        ),
+        values=_wished_slot_values(t, state, code),
         asks=asks,
         error=code,
         noted=_noted(t, state)
@@ -345,26 +330,18 @@ def slot_values(
     that is not a class day, the class days nearest to it); the class times and free times
     offered are those of the part of the day wished for (``part``, "terça à noite")."""
     day = parse_date(desired_date)
+    shown: dict[str, Any] = {
+        "now_local": t.now_local,
+        "config": t.config,
+        "seats_taken": seats,
+        "pack": t.pack,
+        "seed": t.seed,
+        "part": part,
+    }
     if code == "not_tuesday" and day is not None:
-        options = class_day_options(
-            day,
-            now_local=t.now_local,
-            config=t.config,
-            seats_taken=seats,
-            pack=t.pack,
-            seed=t.seed,
-            part=part,
-        )
+        options = class_day_options(day, **shown)
     else:
-        options = free_options(
-            day,
-            now_local=t.now_local,
-            config=t.config,
-            seats_taken=seats,
-            pack=t.pack,
-            seed=t.seed,
-            part=part,
-        )
+        options = free_options(day, **shown)
     return {
         "data": show_date(desired_date, t.config),
         "hora": desired_time or "",
@@ -372,6 +349,13 @@ def slot_values(
         "opcoes": options,
         "motivo": (t.config.calendar.closed_reason(day) or "") if day is not None else "",
     }
+
+
+def _wished_slot_values(t: TrialTurn, state: TrialState, code: str | None) -> dict[str, Any]:
+    """``slot_values`` of the date, time and part of the day the booking has."""
+    return slot_values(
+        t, state.desired_date, state.desired_time, t.seats, code=code, part=state.desired_period
+    )
 
 
 def _book(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
