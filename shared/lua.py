@@ -67,6 +67,8 @@ end
 -- member (a quote inside a JSON string is escaped), or a nested object's that would have to
 -- hold this turn's id, which no writer but the turn's own start knows.
 local function names_turn(raw, turn)
+  -- A commit for no turn (an event's: its outbox key names none) names it when no turn does.
+  if turn == nil then return cjson.decode(raw).turn_id == nil end
   return string.find(raw, '"turn_id":"' .. turn .. '"', 1, true) ~= nil
     or string.find(raw, '"turn_id": "' .. turn .. '"', 1, true) ~= nil
 end

@@ -1,6 +1,7 @@
-"""What the merge scripts read off a stored plan without decoding it (``shared/lua.py``
-``expected_of``): its expected sources, from its text only where that text can mean nothing
-else (a member of its top level), and decoded otherwise."""
+"""What the scripts read off stored JSON without decoding it (``shared/lua.py``): a plan's
+expected sources (``expected_of``), from its text only where that text can mean nothing else
+(a member of its top level), and decoded otherwise; the turn the meta slice names
+(``names_turn``), for a commit of a turn or of an event (no turn)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,24 @@ async def test_a_spaced_plan_is_read_as_a_compact_one(redis: Redis, unique_prefi
     await merge_add(redis, key, "turn", "{}")
     assert await merge_add(redis, key, "plan", plan(["faq"])) == ["wait"]
     assert (await merge_add(redis, key, "part:faq", "{}"))[0] == "complete"
+
+
+async def commit_mode(redis: Redis, prefix: str, outbox: str) -> list[object]:
+    """``COMMIT`` of one slice on a state whose meta slice names turn ``t1``."""
+    state = f"{prefix}state"
+    await redis.hset(state, mapping={"meta": json.dumps({"turn_id": "t1", "_v": 1})})
+    scripts = register(redis)
+    args = [1, "mode", 0, '{"mode":"oferta","_v":1}', "[]", 60, 100, 60, "", "", 0, 1000, 60]
+    result = await scripts.commit(
+        keys=[state, f"{prefix}{outbox}", f"{prefix}journal"], args=[*args, NOW_MS, 30_000]
+    )
+    return [v.decode() if isinstance(v, bytes) else v for v in result]
+
+
+async def test_a_commit_for_the_meta_slices_turn_is_made(redis: Redis, unique_prefix: str) -> None:
+    assert (await commit_mode(redis, unique_prefix, "out:t1:mode_router"))[0] == 1
+
+
+async def test_a_commit_for_no_turn_is_made(redis: Redis, unique_prefix: str) -> None:
+    """An event's commit: its outbox key names an event, not a turn."""
+    assert (await commit_mode(redis, unique_prefix, "out:event:e1:mode_router"))[0] == 1
