@@ -85,7 +85,9 @@ class Cluster:
 
     def start_redis(self) -> str:
         """A fresh embedded Redis with AOF on, as ``orquestra up`` runs it on a new machine."""
-        self.embedded = EmbeddedRedis(self.workdir / "redis", persist=True).start()
+        self.embedded = EmbeddedRedis(
+            self.workdir / "redis", persist=True, unix_socket=True
+        ).start()
         self.redis_url = self.embedded.url
         return self.redis_url
 

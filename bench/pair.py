@@ -171,7 +171,7 @@ def main() -> None:
         trees = [
             Tree(
                 path.resolve(),
-                EmbeddedRedis(folder / f"redis{i}", persist=False),
+                EmbeddedRedis(folder / f"redis{i}", persist=False, unix_socket=True),
                 up=tuple(args.up.split()),
             )
             for i, path in enumerate((args.old, args.new))

@@ -189,7 +189,7 @@ class Supervisor:
             self.say(f"using Redis at {self.redis_url} ({choice.reason})")
             return self.redis_url
         folder = self.data_dir / "redis"
-        self.embedded = EmbeddedRedis(folder).start()
+        self.embedded = EmbeddedRedis(folder, unix_socket=True).start()
         self.say(
             f"started embedded Redis on {self.embedded.url} (pid {self.embedded.pid},"
             f" data in {folder}) because {choice.reason}"
