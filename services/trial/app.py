@@ -9,7 +9,7 @@ from typing import Any
 
 from services.trial.commands import CommandHandler
 from services.trial.extraction import extract_trial_fields, points_back, with_memory
-from services.trial.flow import finish_turn, plan_turn
+from services.trial.flow import TrialPlan, finish_turn, plan_turn
 from services.trial.llm import (
     PhrasedReply,
     extraction_messages,
@@ -22,6 +22,7 @@ from services.trial.privacy import PrivacyConfig, asks_erasure, erasure_handoff
 from services.trial.schedule import seat_lookup_dates
 from services.trial.staff import lifecycle_events
 from services.trial.tools import run_tool
+from services.trial.validators import UNREAD_SEATS, SeatsNeeded, SeatsTaken
 from shared.attribution import attribution
 from shared.capabilities import CapabilitiesConfig, allowed_tools
 from shared.contracts import SpecialistTask, Turn, utcnow
@@ -96,27 +97,38 @@ def build(rt: Runtime) -> None:
             starting=state is None,
             points_back=points_back(task.text, state, config),
         )
-        dates = seat_lookup_dates(
-            now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction
-        )
-        seats = await store.seats_taken(dates, config.times)
         tools = allowed_tools(mode, capabilities) if capabilities and mode else None
-        plan = plan_turn(
-            task.text,
-            state=state,
-            context=context,
-            now=turn.now,
-            tz=rt.tz,
-            config=config,
-            pack=rt.pack,
-            seed=turn.turn_id,
-            seats_taken=seats,
-            allowed_tools=tools,
-            mode=mode,
-            conversation_id=turn.conversation_id,
-            extraction=extraction,
-            intents=task.intents,
-        )
+
+        def planned(seats: SeatsTaken) -> TrialPlan:
+            return plan_turn(
+                task.text,
+                state=state,
+                context=context,
+                now=turn.now,
+                tz=rt.tz,
+                config=config,
+                pack=rt.pack,
+                seed=turn.turn_id,
+                seats_taken=seats,
+                allowed_tools=tools,
+                mode=mode,
+                conversation_id=turn.conversation_id,
+                extraction=extraction,
+                intents=task.intents,
+            )
+
+        # The seats are read only for a plan that looks at them, or that calls a tool (whose
+        # outcome may offer other times): most turns of a booking do neither.
+        try:
+            plan = planned(UNREAD_SEATS)
+            needs_seats = plan.tool_call is not None
+        except SeatsNeeded:
+            needs_seats = True
+        if needs_seats:
+            dates = seat_lookup_dates(
+                now=turn.now, tz=rt.tz, config=config, state=state, extraction=extraction
+            )
+            plan = planned(await store.seats_taken(dates, config.times))
         reason = ""
         if plan.tool_call is not None:
             reason = str(plan.tool_call.args.get("reason") or "")

@@ -29,13 +29,15 @@ Two steps, so the core never does I/O. The shell (``services/trial/app.py``), pe
     extraction = extract_trial_fields(task.text, now=turn.now, tz=tz,
                                       asked=state.asked if state else None)
     #   (llm/hybrid: a TrialExtraction from the LLM instead, the rules one on any failure)
+    plan = plan_turn(task.text, state=state, context=context, now=turn.now, tz=tz,
+                     config=config, pack=pack, seed=turn.turn_id, seats_taken=UNREAD_SEATS,
+                     allowed_tools=..., mode=..., conversation_id=turn.conversation_id,
+                     extraction=extraction, intents=task.intents)
+    #   on SeatsNeeded (the plan looked at the seats), or a plan with a tool call:
     dates = seat_lookup_dates(now=turn.now, tz=tz, config=config, state=state,
                               extraction=extraction)
     seats = await store.seats_taken(dates, config.times)
-    plan = plan_turn(task.text, state=state, context=context, now=turn.now, tz=tz,
-                     config=config, pack=pack, seed=turn.turn_id, seats_taken=seats,
-                     allowed_tools=..., mode=..., conversation_id=turn.conversation_id,
-                     extraction=extraction, intents=task.intents)
+    plan = plan_turn(..., seats_taken=seats, ...)   # the same arguments otherwise
     if plan.tool_call is not None:       # already approved by the tool gate
         result = await run_tool(store, plan.tool_call,
                                 conversation_id=turn.conversation_id,

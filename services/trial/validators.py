@@ -12,6 +12,7 @@ name although the class weekday comes from the pack.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime, time
 
 from pydantic import BaseModel
@@ -20,7 +21,34 @@ from services.trial.models import Asked
 from shared.trial.config import TrialConfig
 from shared.trial.days import parse_date
 
-SeatsTaken = dict[tuple[str, str], int]
+# Seats taken per (date, time), as the shell read them from the booking store.
+SeatsTaken = Mapping[tuple[str, str], int]
+
+
+class SeatsNeeded(Exception):
+    """The turn's plan looked at the seats taken, which the shell has not read yet."""
+
+
+class UnreadSeats(Mapping[tuple[str, str], int]):
+    """The seats taken before the shell has read them: any look raises ``SeatsNeeded``.
+
+    Most turns of a booking never look (a name, an age, a level asked or given), so the shell
+    plans first with these and reads the seats (a round trip to the store) only for a turn
+    whose plan looks at them (a time offered or checked, a class full), then plans again with
+    what it read: the same plan as if it had read them first.
+    """
+
+    def __getitem__(self, key: tuple[str, str]) -> int:
+        raise SeatsNeeded(key)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        raise SeatsNeeded()
+
+    def __len__(self) -> int:
+        raise SeatsNeeded()
+
+
+UNREAD_SEATS = UnreadSeats()
 
 _HH_MM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
 TUESDAY = 1
