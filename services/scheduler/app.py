@@ -17,7 +17,14 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from services.scheduler.config import load_reminders
-from services.scheduler.core import Context, admit, at_due, bucket_finished, plan_event
+from services.scheduler.core import (
+    SCHEDULING,
+    Context,
+    admit,
+    at_due,
+    bucket_finished,
+    plan_event,
+)
 from services.scheduler.funnel import FunnelCounter
 from shared.clock import Clock
 from shared.contracts import DomainEvent, Reply
@@ -151,6 +158,8 @@ def build(rt: Runtime) -> None:
     async def on_event(body: bytes) -> None:
         event = DomainEvent.model_validate_json(body)
         await funnel.on_event(event)
+        if event.type not in SCHEDULING:
+            return  # a handoff, an enrollment request...: nothing to schedule, nothing to read
         ctx = await context_of(event.conversation_id)
         plan = plan_event(
             event.type,

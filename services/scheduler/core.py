@@ -32,6 +32,8 @@ CANCELLED = frozenset({"trial.cancelled", "booking.cancelled"})
 RESCHEDULED = frozenset({"trial.rescheduled"})
 ATTENDANCE = frozenset({"booking.attendance"})
 ATTENDANCE_KIND: dict[str, Kind] = {"attended": "attended", "no_show": "no_show"}
+# Every event ``plan_event`` acts on; the shell reads no context for any other.
+SCHEDULING = BOOKED | CANCELLED | RESCHEDULED | ATTENDANCE
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,15 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from services.scheduler.config import RemindersConfig, load_reminders
-from services.scheduler.core import Context, admit, at_due, bucket_finished, plan_event
+from services.scheduler.core import (
+    SCHEDULING,
+    Context,
+    Plan,
+    admit,
+    at_due,
+    bucket_finished,
+    plan_event,
+)
 from shared.attribution import attribution, source_of
 from shared.contracts import InboundMessage, MetaView, Turn
 from shared.funnel import FunnelConfig, plan_patterns, read_days, steps_of_turn
@@ -93,6 +101,24 @@ def test_events_without_what_they_need_schedule_nothing_and_say_why() -> None:
     unknown = plan("booking.attendance", {**BOOKED, "status": "late"})
     assert unknown.schedule == [] and unknown.note
     assert plan("faq.answered", BOOKED).schedule == []
+
+
+@pytest.mark.parametrize(
+    "event_type",
+    ["handoff.requested", "handoff.withdrawn", "handoff.reminder", "enrollment.requested"],
+)
+def test_an_event_outside_scheduling_plans_nothing_so_its_context_is_not_read(
+    event_type: str,
+) -> None:
+    """The shell reads a conversation's context only for the events in ``SCHEDULING``."""
+    assert event_type not in SCHEDULING
+    assert plan(event_type, {**BOOKED, "status": "attended"}) == Plan()
+
+
+@pytest.mark.parametrize("event_type", sorted(SCHEDULING))
+def test_every_scheduling_event_plans_something(event_type: str) -> None:
+    planned = plan(event_type, {**BOOKED, "status": "attended"})
+    assert planned.schedule or planned.cancel_booking
 
 
 def item(kind: str, due: datetime, class_at: datetime) -> Scheduled:
