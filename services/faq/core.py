@@ -327,10 +327,9 @@ def _asks_for_unknown(clause: str, index: FaqIndex) -> bool:
     an offer word (``FaqConfig.offer_words``: "tem desconto pra pagar no pix?", "no pix tem
     desconto?"). Its other words may match an entry (the payment methods), which then answers
     around the question, not it."""
-    offers = {normalize(w) for w in index.config.offer_words}
     words = normalize(clause).split()
     for at, word in enumerate(words):
-        if word not in offers:
+        if word not in index.offer_words:
             continue
         asked = next((terms for w in words[at + 1 :] if (terms := index.content_terms(w))), None)
         if asked is not None and not any(index.known(t) for t in asked):

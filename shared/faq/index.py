@@ -68,6 +68,8 @@ class FaqIndex:
         self._entries = {e.id: e for e in config.entries}
         # Per entry, the word beginnings a question must use one of (``FaqEntry.requires``).
         self._requires = [tuple(e.requires) for e in config.entries]
+        # The offer words as a message's normalized words read (``FaqConfig.offer_words``).
+        self.offer_words = frozenset(normalize(w) for w in config.offer_words)
         documents: list[list[str]] = []
         owners: list[int] = []
         words: set[str] = set()
