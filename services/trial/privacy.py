@@ -44,11 +44,26 @@ class PrivacyConfig(BaseModel):
     _verbs: list[list[str]] = PrivateAttr(default_factory=list)
     _objects: list[list[str]] = PrivateAttr(default_factory=list)
     _phrases: list[list[str]] = PrivateAttr(default_factory=list)
+    # What a request's first word is or begins with: a message with none of them (nearly
+    # every message) asks for no erasure, found without looking for each phrase.
+    _first_words: frozenset[str] = PrivateAttr(default=frozenset())
+    _first_stems: tuple[str, ...] = PrivateAttr(default=())
 
     def model_post_init(self, _context: object) -> None:
         self._verbs = [_words(v) for v in self.verbs]
         self._objects = [_words(o) for o in self.objects]
         self._phrases = [_words(p) for p in self.phrases]
+        self._first_words = frozenset(
+            [p[0] for p in self._phrases if p] + [v[0] for v in self._verbs if len(v) > 1]
+        )
+        self._first_stems = tuple(v[0] for v in self._verbs if len(v) == 1)
+
+    def may_ask(self, words: list[str]) -> bool:
+        """Whether ``words`` hold a phrase's or a verb's first word (a one-word verb as the
+        beginning of one): the condition of every request ``asks_erasure`` finds."""
+        return not self._first_words.isdisjoint(words) or any(
+            word.startswith(self._first_stems) for word in words
+        )
 
 
 def _starts(words: list[str], phrase: list[str], *, prefix: bool = False) -> list[int]:
@@ -72,6 +87,12 @@ def _starts(words: list[str], phrase: list[str], *, prefix: bool = False) -> lis
 def asks_erasure(text: str, config: PrivacyConfig) -> bool:
     """Whether the message asks for the person's data to be erased."""
     words = _words(text)
+    return config.may_ask(words) and requested(words, config)
+
+
+def requested(words: list[str], config: PrivacyConfig) -> bool:
+    """Whether normalized ``words`` hold an erasure request: a phrase, or a verb followed by
+    an object within ``max_gap_words``."""
     if any(_starts(words, phrase) for phrase in config._phrases):
         return True
     object_starts = {i for obj in config._objects for i in _starts(words, obj)}

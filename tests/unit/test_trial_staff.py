@@ -9,7 +9,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from services.trial.models import ContextState, TrialState
-from services.trial.privacy import PrivacyConfig, asks_erasure, erasure_handoff
+from services.trial.privacy import (
+    PrivacyConfig,
+    _words,
+    asks_erasure,
+    erasure_handoff,
+    requested,
+)
 from services.trial.staff import forget_booking, lifecycle_events
 from shared.pack import load_pack
 from shared.trial.bookings import StaffBooking
@@ -131,3 +137,32 @@ def test_an_erasure_request_hands_off_with_the_privacy_reason() -> None:
     assert outcome.state.resume_stage == "ask_date"
     [event] = outcome.events
     assert event["type"] == "handoff.requested" and event["data"]["reason"] == "privacy"
+
+
+def test_the_first_words_check_never_drops_a_request_the_full_search_finds() -> None:
+    """``may_ask`` (a phrase's or verb's first word present) before the full search: over
+    every verb, object and phrase of a config with one- and many-word verbs, in messages
+    with and without the words between, the answer is the full search's."""
+    config = PrivacyConfig(
+        verbs=["apag", "tirar do sistema", "pode excluir"],
+        objects=["meus dados", "meu cadastro"],
+        phrases=["lgpd", "direito ao esquecimento"],
+        max_gap_words=2,
+        text_key="privacy_request",
+    )
+    fillers = ["", "por favor", "todos os", "agora mesmo voces"]
+    texts = [
+        f"{verb}{ending} {filler} {obj}"
+        for verb in ["apag", "tirar do sistema", "pode excluir", "tira", "exclui"]
+        for ending in ["", "a", "uem"]
+        for filler in fillers
+        for obj in ["meus dados", "meu cadastro", "minha aula"]
+    ] + [f"quero saber da {phrase}" for phrase in ["lgpd", "direito ao esquecimento", "lei"]]
+    found = 0
+    for text in texts:
+        words = _words(text)
+        full = requested(words, config)
+        assert asks_erasure(text, config) == full, text
+        assert config.may_ask(words) or not full, text
+        found += full
+    assert 0 < found < len(texts)
