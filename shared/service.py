@@ -332,7 +332,7 @@ def on_tasks(rt: Runtime, decide: TaskHandler) -> None:
             fresh = await committed_here.recall(
                 rt.keys.state(conversation), task.turn.turn_id, MODE
             ) or await read_slices(rt.store.redis, rt.keys, conversation, MODE)
-            brought = Snapshot({**snapshot_of(state).slices, **fresh.slices})
+            brought = snapshot_of(state, newer=fresh)
         await decide_turn_once(
             rt, task.turn, lambda snapshot, d: decide(task, snapshot, d), brought
         )

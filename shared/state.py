@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -43,6 +44,9 @@ MODE = "mode"
 # The state hash's field of the messages of the turn in flight (``shared/lua.py``'s starts and
 # release): a JSON array of inbox entries, no slice.
 IN_FLIGHT = "inflight"
+# A slice's version as ``encoded_write`` stores it, its last member (``shared.lua``'s
+# ``version_of`` reads it the same way).
+_LAST_VERSION = re.compile(r'"_v": ?(\d+)}$')
 # How many conversations ``committed_here`` remembers (the newest commits), and which slices.
 REMEMBERED = 4096
 RECALLED = frozenset({MODE})
@@ -114,17 +118,48 @@ class CommittedHere:
         if last is None or last[0] != turn_id or any(name not in last[1] for name in names):
             return None
         raw = {name: last[1][name] for name in names}
-        return Snapshot({name: from_json(text) for name, text in raw.items()}, raw)
+        return Snapshot(Slices(raw), raw)
 
 
 committed_here = CommittedHere()
+
+
+class Slices(Mapping[str, "dict[str, Any] | None"]):
+    """A state hash's slices as read (``raw``: name -> JSON), each decoded the first time it
+    is asked for; ``decoded`` are slices given decoded (None: known to be absent).
+
+    A turn brings every slice of its conversation to each of its handlers, which read a few:
+    decoding them all was most of what a handler spent before deciding."""
+
+    def __init__(
+        self, raw: Mapping[str, str], decoded: Mapping[str, dict[str, Any] | None] | None = None
+    ) -> None:
+        self._raw = raw
+        self._decoded: dict[str, dict[str, Any] | None] = dict(decoded or {})
+
+    def __getitem__(self, name: str) -> dict[str, Any] | None:
+        if name in self._decoded:
+            return self._decoded[name]
+        value: dict[str, Any] = from_json(self._raw[name])
+        self._decoded[name] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._raw
+        yield from (name for name in self._decoded if name not in self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw) + sum(1 for name in self._decoded if name not in self._raw)
+
+    def __repr__(self) -> str:
+        return f"Slices({dict(self)!r})"
 
 
 @dataclass
 class Snapshot:
     """All slices of one conversation as loaded, with the versions to compare against."""
 
-    slices: dict[str, dict[str, Any] | None]
+    slices: Mapping[str, dict[str, Any] | None]
     # The slices' JSON as read, when the snapshot was read from a state hash (``snapshot_of``):
     # what ``state_after`` passes on for a slice a decision leaves as it was.
     raw: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -133,6 +168,9 @@ class Snapshot:
         return self.slices.get(name)
 
     def version(self, name: str) -> int:
+        text = self.raw.get(name)
+        if text is not None and (found := _LAST_VERSION.search(text, max(0, len(text) - 24))):
+            return int(found[1])  # written last by ``encoded_write``: read without decoding
         data = self.slices.get(name)
         return int(data.get("_v", 0)) if data else 0
 
@@ -276,22 +314,32 @@ def state_after(snapshot: Snapshot, writes: Mapping[str, Any]) -> dict[str, str]
     """The state hash as a commit of ``writes`` on ``snapshot`` leaves it (slice name -> its
     JSON): what a turn's next handler may decide on without reading it."""
     raw = snapshot.raw
-    state = {
-        name: raw.get(name) or json.dumps(data, ensure_ascii=False)
-        for name, data in snapshot.slices.items()
-        if data is not None
-    }
+    state: dict[str, str] = {}
+    for name in snapshot.slices:
+        if text := raw.get(name):
+            state[name] = text  # as read: not decoded to be encoded again
+        elif (data := snapshot.slices[name]) is not None:
+            state[name] = json.dumps(data, ensure_ascii=False)
     for name, value in writes.items():
         state[name] = encoded_write(snapshot, name, value)
     return state
 
 
-def snapshot_of(raw: Mapping[Any, Any]) -> Snapshot:
+def snapshot_of(raw: Mapping[Any, Any], newer: Snapshot | None = None) -> Snapshot:
     """The slices of a state hash as read: every field but the messages in flight (the
-    gateway's ``IN_FLIGHT``, no slice). Decoded by pydantic-core's parser, two to three times
-    as fast as ``json.loads`` on a slice: every handler of a turn decodes every slice."""
+    gateway's ``IN_FLIGHT``, no slice), each decoded when first asked for (``Slices``, by
+    pydantic-core's parser, two to three times as fast as ``json.loads``); the slices of
+    ``newer`` in place of those read (a slice it knows absent, absent)."""
     read = {name: value for name, value in raw.items() if name != IN_FLIGHT}
-    return Snapshot({name: from_json(value) for name, value in read.items()}, read)
+    decoded: dict[str, dict[str, Any] | None] = {}
+    if newer is not None:
+        for name in newer.slices:
+            if name in newer.raw:
+                read[name] = newer.raw[name]
+            else:
+                read.pop(name, None)
+                decoded[name] = newer.slices[name]
+    return Snapshot(Slices(read, decoded), read)
 
 
 async def read_slices(redis: Redis, keys: Keys, conversation_id: str, *names: str) -> Snapshot:
