@@ -475,12 +475,20 @@ def _minor_note(retrieval: Retrieval, rule: AgeRule | None, student_age: int | N
     return rule.minor_note_text_key if student_age < rule.adult_age else None
 
 
-def _wants_oferta_pointer(entries: list[FaqEntry], mode: str | None, config: FaqConfig) -> bool:
+def _wants_oferta_pointer(
+    entries: list[FaqEntry], mode: str | None, config: FaqConfig, offer_booking: bool
+) -> bool:
     pointer = config.oferta_pointer
-    if mode not in pointer.modes:
+    if not offer_booking or mode not in pointer.modes:
         return False
     tags = {t for e in entries for t in e.tags}
     return bool(tags & set(pointer.tags)) and not tags & set(pointer.skip_tags)
+
+
+def _whole_answer(entry: FaqEntry, offer_booking: bool) -> str:
+    """An entry's answer, closed with its offer to book when one may be made."""
+    answer = entry.answer.strip()
+    return f"{answer} {entry.offer.strip()}" if offer_booking and entry.offer else answer
 
 
 def compose(
@@ -492,6 +500,7 @@ def compose(
     seed: str,
     llm_answer: FaqLLMAnswer | None = None,
     student_age: int | None = None,
+    offer_booking: bool = True,
 ) -> FaqResult:
     """The reply for a retrieval: answers, an honest "don't know", the trial pointer.
 
@@ -499,14 +508,16 @@ def compose(
     the entries' own text is said. ``asks_question`` is read from the final text, so it is
     right whichever variant of a text was picked. ``student_age``: the age the conversation
     gave for its student (the memory's), which adds the guardian's authorization to what a
-    minor must bring.
+    minor must bring. ``offer_booking``: whether an answer may offer to book
+    (``BookingContext.offers_booking``): an entry's whole answer then closes with its
+    ``offer``, and the oferta pointer may be said.
     """
     used_llm = False
     rule = config.age_rule
     lines = [
         age_verdicts(retrieval.ages, rule, texts, seed)
         if rule is not None and retrieval.ages and e.id == rule.entry
-        else retrieval.focus.get(e.id, e.answer.strip())
+        else retrieval.focus.get(e.id, _whole_answer(e, offer_booking))
         for e in retrieval.entries
     ]
     entry_ids = retrieval.entry_ids
@@ -519,7 +530,7 @@ def compose(
     if retrieval.unanswered or not lines:
         key = config.partial_unknown_text_key if lines else config.unknown_text_key
         lines.append(texts.text(key, seed=seed))
-    pointer = _wants_oferta_pointer(retrieval.entries, mode, config)
+    pointer = _wants_oferta_pointer(retrieval.entries, mode, config, offer_booking)
     if pointer:
         lines.append(texts.text(config.oferta_pointer.text_key, seed=seed))
     text = "\n\n".join(lines)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from services.faq.core import FaqResult, answer, focus, retrieve
+from services.faq.core import FaqResult, answer, compose, focus, retrieve
 from services.faq.llm import FaqLLMAnswer
 from shared.contracts import TrialView
 from shared.faq.config import FaqConfig
@@ -411,3 +413,25 @@ def test_a_known_thing_asked_with_tem_is_answered_in_full(
 ) -> None:
     result = ask(text, index, pack)
     assert result.entry_ids and result.unanswered == []
+
+
+def test_no_offer_to_book_to_someone_with_a_booking(index: FaqIndex, pack: Pack) -> None:
+    """The trial class's answer closes with an offer to book it, and price and schedule
+    answers in the oferta mode with a pointer to it: neither once the class is booked."""
+    context = index.config.booking_context
+    assert context is not None
+    booked = TrialView(stage="booked", booking_id="AE-4X7Q2M")
+    for question in ("me explica como é essa aula experimental", "qto custa?"):
+        text = compose(
+            retrieve(question, index=index),
+            mode="oferta",
+            config=index.config,
+            texts=pack,
+            seed="turn-1",
+            offer_booking=context.offers_booking(booked),
+        ).text
+        assert not re.search(r"\b(agend|marc)o\b", text)
+    for trial in (None, TrialView(stage="collect_client_info"), TrialView(stage="cancelled")):
+        assert context.offers_booking(trial)
+    first = ask("me explica como é essa aula experimental", index, pack).text
+    assert re.search(r"\bagendo\b", first)
