@@ -104,18 +104,45 @@ def _clause_match(text: str, match: Match, config: FaqConfig) -> ClauseMatch:
     )
 
 
+def _without_the_person(text: str, index: FaqIndex) -> str:
+    """``text`` without the people it names (the age rule's ``person_words``) when they say
+    whom it asks for, not what: the age entry is its best match, yet does not know what else
+    it asks, which another entry answers ("criança paga quanto?" asks the price, "minha filha
+    pode usar o vestiário?" the changing rooms). Otherwise ``text`` ("tem aula pra criança?"
+    asks the age rule)."""
+    rule = index.config.age_rule
+    if rule is None or not rule.person_words:
+        return text
+    match = index.best(text)
+    if match is None or match.entry_id != rule.entry:
+        return text
+    people = {t for w in rule.person_words for t in index.content_terms(w)}
+    rest = " ".join(
+        w for w in text.split() if not (terms := index.content_terms(w)) or not terms <= people
+    )
+    beyond = index.content_terms(rest) - index.entry_terms(rule.entry)
+    if rest == text or not beyond:
+        return text
+    other = index.best(rest)
+    if other is None or other.entry_id == rule.entry or not index.answers(other):
+        return text
+    return rest if index.share_in(beyond, other.entry_id) >= index.config.min_coverage else text
+
+
 def _judge(text: str, index: FaqIndex, context: Collection[str] = ()) -> ClauseMatch | None:
-    """The entry answering one clause. With a ``context`` (the tags of what the conversation
+    """The entry answering one clause (read without the people it is asked for:
+    :func:`_without_the_person`). With a ``context`` (the tags of what the conversation
     is about, e.g. the trial class mid-booking), an entry of that context that answers the
     clause and knows as much of it as the overall best is preferred: "quanto custa?" while
     booking the trial class asks the trial's price, "quanto é a mensalidade?" still the plans."""
-    match = index.best(text)
+    asked = _without_the_person(text, index)
+    match = index.best(asked)
     if match is None:
         return None
     judged = _clause_match(text, match, index.config)
     if not context or set(index.entry(match.entry_id).tags) & set(context):
         return judged
-    local = index.best(text, tags=context)
+    local = index.best(asked, tags=context)
     if local is None:
         return judged
     preferred = _clause_match(text, local, index.config)

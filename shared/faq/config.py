@@ -97,6 +97,10 @@ class AgeRule(BaseModel):
     # Words asking whether someone may take part ("pode", "aceitam"): with an age, the
     # question is about that age whatever words name the person ("minha sogra de 70 pode?").
     permission_words: list[str] = Field(default_factory=list)
+    # Words naming whom a question is for ("criança", "filho"): beside something the age entry
+    # does not know they say for whom it is asked ("criança paga quanto?" asks the price);
+    # alone, the age rule is what is asked ("tem aula pra criança?").
+    person_words: list[str] = Field(default_factory=list)
     # Entries about coming to a class ("o que levar"): when the conversation's student is a
     # minor, their answer adds the guardian's authorization (``minor_note_text_key``), which a
     # parent asking what the child needs must hear even though the question names no age.

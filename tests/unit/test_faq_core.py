@@ -435,3 +435,21 @@ def test_no_offer_to_book_to_someone_with_a_booking(index: FaqIndex, pack: Pack)
         assert context.offers_booking(trial)
     first = ask("me explica como é essa aula experimental", index, pack).text
     assert re.search(r"\bagendo\b", first)
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        # Whom a question is for, beside what it asks: the entry that answers what it asks.
+        ("quanto custa pra criança?", "planos"),
+        ("e pro meu filho o valor é o mesmo?", "planos"),
+        ("meu filho tem onde tomar banho aí?", "vestiario"),
+        # Nothing else asked: the person is the question (the age rule).
+        ("tem aula pra criança?", "idade"),
+        ("adolescente pode treinar?", "idade"),
+    ],
+)
+def test_a_person_named_is_whom_a_question_is_for(
+    index: FaqIndex, pack: Pack, text: str, entry: str
+) -> None:
+    assert ask(text, index, pack).entry_ids == [entry]
