@@ -453,3 +453,18 @@ def test_a_person_named_is_whom_a_question_is_for(
     index: FaqIndex, pack: Pack, text: str, entry: str
 ) -> None:
     assert ask(text, index, pack).entry_ids == [entry]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "é obrigatório passar pela experimental antes da matrícula?",
+        "dá pra entrar direto num plano sem a aula teste?",
+        "preciso fazer a experimental antes de me matricular?",
+    ],
+)
+def test_whether_the_trial_class_comes_before_enrolling(
+    index: FaqIndex, pack: Pack, text: str
+) -> None:
+    """The first step is the trial class (the enrollment's own rule), not what to bring to it."""
+    assert ask(text, index, pack).entry_ids == ["experimental_antes_do_plano"]
