@@ -468,3 +468,24 @@ def test_whether_the_trial_class_comes_before_enrolling(
 ) -> None:
     """The first step is the trial class (the enrollment's own rule), not what to bring to it."""
     assert ask(text, index, pack).entry_ids == ["experimental_antes_do_plano"]
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        # "quanto é X" asks X's price, however "quanto" is typed.
+        ("qnto é a aula experimental?", "aula_experimental"),
+        ("quanto tá a mensalidade do 3x?", "planos"),
+        ("qto é a experimental?", "aula_experimental"),
+        # The weekdays, however said, are the days the hours name; "até tarde" is the night.
+        ("em dia útil vocês ficam abertos até tarde?", "horarios"),
+        ("nos dias de semana fecham muito tarde?", "horarios"),
+        ("e no meio da semana fecha tarde?", "horarios"),
+    ],
+)
+def test_colloquial_forms_are_answered_clearly_above_the_threshold(
+    index: FaqIndex, pack: Pack, text: str, entry: str
+) -> None:
+    result = ask(text, index, pack)
+    assert result.entry_ids == [entry]
+    assert result.scores[entry] >= 1.25 * index.config.threshold
