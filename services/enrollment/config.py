@@ -89,6 +89,11 @@ class EnrollmentConfig(_Frozen):
     handoff_reason: str = "enrollment"
     # How many times a question is asked in all before staff take over (the seeds' rule).
     max_asks: int = Field(default=2, ge=1)
+    # A part of the day said with no hour ("de manhã", "à noite": ``shared.nlu.dates``'s
+    # ``part_of_day`` keys manha, tarde, noite) is a preferred time staff can arrange, said
+    # back as its label here; an hour is said back through ``at_hour``.
+    parts_of_day: dict[str, str] = Field(default_factory=dict)
+    at_hour: str = "às {hora}"
     # Joins the last item of a list ("segunda, quarta e sexta").
     list_last_separator: str = " e "
     # Joins the last of the choices offered ("Pix ou cartão").

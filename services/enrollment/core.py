@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from services.enrollment.config import EnrollmentConfig, Plan
-from shared.nlu.dates import resolve_time
+from shared.nlu.dates import part_of_day, resolve_time
 from shared.nlu.normalize import normalize
 from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
 from shared.nlu.yesno import points_at, yes_no
@@ -206,6 +206,8 @@ def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading
     # A plan's count is no hour ("3x", "2 vezes"): it is taken out before reading a time.
     timed = _TIMES_A_WEEK.sub(" ", with_digits(normalized))
     found = resolve_time(timed, expecting=stage == "ask_schedule") if timed.strip() else None
+    # No hour, a part of the day: "de manhã cedo" is a preference, said back as such.
+    part = part_of_day(timed) if found is None else None
     payment = next(
         (
             key
@@ -217,7 +219,7 @@ def read(text: str, config: EnrollmentConfig, *, stage: Stage | None) -> Reading
     return Reading(
         plan=plan,
         days=days,
-        time=found.strftime("%H:%M") if found else None,
+        time=found.strftime("%H:%M") if found else part if part in config.parts_of_day else None,
         payment=payment,
         answer=yes_no(text),
         closed_days=_closed(normalized, config),
@@ -247,6 +249,14 @@ def _money(value: int) -> str:
     return f"R$ {value}"
 
 
+def _said_time(time: str | None, config: EnrollmentConfig) -> str:
+    """The preferred time as said back: "às 19:00", or a part of the day ("de manhã")."""
+    if time is None:
+        return ""
+    label = config.parts_of_day.get(time)
+    return label if label is not None else config.at_hour.format(hora=time)
+
+
 def _values(state: EnrollmentState, config: EnrollmentConfig) -> dict[str, str]:
     plan: Plan | None = config.plans.get(state.plan) if state.plan else None
     payment = config.payments.get(state.payment) if state.payment else None
@@ -254,7 +264,8 @@ def _values(state: EnrollmentState, config: EnrollmentConfig) -> dict[str, str]:
         "plano": plan.name if plan else "",
         "preco": _money(plan.price) if plan else "",
         "dias": _join(state.days, config) or (plan.free_days or "" if plan else ""),
-        "horario": state.time or "",
+        "horario": _said_time(state.time, config),
+        "hora": config.parts_of_day.get(state.time, state.time) if state.time else "",
         "pagamento": payment.label if payment else "",
         "opcoes": _join(
             [p.label for p in config.payments.values()], config, last=config.choice_separator

@@ -59,6 +59,7 @@ def build(rt: Runtime) -> None:
             seed=turn.turn_id,
             llm_answer=llm_answer,
             student_age=student_age(snapshot.memory(), turn.text),
+            offer_booking=booking.offers_booking(snapshot.trial()) if booking else True,
         )
         decision.reply(
             result.text,

@@ -104,18 +104,45 @@ def _clause_match(text: str, match: Match, config: FaqConfig) -> ClauseMatch:
     )
 
 
+def _without_the_person(text: str, index: FaqIndex) -> str:
+    """``text`` without the people it names (the age rule's ``person_words``) when they say
+    whom it asks for, not what: the age entry is its best match, yet does not know what else
+    it asks, which another entry answers ("criança paga quanto?" asks the price, "minha filha
+    pode usar o vestiário?" the changing rooms). Otherwise ``text`` ("tem aula pra criança?"
+    asks the age rule)."""
+    rule = index.config.age_rule
+    if rule is None or not rule.person_words:
+        return text
+    match = index.best(text)
+    if match is None or match.entry_id != rule.entry:
+        return text
+    people = {t for w in rule.person_words for t in index.content_terms(w)}
+    rest = " ".join(
+        w for w in text.split() if not (terms := index.content_terms(w)) or not terms <= people
+    )
+    beyond = index.content_terms(rest) - index.entry_terms(rule.entry)
+    if rest == text or not beyond:
+        return text
+    other = index.best(rest)
+    if other is None or other.entry_id == rule.entry or not index.answers(other):
+        return text
+    return rest if index.share_in(beyond, other.entry_id) >= index.config.min_coverage else text
+
+
 def _judge(text: str, index: FaqIndex, context: Collection[str] = ()) -> ClauseMatch | None:
-    """The entry answering one clause. With a ``context`` (the tags of what the conversation
+    """The entry answering one clause (read without the people it is asked for:
+    :func:`_without_the_person`). With a ``context`` (the tags of what the conversation
     is about, e.g. the trial class mid-booking), an entry of that context that answers the
     clause and knows as much of it as the overall best is preferred: "quanto custa?" while
     booking the trial class asks the trial's price, "quanto é a mensalidade?" still the plans."""
-    match = index.best(text)
+    asked = _without_the_person(text, index)
+    match = index.best(asked)
     if match is None:
         return None
     judged = _clause_match(text, match, index.config)
     if not context or set(index.entry(match.entry_id).tags) & set(context):
         return judged
-    local = index.best(text, tags=context)
+    local = index.best(asked, tags=context)
     if local is None:
         return judged
     preferred = _clause_match(text, local, index.config)
@@ -474,12 +501,20 @@ def _minor_note(retrieval: Retrieval, rule: AgeRule | None, student_age: int | N
     return rule.minor_note_text_key if student_age < rule.adult_age else None
 
 
-def _wants_oferta_pointer(entries: list[FaqEntry], mode: str | None, config: FaqConfig) -> bool:
+def _wants_oferta_pointer(
+    entries: list[FaqEntry], mode: str | None, config: FaqConfig, offer_booking: bool
+) -> bool:
     pointer = config.oferta_pointer
-    if mode not in pointer.modes:
+    if not offer_booking or mode not in pointer.modes:
         return False
     tags = {t for e in entries for t in e.tags}
     return bool(tags & set(pointer.tags)) and not tags & set(pointer.skip_tags)
+
+
+def _whole_answer(entry: FaqEntry, offer_booking: bool) -> str:
+    """An entry's answer, closed with its offer to book when one may be made."""
+    answer = entry.answer.strip()
+    return f"{answer} {entry.offer.strip()}" if offer_booking and entry.offer else answer
 
 
 def compose(
@@ -491,6 +526,7 @@ def compose(
     seed: str,
     llm_answer: FaqLLMAnswer | None = None,
     student_age: int | None = None,
+    offer_booking: bool = True,
 ) -> FaqResult:
     """The reply for a retrieval: answers, an honest "don't know", the trial pointer.
 
@@ -498,14 +534,16 @@ def compose(
     the entries' own text is said. ``asks_question`` is read from the final text, so it is
     right whichever variant of a text was picked. ``student_age``: the age the conversation
     gave for its student (the memory's), which adds the guardian's authorization to what a
-    minor must bring.
+    minor must bring. ``offer_booking``: whether an answer may offer to book
+    (``BookingContext.offers_booking``): an entry's whole answer then closes with its
+    ``offer``, and the oferta pointer may be said.
     """
     used_llm = False
     rule = config.age_rule
     lines = [
         age_verdicts(retrieval.ages, rule, texts, seed)
         if rule is not None and retrieval.ages and e.id == rule.entry
-        else retrieval.focus.get(e.id, e.answer.strip())
+        else retrieval.focus.get(e.id, _whole_answer(e, offer_booking))
         for e in retrieval.entries
     ]
     entry_ids = retrieval.entry_ids
@@ -518,7 +556,7 @@ def compose(
     if retrieval.unanswered or not lines:
         key = config.partial_unknown_text_key if lines else config.unknown_text_key
         lines.append(texts.text(key, seed=seed))
-    pointer = _wants_oferta_pointer(retrieval.entries, mode, config)
+    pointer = _wants_oferta_pointer(retrieval.entries, mode, config, offer_booking)
     if pointer:
         lines.append(texts.text(config.oferta_pointer.text_key, seed=seed))
     text = "\n\n".join(lines)

@@ -341,6 +341,10 @@ class TriageConfig(BaseModel):
     mode_confirmation: ModeConfirmation = Field(default_factory=ModeConfirmation)
     # The intent an upset customer is routed to (``shared.nlu.upset``): a person takes over.
     upset_intent: SpecialistIntent | None = None
+    # Said to a calm complaint of the service ("vocês demoram demais pra responder":
+    # ``shared.nlu.upset.complains``) that asks nothing else: sorry, as small talk, not a
+    # question the FAQ cannot answer.
+    complaint_text_key: str | None = None
     # What the answer to one intent offers next, by what the question leaned to: an answered
     # question about the trial class closes with an offer to book it, one about the plans with
     # the plans to enroll in, so a bare "quero sim" after it accepts that offer
@@ -375,7 +379,9 @@ class TriageConfig(BaseModel):
         """Every text key the section refers to (checked against the pack at load)."""
         clarify = self.clarification
         keys = {self.fallback_text_key, *(kind.text_key for kind in self.general)}
-        keys |= set(filter(None, [self.mode_confirmation.accepted_text_key]))
+        keys |= set(
+            filter(None, [self.mode_confirmation.accepted_text_key, self.complaint_text_key])
+        )
         if clarify.enabled:  # a disabled clarification never says its texts
             keys |= set(clarify.texts.model_dump().values())
         for option in clarify.options:

@@ -25,7 +25,7 @@ from shared.contracts import FlowView, ModeView
 from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
-from shared.nlu.upset import is_upset
+from shared.nlu.upset import complains, is_upset
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
 
@@ -329,6 +329,7 @@ def _classify(
     if held.recalled(trial_stage, normalized):
         return TriageResult(intents=[held.intent], confidences={**confidences, held.intent: 1.0})
     unplaced = active or not intents
+    complaint = config.complaint_text_key is not None and complains(text)
     if "faq" not in intents and _faq_question(asked, config, knows, active=active, now=now):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
@@ -337,6 +338,7 @@ def _classify(
         and unplaced
         and follow_up
         and not _is_small_talk(normalized, config)
+        and not complaint
         and continues_questions(text, config)
         # Mid-booking, "pode ser esse então, terça dia 9" answers the booking, whatever the
         # FAQ was asked before; "e depois das 20h?" still asks the FAQ's next question.
@@ -363,6 +365,13 @@ def _classify(
             confidences[context_intent] = 1.0
         return TriageResult(intents=intents, confidences=confidences)
 
+    if complaint and not intents and config.complaint_text_key is not None:
+        # "vocês demoram demais pra responder" is said sorry for, not asked of the FAQ.
+        return TriageResult(
+            intents=["general"],
+            general_response=pack.text(config.complaint_text_key, seed=seed),
+            confidences={**confidences, "general": 1.0},
+        )
     clarify = config.clarification
     too_long = len(text.strip()) > clarify.long_message_chars
     if (

@@ -50,16 +50,19 @@ ASIDE_ERRORS = frozenset(
 def _first_or_last_free(t: TrialTurn, state: TrialState) -> TrialExtraction:
     """The extraction with "o primeiro horário (que tiver)" or "o último" read as the first or
     last class of the day that has not started and has a seat (the rules alone know only the
-    pack's class times, so they read 07:00 at two in the afternoon)."""
+    pack's class times, so they read 07:00 at two in the afternoon). No preference
+    ("qualquer horário", "tanto faz" when the time is asked) and no time given is the first
+    of those in the part of the day wished for, which the confirmation then asks about."""
     ext = t.extraction
-    which = slot_preference(t.text)
+    which = slot_preference(t.text, time_asked=t.before.asked == "time")
     day = parse_date(ext.desired_date or state.desired_date)
-    if which is None or day is None:
+    if which is None or day is None or (which == "any" and ext.desired_time is not None):
         return ext
-    times = free_times(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
+    part = (ext.desired_period or state.desired_period) if which == "any" else None
+    times = free_times(day, now_local=t.now_local, config=t.config, seats_taken=t.seats, part=part)
     if not times:
         return ext
-    return ext.model_copy(update={"desired_time": times[0] if which == "first" else times[-1]})
+    return ext.model_copy(update={"desired_time": times[-1] if which == "last" else times[0]})
 
 
 def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:

@@ -32,6 +32,9 @@ def _failed(t: TrialTurn, r: Reply) -> bool:
     is kept for a person who cannot or will not answer the same clear question, never for one
     who is busy giving the booking other details, or asking, instead.
     """
+    if t.complaint:
+        # A complaint ("quanta demora") is heard and said sorry for, not a refusal to answer.
+        return False
     if t.question and (
         r.error in (None, "missing_date", "missing_time") or not t.extraction.has_data()
     ):
@@ -114,6 +117,8 @@ def conclude(t: TrialTurn, r: Reply, *, result: ToolResult | None = None) -> Tri
     if r.handoff is not None:
         r.asks = None
         r.state = r.state.model_copy(update={"attempts": {}})
+    elif t.complaint and r.asks is not None and r.aside is None:
+        r.aside = "trial_complaint_sorry"
     reask = (r.key or "").startswith("trial_reask_")
     # One reminder of the pending step per run of questions: after the next question the other
     # service's answer is the whole reply, and the step is still the one read next.

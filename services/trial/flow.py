@@ -91,7 +91,7 @@ from services.trial.summary import SUMMARY_FIELDS
 from services.trial.tool_gate import GateDecision
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import ERROR_FIELD, SeatsTaken
-from shared.nlu.upset import is_upset
+from shared.nlu.upset import complains, is_upset
 from shared.trial.config import TrialConfig
 
 
@@ -131,6 +131,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_handoff",
         "trial_handoff_attempts",
         "trial_handoff_upset",
+        "trial_complaint_sorry",
         "trial_handoff_waiting",
         "trial_fact_time",
         "trial_party_named",
@@ -238,6 +239,7 @@ def plan_turn(
         and before.asked is None
         and before.stage in ("collect_client_info", "ask_date", "cancelled"),
         upset=is_upset(text),
+        complaint=complains(text),
     )
     reply = route(turn, before, context or ContextState())
     if reply.tool is not None:

@@ -46,6 +46,9 @@ class TrialTurn:
     idle: bool
     # The message shows an upset customer (``shared.nlu.upset``): a handoff says sorry first.
     upset: bool = False
+    # The message complains of the service calmly (``shared.nlu.upset.complains``): the reply
+    # says sorry before its question, and giving nothing is no failed answer.
+    complaint: bool = False
 
 
 @dataclass

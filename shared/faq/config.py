@@ -25,6 +25,10 @@ class FaqEntry(BaseModel):
     # another entry's too ("como faço pra me matricular?" shares every word but one with "como
     # faço pra cancelar a matrícula", and is not about cancelling). Empty: no such word.
     requires: list[str] = Field(default_factory=list)
+    # What the answer closes with to offer the booking ("Se quiser, é só me dizer que eu agendo
+    # pra você"): said only to someone with no booking made or going on
+    # (``BookingContext.offers_booking``).
+    offer: str | None = None
 
 
 class BookingContext(BaseModel):
@@ -42,12 +46,21 @@ class BookingContext(BaseModel):
     # answer; one that another entry about the booked class answers ("preciso levar alguma
     # coisa?") is the FAQ's. Empty: every entry of ``tags``.
     replied_by_booking: list[str] = Field(default_factory=list)
+    # The stages of the trial booking flow once the class is booked.
+    booked_stages: list[str] = Field(default_factory=lambda: ["booked"])
 
     def tags_for(self, trial: TrialView | None) -> list[str]:
         """The context tags for the trial flow as loaded (none when no booking is on)."""
         if trial is None or trial.stage not in self.active_stages:
             return []
         return list(self.tags)
+
+    def offers_booking(self, trial: TrialView | None) -> bool:
+        """Whether an answer may offer to book (an entry's ``offer``, the oferta pointer): no
+        class is booked (a booking kept, or a booked stage)."""
+        if trial is None:
+            return True
+        return trial.booking_id is None and trial.stage not in self.booked_stages
 
 
 class OfertaPointer(BaseModel):
@@ -84,6 +97,10 @@ class AgeRule(BaseModel):
     # Words asking whether someone may take part ("pode", "aceitam"): with an age, the
     # question is about that age whatever words name the person ("minha sogra de 70 pode?").
     permission_words: list[str] = Field(default_factory=list)
+    # Words naming whom a question is for ("criança", "filho"): beside something the age entry
+    # does not know they say for whom it is asked ("criança paga quanto?" asks the price);
+    # alone, the age rule is what is asked ("tem aula pra criança?").
+    person_words: list[str] = Field(default_factory=list)
     # Entries about coming to a class ("o que levar"): when the conversation's student is a
     # minor, their answer adds the guardian's authorization (``minor_note_text_key``), which a
     # parent asking what the child needs must hear even though the question names no age.

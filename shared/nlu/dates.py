@@ -285,6 +285,18 @@ _LAST_SLOT = re.compile(
     r"\b(?:ultimo horario|horario mais tarde|mais tarde possivel)\b"
     rf"|^(?:(?:pode ser|quero|prefiro)\s+)?(?:o|a)\s+(?:mais tarde|ultim[oa])\b{_NOT_A_DAY}"
 )
+# No preference for the time, said of the time ("qualquer horário", "a hora tanto faz", "sem
+# preferência de horário")...
+_ANY_TIME = re.compile(
+    r"\b(?:qualquer (?:horario|hora)|tanto faz (?:o |a )?(?:horario|hora)"
+    r"|(?:horario|hora) tanto faz"
+    r"|(?:sem|nao tenho|nenhuma) preferencia (?:de|por) (?:horario|hora))\b"
+)
+# ... or said as the answer to the question for the time ("tanto faz", "qualquer um").
+_ANY_ANSWER = re.compile(
+    rf"\b(?:tanto faz|qualquer uma?\b{_NOT_A_DAY}|qualquer$|(?:sem|nao tenho) preferencia)"
+)
+SlotPreference = Literal["first", "last", "any"]
 # Words around an hour with no period that say which half of the day it is ("às 7, cedinho"
 # is 07:00, "às 7, saindo do serviço" 19:00) when both readings are class times.
 _EARLY_HINT = re.compile(
@@ -873,14 +885,18 @@ def in_part_of_day(hh_mm: str, part: PartOfDay) -> bool:
     return _hour_in(int(hh_mm[:2]), part)
 
 
-def slot_preference(text: str) -> str | None:
+def slot_preference(text: str, *, time_asked: bool = False) -> SlotPreference | None:
     """ "first" for the first class of a day ("o primeiro horário que tiver"), "last" for the
-    last one, else None: the caller, who knows which classes are still free, picks it."""
+    last one, "any" for no preference ("qualquer horário"; "tanto faz" when ``time_asked``:
+    the message answers the question for the time), else None: the caller, who knows which
+    classes are still free, picks it."""
     normalized = normalize(text)
     if _FIRST_SLOT.search(normalized):
         return "first"
     if _LAST_SLOT.search(normalized):
         return "last"
+    if _ANY_TIME.search(normalized) or (time_asked and _ANY_ANSWER.search(normalized)):
+        return "any"
     return None
 
 

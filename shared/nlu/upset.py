@@ -12,6 +12,9 @@ to be quick ("oi??"). So the signal counts words first and uses the style only t
 
 Words are matched on the normalized message (``shared.nlu.normalize``), whole words or phrases,
 a trailing ``*`` matching any ending ("revoltad*" for revoltado, revoltada...).
+
+A complaint of the service said calmly (:func:`complains`: "que demora", "que descaso") is not
+upset: the customer is said sorry to, not handed to a person.
 """
 
 from __future__ import annotations
@@ -21,6 +24,41 @@ from dataclasses import dataclass
 
 from shared.nlu.normalize import normalize
 
+# Complaints about being served (kept waiting, ignored, let down): said calmly they are still
+# about the business (:func:`complains`), unlike "péssimo" or "nunca mais", which a player may
+# say of their own game. Waiting is said of the business ("vocês demoram", "que demora"), not
+# the customer's own delay ("desculpa a demora") nor a duration asked ("demora quanto tempo?").
+SERVICE_COMPLAINTS = (
+    "descaso",
+    "desrespeito",
+    "falta de respeito",
+    "perdi meu tempo",
+    "perdi o meu tempo",
+    "perda de tempo",
+    "ninguem me atendeu",
+    "ninguem responde",
+    "ninguem me responde",
+    "nao tinha ninguem",
+    "me deixaram esperando",
+    "que demora",
+    "quanta demora",
+    "tanta demora",
+    "voce demora*",
+    "voces demora*",
+    "demora demais",
+    "demoram demais",
+    "demoraram demais",
+    "demorou demais",
+    "demora tanto",
+    "demoram tanto",
+    "demorou tanto",
+    "demora para responder",
+    "demoram para responder",
+    "demorou para responder",
+    "esta demorando",
+    "estao demorando",
+    "sem resposta",
+)
 COMPLAINTS = (
     "absurdo*",
     "ridiculo*",
@@ -31,9 +69,6 @@ COMPLAINTS = (
     "inadmissivel",
     "inaceitavel",
     "vergonha*",
-    "descaso",
-    "desrespeito",
-    "falta de respeito",
     "palhacada",
     "sacanagem",
     "revoltad*",
@@ -45,12 +80,6 @@ COMPLAINTS = (
     "reclamar",
     "procon",
     "reclame aqui",
-    "perdi meu tempo",
-    "perdi o meu tempo",
-    "perda de tempo",
-    "ninguem me atendeu",
-    "ninguem responde",
-    "ninguem me responde",
     "enganad*",
     "propaganda enganosa",
     "nunca mais",
@@ -58,8 +87,7 @@ COMPLAINTS = (
     "cansei",
     "desorganizad*",
     "amador*",
-    "nao tinha ninguem",
-    "me deixaram esperando",
+    *SERVICE_COMPLAINTS,
 )
 INSULTS = (
     "idiota*",
@@ -96,6 +124,7 @@ def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _COMPLAINT = _pattern(COMPLAINTS)
+_SERVICE_COMPLAINT = _pattern(SERVICE_COMPLAINTS)
 _INSULT = _pattern(INSULTS)
 
 
@@ -130,3 +159,9 @@ def upset_signal(text: str) -> UpsetSignal:
 def is_upset(text: str) -> bool:
     """Whether the message shows an upset customer."""
     return upset_signal(text).upset
+
+
+def complains(text: str) -> bool:
+    """Whether the message complains calmly of the service (``SERVICE_COMPLAINTS``), not
+    upset."""
+    return bool(_SERVICE_COMPLAINT.search(normalize(text))) and not is_upset(text)

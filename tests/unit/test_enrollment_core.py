@@ -413,3 +413,20 @@ def test_a_plan_with_fixed_days_still_asks_them() -> None:
     timed = turn("às 19h", chosen.state, n=1)
     assert timed.state is not None and timed.state.stage == "ask_schedule"
     assert "dias da semana" in timed.text
+
+
+@pytest.mark.parametrize(
+    ("said", "part", "back"),
+    [("bem de manhã", "manha", "de manhã"), ("prefiro à noite", "noite", "à noite")],
+)
+def test_a_part_of_the_day_is_the_preferred_time(said: str, part: str, back: str) -> None:
+    """Asked the time, "de manhã" is a preference staff can arrange: it is taken and said back
+    as such, not asked again (which ends in a handoff)."""
+    chosen = turn("quero o plano de 2x, terça e quinta", None)
+    assert chosen.state is not None and chosen.state.stage == "ask_schedule"
+    timed = turn(said, chosen.state, n=1)
+    assert timed.state is not None and timed.state.stage == "ask_payment"
+    assert timed.state.time == part
+    assert f"terça e quinta {back}" in timed.text
+    paid = turn("pix", timed.state, n=2)
+    assert f"terça e quinta {back}, pagamento por Pix" in paid.text

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from services.faq.core import FaqResult, answer, focus, retrieve
+from services.faq.core import FaqResult, answer, compose, focus, retrieve
 from services.faq.llm import FaqLLMAnswer
 from shared.contracts import TrialView
 from shared.faq.config import FaqConfig
@@ -411,3 +413,79 @@ def test_a_known_thing_asked_with_tem_is_answered_in_full(
 ) -> None:
     result = ask(text, index, pack)
     assert result.entry_ids and result.unanswered == []
+
+
+def test_no_offer_to_book_to_someone_with_a_booking(index: FaqIndex, pack: Pack) -> None:
+    """The trial class's answer closes with an offer to book it, and price and schedule
+    answers in the oferta mode with a pointer to it: neither once the class is booked."""
+    context = index.config.booking_context
+    assert context is not None
+    booked = TrialView(stage="booked", booking_id="AE-4X7Q2M")
+    for question in ("me explica como é essa aula experimental", "qto custa?"):
+        text = compose(
+            retrieve(question, index=index),
+            mode="oferta",
+            config=index.config,
+            texts=pack,
+            seed="turn-1",
+            offer_booking=context.offers_booking(booked),
+        ).text
+        assert not re.search(r"\b(agend|marc)o\b", text)
+    for trial in (None, TrialView(stage="collect_client_info"), TrialView(stage="cancelled")):
+        assert context.offers_booking(trial)
+    first = ask("me explica como é essa aula experimental", index, pack).text
+    assert re.search(r"\bagendo\b", first)
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        # Whom a question is for, beside what it asks: the entry that answers what it asks.
+        ("quanto custa pra criança?", "planos"),
+        ("e pro meu filho o valor é o mesmo?", "planos"),
+        ("meu filho tem onde tomar banho aí?", "vestiario"),
+        # Nothing else asked: the person is the question (the age rule).
+        ("tem aula pra criança?", "idade"),
+        ("adolescente pode treinar?", "idade"),
+    ],
+)
+def test_a_person_named_is_whom_a_question_is_for(
+    index: FaqIndex, pack: Pack, text: str, entry: str
+) -> None:
+    assert ask(text, index, pack).entry_ids == [entry]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "é obrigatório passar pela experimental antes da matrícula?",
+        "dá pra entrar direto num plano sem a aula teste?",
+        "preciso fazer a experimental antes de me matricular?",
+    ],
+)
+def test_whether_the_trial_class_comes_before_enrolling(
+    index: FaqIndex, pack: Pack, text: str
+) -> None:
+    """The first step is the trial class (the enrollment's own rule), not what to bring to it."""
+    assert ask(text, index, pack).entry_ids == ["experimental_antes_do_plano"]
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        # "quanto é X" asks X's price, however "quanto" is typed.
+        ("qnto é a aula experimental?", "aula_experimental"),
+        ("quanto tá a mensalidade do 3x?", "planos"),
+        ("qto é a experimental?", "aula_experimental"),
+        # The weekdays, however said, are the days the hours name; "até tarde" is the night.
+        ("em dia útil vocês ficam abertos até tarde?", "horarios"),
+        ("nos dias de semana fecham muito tarde?", "horarios"),
+        ("e no meio da semana fecha tarde?", "horarios"),
+    ],
+)
+def test_colloquial_forms_are_answered_clearly_above_the_threshold(
+    index: FaqIndex, pack: Pack, text: str, entry: str
+) -> None:
+    result = ask(text, index, pack)
+    assert result.entry_ids == [entry]
+    assert result.scores[entry] >= 1.25 * index.config.threshold

@@ -2,7 +2,7 @@
 
 import pytest
 
-from shared.nlu.upset import is_upset, upset_signal
+from shared.nlu.upset import complains, is_upset, upset_signal
 
 
 @pytest.mark.parametrize(
@@ -49,3 +49,23 @@ def test_the_signal_counts_each_part() -> None:
         True,
         True,
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "calm_complaint"),
+    [
+        # Waiting is a complaint: said calmly, one is said sorry for, not handed off.
+        ("nossa, vocês demoram demais pra responder", True),
+        ("quanta demora pra me atenderem", True),
+        ("tá demorando né", True),
+        ("que descaso", True),
+        # The customer's own delay, a question about a duration, nothing complained of.
+        ("foi mal a demora, tava no trabalho", False),
+        ("demora quanto tempo a aula?", False),
+        ("quero marcar uma aula", False),
+        # Upset (with emphasis): a person, not an apology.
+        ("que demora!!", False),
+    ],
+)
+def test_a_calm_complaint(text: str, calm_complaint: bool) -> None:
+    assert complains(text) is calm_complaint

@@ -302,3 +302,16 @@ def test_what_a_booking_holds_asked_again_is_the_bookings(
 )
 def test_a_wish_to_learn_or_be_put_in_a_class_is_a_booking(text: str) -> None:
     assert "trial" in intents(text)
+
+
+@pytest.mark.parametrize("text", ["nossa, vocês demoram demais pra responder", "quanta demora"])
+@pytest.mark.parametrize("after_faq", [False, True])
+def test_a_calm_complaint_is_said_sorry_for_not_asked_of_the_faq(
+    text: str, after_faq: bool
+) -> None:
+    """A complaint said calmly is not a question the FAQ does not know (nor, after an answer,
+    its next question): it gets the pack's apology, and no person is called."""
+    state = TriageState(last_intents=["faq"]) if after_faq else None
+    decision = turn(text, state)
+    assert decision.intents == ["general"]
+    assert decision.inline_text in PACK.sections["texts"]["general_complaint"]

@@ -176,3 +176,27 @@ def test_the_first_or_last_class_is_the_first_or_last_still_free(text: str, hour
     chat = Chat(now=afternoon, seats={("2026-03-10", "18:00"): 6})
     out = chat.say(text)
     assert (out.state.desired_date, out.state.desired_time) == ("2026-03-10", hour)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["qualquer horário pra mim tá ótimo", "a hora tanto faz", "tanto faz", "qualquer um"],
+)
+def test_any_time_when_the_time_is_asked_takes_the_first_free_class_to_confirm(text: str) -> None:
+    """Asked for the time, a person who has no preference is offered the day's first class
+    that can still be booked (the 07:00 one is full), to confirm, not the list again."""
+    chat = Chat(seats={("2026-02-10", "07:00"): 6})
+    chat.say("quero marcar uma aula experimental, Rita, 40 anos, iniciante, na terça dia 10")
+    assert chat.state is not None and chat.state.asked == "time"
+    out = chat.say(text)
+    assert out.state.stage == "awaiting_confirmation"
+    assert (out.state.desired_date, out.state.desired_time) == ("2026-02-10", "18:00")
+
+
+def test_any_day_is_no_time() -> None:
+    """ "qualquer terça serve" leaves the time to be asked: the day is what it is about."""
+    chat = Chat()
+    out = chat.say(
+        "quero marcar uma aula experimental, Rita, 40 anos, iniciante, qualquer terça serve"
+    )
+    assert out.state.desired_time is None

@@ -870,3 +870,14 @@ def test_the_level_of_a_time_played_follows_the_packs_rule() -> None:
     config = CONFIG.model_copy(update={"level_by_months_played": rule})
     chat = Chat(config=config)
     assert chat.say(f"quero marcar a experimental. {said}").state.nivel == "intermediario"
+
+
+def test_a_calm_complaint_mid_booking_is_said_sorry_for_and_the_question_stays() -> None:
+    """ "quanta demora" while the name is asked is no failed answer (no handoff for it): the
+    reply says sorry, then asks the same question again."""
+    chat = Chat()
+    chat.say("quero marcar uma aula experimental")
+    for _ in range(3):
+        out = chat.say("nossa, quanta demora")
+        assert (out.state.stage, out.state.asked) == ("collect_client_info", "nome")
+        assert out.text.startswith(chat.text("trial_complaint_sorry"))
