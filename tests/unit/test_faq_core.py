@@ -476,7 +476,7 @@ def test_whether_the_trial_class_comes_before_enrolling(
         # "quanto é X" asks X's price, however "quanto" is typed.
         ("qnto é a aula experimental?", "aula_experimental"),
         ("quanto tá a mensalidade do 3x?", "planos"),
-        ("qto é a experimental?", "aula_experimental"),
+        ("qto tá a aula teste?", "aula_experimental"),
         # The weekdays, however said, are the days the hours name; "até tarde" is the night.
         ("em dia útil vocês ficam abertos até tarde?", "horarios"),
         ("nos dias de semana fecham muito tarde?", "horarios"),
