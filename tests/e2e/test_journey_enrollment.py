@@ -62,7 +62,7 @@ def test_after_a_trial_a_plan_becomes_a_request_for_staff(system: System) -> Non
     assert chat.slice("enrollment")["plan"] == "tres_vezes"
 
     reply = chat.say("segunda e quarta às 19h", after=MINUTE)
-    assert_said(reply, "enrollment_ask_payment", dias="segunda e quarta", horario="19:00")
+    assert_said(reply, "enrollment_ask_payment", dias="segunda e quarta", horario="às 19:00")
 
     reply = chat.say("pix", after=MINUTE)
     assert_said(reply, "enrollment_confirm", plano=THREE.name, pagamento="Pix")
@@ -101,7 +101,7 @@ def test_asking_how_to_enroll_asks_the_plan_first(system: System) -> None:
     # A bare count answers the plan question; days and time may come apart.
     assert_said(chat.say("o de 2", after=MINUTE), "enrollment_ask_schedule", plano="2x por semana")
     assert_said(chat.say("terça e quinta", after=MINUTE), "enrollment_ask_time")
-    assert_said(chat.say("às 7h", after=MINUTE), "enrollment_ask_payment", horario="07:00")
+    assert_said(chat.say("às 7h", after=MINUTE), "enrollment_ask_payment", horario="às 07:00")
     reply = chat.say("no cartão", after=MINUTE)
     assert_said(reply, "enrollment_confirm", pagamento="cartão", dias="terça e quinta")
     # "não" asks what to change; a new value is read back for a yes again.
