@@ -104,16 +104,15 @@ def _clause_match(text: str, match: Match, config: FaqConfig) -> ClauseMatch:
     )
 
 
-def _without_the_person(text: str, index: FaqIndex) -> str:
+def _without_the_person(text: str, index: FaqIndex, match: Match | None) -> str:
     """``text`` without the people it names (the age rule's ``person_words``) when they say
     whom it asks for, not what: the age entry is its best match, yet does not know what else
     it asks, which another entry answers ("criança paga quanto?" asks the price, "minha filha
     pode usar o vestiário?" the changing rooms). Otherwise ``text`` ("tem aula pra criança?"
-    asks the age rule)."""
+    asks the age rule). ``match``: ``text``'s best entry, as :func:`_judge` found it."""
     rule = index.config.age_rule
     if rule is None or not rule.person_words:
         return text
-    match = index.best(text)
     if match is None or match.entry_id != rule.entry:
         return text
     people = {t for w in rule.person_words for t in index.content_terms(w)}
@@ -135,8 +134,10 @@ def _judge(text: str, index: FaqIndex, context: Collection[str] = ()) -> ClauseM
     is about, e.g. the trial class mid-booking), an entry of that context that answers the
     clause and knows as much of it as the overall best is preferred: "quanto custa?" while
     booking the trial class asks the trial's price, "quanto é a mensalidade?" still the plans."""
-    asked = _without_the_person(text, index)
-    match = index.best(asked)
+    match = index.best(text)
+    asked = _without_the_person(text, index, match)
+    if asked != text:
+        match = index.best(asked)
     if match is None:
         return None
     judged = _clause_match(text, match, index.config)
