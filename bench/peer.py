@@ -101,10 +101,13 @@ def render(peer: dict[str, Any], ours: dict[str, Any], targets: list[Target]) ->
             f"{key} {value:g}" for key, value in sorted(cpu.items(), key=lambda kv: -kv[1])
         )
         lines.append(f"{name} CPU ms per turn at max load: {parts}")
-        top = results.get("system", {}).get("max", {}).get("redis_top_commands_per_turn", {})
+        peak = results.get("system", {}).get("max", {})
+        top = peak.get("redis_top_commands_per_turn", {})
         lines.append(
             f"{name} Redis commands per turn: " + ", ".join(f"{k} {v:g}" for k, v in top.items())
         )
+        if "redis_reads_per_turn" in peak:
+            lines.append(f"{name} Redis round trips per turn: {peak['redis_reads_per_turn']:g}")
     return "\n".join(lines)
 
 

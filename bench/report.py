@@ -272,6 +272,7 @@ def render(results: dict[str, Any]) -> str:
         memory = peak.get("redis_memory", {})
         lines.append(
             f"Redis per turn at max load: {_num(peak.get('redis_commands_per_turn'))} commands "
+            f"in {_num(peak.get('redis_reads_per_turn'))} round trips "
             f"(Lua-internal included; top: {top}); memory {_num(memory.get('used_memory_mb'))} MB, "
             f"{memory.get('keys', '-')} keys after the phase"
         )

@@ -136,6 +136,12 @@ def redis_calls(client: redis.Redis) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
 
 
+def redis_reads(client: redis.Redis) -> int:
+    """The reads Redis made from its clients' sockets so far: one per round trip, however many
+    commands a pipeline carried (Redis 6's ``total_reads_processed``)."""
+    return int(client.info("stats").get("total_reads_processed", 0))
+
+
 def node_calls(nodes: list[redis.Redis]) -> dict[str, dict[str, int]]:
     """Commands run so far on each master of a cluster (by address), per command."""
     found: dict[str, dict[str, int]] = {}
@@ -185,12 +191,15 @@ class Counters:
         """Commands run so far: in all (``calls``) and, on a cluster, by master (``nodes``),
         from one ``INFO commandstats`` per node."""
         if not self.masters:
-            return {"calls": redis_calls(self.redis) if self.redis else {}, "nodes": {}}
+            if self.redis is None:
+                return {"calls": {}, "nodes": {}, "reads": 0}
+            return {"calls": redis_calls(self.redis), "nodes": {}, "reads": redis_reads(self.redis)}
         nodes = node_calls(self.masters)
         total: Counter[str] = Counter()
         for calls in nodes.values():
             total.update(calls)
-        return {"calls": dict(total), "nodes": nodes}
+        reads = sum(redis_reads(master) for master in self.masters)
+        return {"calls": dict(total), "nodes": nodes, "reads": reads}
 
     def per_turn(self, before: dict[str, Any], after: dict[str, Any], turns: int) -> dict[str, Any]:
         """Per-turn costs between two readings, plus the CPU others used on the machine."""
@@ -219,6 +228,7 @@ class Counters:
             }
         if self.redis is not None or self.masters:
             result["redis_commands_per_turn"] = round(sum(calls.values()) / turns, 2)
+            result["redis_reads_per_turn"] = round((after["reads"] - before["reads"]) / turns, 2)
             result["redis_top_commands_per_turn"] = {k: round(v / turns, 2) for k, v in top}
             # What the replica acknowledgement costs (shared/durability.py): its WAITs.
             result["redis_waits_per_turn"] = round(calls.get("wait", 0) / turns, 2)
