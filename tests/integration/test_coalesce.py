@@ -3,11 +3,13 @@
 cache), on uvloop as the services run: with none on its way a call goes at once, else one
 write for the calls of one pass of the event loop, each call answered with its own result or
 error, a script Redis forgot loaded and run, and a call whose sender was cancelled still sent
-for the others."""
+for the others. Handlers started together (siblings) send their first calls in one write."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -16,8 +18,8 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from orquestra.redis_server import EmbeddedRedis
-from shared import connections
-from shared.coalesce import Coalescer
+from shared import coalesce, connections
+from shared.coalesce import Coalescer, Sibling, Siblings
 from shared.connections import connect
 from shared.settings import Settings
 
@@ -157,3 +159,132 @@ def test_a_call_with_none_on_its_way_is_sent_before_other_tasks_run(
     answers, total = run(own_redis.url, scenario)
     assert order[0] == "written 1" and answers == [1, 1, 1, 1]
     assert total == 2  # the first alone, the three made while it was on its way together
+
+
+def start_siblings(*handlers: Callable[[], Awaitable[Any]]) -> list[asyncio.Task[Any]]:
+    """Start ``handlers`` as siblings, the way ``shared.bus.run_taken`` starts the messages one
+    commit took: each its own task, its ``Sibling`` in its context, ended when it ends."""
+    siblings = Siblings(len(handlers))
+    tasks: list[asyncio.Task[Any]] = []
+    for handler in handlers:
+        me = Sibling(siblings)
+        context = contextvars.copy_context()
+        context.run(coalesce.sibling.set, me)
+
+        async def run_handler(handler: Callable[[], Awaitable[Any]] = handler) -> Any:
+            return await handler()
+
+        task = asyncio.get_running_loop().create_task(run_handler(), context=context)
+        task.add_done_callback(lambda _, me=me: me.ended())  # type: ignore[misc]
+        tasks.append(task)
+    return tasks
+
+
+def test_siblings_first_calls_go_in_one_write_as_the_last_one_calls(
+    own_redis: EmbeddedRedis, writes: list[int]
+) -> None:
+    """A quick sibling's call waits for a slower one's (several passes of the event loop
+    later), and both go in one write; a sibling's second call goes as any other."""
+
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        writes.clear()
+        slow_started = asyncio.Event()
+
+        async def quick() -> Any:
+            return await coalescer.call(redis, script, ["q"], [1])
+
+        async def slow() -> Any:
+            slow_started.set()
+            for _ in range(5):
+                await asyncio.sleep(0)
+            first = await coalescer.call(redis, script, ["s"], [2])
+            return first, await coalescer.call(redis, script, ["s"], [3])
+
+        tasks = start_siblings(quick, slow)
+        await slow_started.wait()
+        held = len(writes)
+        answers = await asyncio.gather(*tasks)
+        return held, answers, len(writes)
+
+    held, answers, total = run(own_redis.url, scenario)
+    assert held == 0  # the quick one's call waited for its sibling
+    assert answers == [1, (2, 5)]
+    assert total == 2  # the two first calls together, then the second call alone
+
+
+def test_a_sibling_that_ends_without_a_call_lets_the_held_one_go(
+    own_redis: EmbeddedRedis, writes: list[int]
+) -> None:
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        writes.clear()
+
+        async def caller() -> Any:
+            return await coalescer.call(redis, script, ["c"], [4])
+
+        async def silent() -> None:
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        async def failing() -> None:
+            await asyncio.sleep(0)
+            raise RuntimeError("a handler that fails ends too")
+
+        tasks = start_siblings(caller, silent, failing)
+        answers = await asyncio.gather(*tasks, return_exceptions=True)
+        return answers[0], isinstance(answers[2], RuntimeError), len(writes)
+
+    assert run(own_redis.url, scenario) == (4, True, 1)
+
+
+def test_a_held_call_goes_after_the_bound_when_a_sibling_takes_longer(
+    own_redis: EmbeddedRedis, writes: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sibling that waits on something else (an LLM call) does not hold the other's call
+    beyond ``SIBLINGS_WAIT_S``."""
+    monkeypatch.setattr(coalesce, "SIBLINGS_WAIT_S", 0.01)
+
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        writes.clear()
+        quick_done = asyncio.Event()
+        release_slow = asyncio.Event()
+
+        async def quick() -> Any:
+            answer = await coalescer.call(redis, script, ["q"], [1])
+            quick_done.set()
+            return answer
+
+        async def slow() -> Any:
+            await release_slow.wait()
+            return await coalescer.call(redis, script, ["s"], [2])
+
+        tasks = start_siblings(quick, slow)
+        await asyncio.wait_for(quick_done.wait(), 30)  # a guard: held for ever, it would hang
+        release_slow.set()
+        return await asyncio.gather(*tasks), len(writes)
+
+    assert run(own_redis.url, scenario) == ([1, 2], 2)
+
+
+def test_a_held_call_whose_sender_is_cancelled_does_not_go(
+    own_redis: EmbeddedRedis, writes: list[int]
+) -> None:
+    async def scenario(redis: Redis, script: Any, coalescer: Coalescer) -> Any:
+        writes.clear()
+        held = asyncio.Event()
+
+        async def cancelled() -> Any:
+            held.set()
+            return await coalescer.call(redis, script, ["x"], [1])
+
+        async def other() -> Any:
+            await held.wait()
+            await asyncio.sleep(0)
+            tasks[0].cancel()
+            await asyncio.sleep(0)
+            return await coalescer.call(redis, script, ["y"], [7])
+
+        tasks = start_siblings(cancelled, other)
+        answers = await asyncio.gather(*tasks, return_exceptions=True)
+        return isinstance(answers[0], asyncio.CancelledError), answers[1], await redis.get("x")
+
+    assert run(own_redis.url, scenario) == (True, 7, None)
