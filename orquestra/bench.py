@@ -16,6 +16,10 @@ import sys
 from pathlib import Path
 
 PARTS = ("baselines", "llm", "scaling", "burst")
+# What ``--peer`` measures unless told otherwise: the services of a turn's path in one process,
+# a replica of it per core, the deployment one machine runs best (the peer is one process on
+# the same machine). ``--separate`` measures ``orquestra up``'s default instead.
+ONE_MACHINE = "gateway,triage,mode_router,trial,faq,enrollment"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             redis_cluster=args.redis_cluster,
             partitions=args.partitions,
             together=args.together,
-            replicas_together=args.replicas,
+            replicas_together=args.replicas or 1,
         )
         try:
             results = asyncio.run(Benchmark(options).run())
@@ -80,10 +84,11 @@ def versus(args: argparse.Namespace) -> int:
         return 130
     finally:
         peer.stop()
+    services, replicas = deployment(args)
+    shape = f"{','.join(services)} together, {replicas} replica(s)" if services else "separate"
+    print(f"bench: orquestra's services: {shape}", file=sys.stderr, flush=True)
     try:
-        ours = asyncio.run(
-            Benchmark(options(together=args.together, replicas_together=args.replicas)).run()
-        )
+        ours = asyncio.run(Benchmark(options(together=services, replicas_together=replicas)).run())
     except KeyboardInterrupt:
         print("orquestra bench: interrupted", file=sys.stderr)
         return 130
@@ -98,6 +103,16 @@ def versus(args: argparse.Namespace) -> int:
         else render_versus(theirs, ours, targets)
     )
     return 0
+
+
+def deployment(args: argparse.Namespace) -> tuple[tuple[str, ...], int]:
+    """The services ``--peer`` runs together (none: each its own process) and the replicas of
+    that process: as given, else ``ONE_MACHINE`` with a replica per core."""
+    if args.together:
+        return args.together, args.replicas or 1
+    if args.separate:
+        return (), 1
+    return together(ONE_MACHINE), args.replicas or os.cpu_count() or 1
 
 
 def together(value: str) -> tuple[str, ...]:
@@ -121,7 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--peer",
         metavar="PATH",
         help="also run the peer at PATH (PATH/run, e.g. a copy of the LangGraph peer) and "
-        "print the ratios against it",
+        "print the ratios against it; this system runs as --together and --separate say",
     )
     parser.add_argument(
         "--peer-src",
@@ -174,8 +189,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--replicas",
         type=int,
-        default=1,
-        help="with --together: replicas of that process (the gateway's share its port)",
+        help="with --together: replicas of that process (the gateway's share its port; "
+        "default 1, with --peer one per core)",
+    )
+    parser.add_argument(
+        "--separate",
+        action="store_true",
+        help="with --peer: every service its own process, as orquestra up runs them, instead "
+        f"of {ONE_MACHINE} together, a replica per core",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--out", help="also write the results as JSON to this file")

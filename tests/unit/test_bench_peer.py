@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from bench.peer import Target, compare, render
+from orquestra.bench import deployment
 from orquestra.cli import build_parser
 
 
@@ -55,3 +57,16 @@ def test_the_cli_takes_the_peer_and_its_checkout() -> None:
         ["bench", "--peer", "/peers/langgraph", "--peer-src", "/tmp/orq", "--seconds", "3"]
     )
     assert (args.peer, args.peer_src, args.seconds) == ("/peers/langgraph", "/tmp/orq", 3.0)
+
+
+def test_the_peer_is_measured_against_the_one_machine_deployment_unless_told() -> None:
+    """``orquestra bench --peer PATH`` alone runs the services of a turn's path together, a
+    replica per core; ``--together``/``--replicas`` or ``--separate`` say otherwise."""
+    parse = build_parser().parse_args
+    path = ("gateway", "triage", "mode_router", "trial", "faq", "enrollment")
+    services, replicas = deployment(parse(["bench", "--peer", "/p"]))
+    assert set(services) == set(path) and replicas == (os.cpu_count() or 1)
+    assert deployment(parse(["bench", "--peer", "/p", "--replicas", "3"]))[1] == 3
+    assert deployment(parse(["bench", "--peer", "/p", "--separate"])) == ((), 1)
+    given = deployment(parse(["bench", "--peer", "/p", "--together", "gateway,triage"]))
+    assert set(given[0]) == {"gateway", "triage"} and given[1] == 1
