@@ -295,6 +295,31 @@ def test_asking_the_bot_to_bring_someone_in_is_a_handoff(text: str, handoff: boo
 
 
 @pytest.mark.parametrize(
+    ("text", "handoff"),
+    [
+        # The staff's noun as the message, or as what a request asks for.
+        ("Atendente!", True),
+        ("um humano pfv", True),
+        ("cadê o atendente?", True),
+        ("preciso de um atendente urgente pra ver meu pagamento", True),
+        ("queria o gerente, por favor", True),
+        # The same nouns in a sentence about someone else ask for no one.
+        ("sou responsável pela minha filha de 12, quero agendar pra ela", False),
+        ("quem é o responsável técnico das aulas?", False),
+        ("o gerente da loja ao lado que indicou vocês", False),
+        ("meu marido é atendente de loja e só pode à noite", False),
+        ("queria saber quem é o responsável pelas turmas", False),
+    ],
+)
+def test_a_staff_noun_hands_off_only_when_asked_for(text: str, handoff: bool) -> None:
+    """Early handoffs: "responsável", "gerente" or "atendente" anywhere used to hand the
+    conversation to a person, so a parent saying who they are lost the bot mid-booking."""
+    pack = load_pack("ctsmash")
+    intents = classify(text, trial_stage=None, config=load_config(pack), pack=pack).intents
+    assert ("handoff" in intents) is handoff
+
+
+@pytest.mark.parametrize(
     ("text", "late"),
     [
         ("peguei trânsito, vou chegar uns 10 minutos atrasada", True),
