@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from services.triage.config import ClarifyOption, TriageConfig, load_config
 from services.triage.core import triage_turn
+from services.triage.faq_evidence import faq_knows
 from services.triage.models import TriageResult
 from services.triage.rules import classify, needs_llm
 from shared.contracts import FlowView, ModeView
@@ -394,3 +395,26 @@ def test_a_price_question_beside_how_to_book_reaches_the_faq_too() -> None:
         "faq",
         "trial",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "trial"),
+    [
+        ("poxa, queria muito ir no sábado", True),
+        ("dá pra ir amanhã cedinho?", True),
+        ("queria ir na quinta depois do serviço", True),
+        ("minha filha pode vir de manhã?", True),
+        ("posso ir às 19h?", True),
+        # Going somewhere else, or how to get there, is no class asked for.
+        ("queria ir ao banheiro antes, tem vestiário?", False),
+        ("a gente pode ir de carro? tem estacionamento?", False),
+    ],
+)
+def test_wanting_to_go_on_a_day_or_at_an_hour_asks_for_a_class(text: str, trial: bool) -> None:
+    """A wish said with "ir"/"vir" was answered "essa informação eu não tenho": going to the
+    class on a day is taking one."""
+    pack = load_pack("ctsmash")
+    config = load_config(pack)
+    knows = faq_knows(pack, config)
+    intents = classify(text, trial_stage=None, config=config, pack=pack, knows=knows).intents
+    assert ("trial" in intents) is trial
