@@ -229,7 +229,9 @@ def test_a_question_about_a_grandchild_is_one_the_faq_knows() -> None:
 
 
 def test_a_question_the_faq_knows_is_heard_next_to_a_booking_word() -> None:
-    assert {"faq", "trial"} <= set(intents("qual a idade minima pra fazer a aula experimental?"))
+    assert {"faq", "trial"} <= set(intents("vou marcar a aula teste, tem idade minima?"))
+    # Naming the class in a question asks about it: the FAQ answers, no booking starts.
+    assert intents("qual a idade minima pra fazer a aula experimental?") == ["faq"]
 
 
 def test_an_age_question_with_nothing_else_goes_to_the_faq() -> None:
@@ -315,3 +317,23 @@ def test_a_calm_complaint_is_said_sorry_for_not_asked_of_the_faq(
     decision = turn(text, state)
     assert decision.intents == ["general"]
     assert decision.inline_text in PACK.sections["texts"]["general_complaint"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A question naming the trial class asks about it: the FAQ answers (and offers).
+        ("qto fica a experimental?", ["faq"]),
+        ("qual horário da experimental?", ["faq"]),
+        # ... when it knows the answer; otherwise the booking still introduces the class.
+        ("a experimental tem professor junto?", ["trial", "faq"]),
+        # A wish, a day, or a booking's field given beside the name asks for the class.
+        ("quero marcar a experimental", ["trial"]),
+        ("tem experimental na quinta?", ["trial"]),
+        ("me chamo Bia, qto sai a aula teste?", ["trial", "faq"]),
+    ],
+)
+def test_a_question_about_the_trial_class_is_no_request_for_one(
+    text: str, expected: list[str]
+) -> None:
+    assert intents(text) == expected
