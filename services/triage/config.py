@@ -372,6 +372,10 @@ class TriageConfig(BaseModel):
     # ``shared.nlu.upset.complains``) that asks nothing else: sorry, as small talk, not a
     # question the FAQ cannot answer.
     complaint_text_key: str | None = None
+    # Said before the answers to a calm complaint that also asks or wants something ("que
+    # demora, vocês abrem sábado?"): the question is answered and the complaint heard. The
+    # booking, when it takes the turn, says its own sorry next to its question.
+    complaint_aside_text_key: str | None = None
     # What the answer to one intent offers next, by what the question leaned to: an answered
     # question about the trial class closes with an offer to book it, one about the plans with
     # the plans to enroll in, so a bare "quero sim" after it accepts that offer
@@ -407,7 +411,14 @@ class TriageConfig(BaseModel):
         clarify = self.clarification
         keys = {self.fallback_text_key, *(kind.text_key for kind in self.general)}
         keys |= set(
-            filter(None, [self.mode_confirmation.accepted_text_key, self.complaint_text_key])
+            filter(
+                None,
+                [
+                    self.mode_confirmation.accepted_text_key,
+                    self.complaint_text_key,
+                    self.complaint_aside_text_key,
+                ],
+            )
         )
         if clarify.enabled:  # a disabled clarification never says its texts
             keys |= set(clarify.texts.model_dump().values())

@@ -123,6 +123,12 @@ def test_known_and_unknown_questions_answer_one_and_admit_the_other(
     assert "atendente" in result.text
 
 
+def test_a_complaint_beside_a_question_is_no_unknown_question(index: FaqIndex, pack: Pack) -> None:
+    result = ask("que demora hein, aceitam cartão?", index, pack)
+    assert (result.entry_ids, result.unanswered) == (["pagamento"], [])
+    assert "atendente" not in result.text
+
+
 def test_context_that_is_not_a_question_is_not_marked_unanswered(
     index: FaqIndex, pack: Pack
 ) -> None:

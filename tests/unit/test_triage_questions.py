@@ -337,3 +337,19 @@ def test_a_question_about_the_trial_class_is_no_request_for_one(
     text: str, expected: list[str]
 ) -> None:
     assert intents(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["que demora hein, aceitam cartão?", "ta demorando demais, onde vcs ficam?"]
+)
+def test_a_complaint_beside_a_question_is_said_sorry_for_and_the_question_answered(
+    text: str,
+) -> None:
+    decision = turn(text)
+    assert decision.routes == ["faq"]
+    assert decision.inline_text in PACK.sections["texts"]["general_complaint_aside"]
+
+
+def test_mid_booking_the_booking_says_sorry_for_a_complaint_itself() -> None:
+    decision = turn("que demora, vcs abrem sabado?", stage=MID_BOOKING)
+    assert decision.routes == ["trial", "faq"] and decision.inline_text is None
