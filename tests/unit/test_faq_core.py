@@ -495,3 +495,19 @@ def test_colloquial_forms_are_answered_clearly_above_the_threshold(
     result = ask(text, index, pack)
     assert result.entry_ids == [entry]
     assert result.scores[entry] >= 1.25 * index.config.threshold
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        # "quanto" asks how much: paying how much is the price, not the parking's "é pago".
+        ("a gente paga quanto?", "planos"),
+        ("paga quanto por aula?", "planos"),
+        # Without it, paid is still the parking's adjective.
+        ("o estacionamento de vcs é pago?", "estacionamento"),
+    ],
+)
+def test_how_much_is_paid_asks_the_price(
+    index: FaqIndex, pack: Pack, text: str, entry: str
+) -> None:
+    assert ask(text, index, pack).entry_ids == [entry]
