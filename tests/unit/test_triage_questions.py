@@ -353,3 +353,21 @@ def test_a_complaint_beside_a_question_is_said_sorry_for_and_the_question_answer
 def test_mid_booking_the_booking_says_sorry_for_a_complaint_itself() -> None:
     decision = turn("que demora, vcs abrem sabado?", stage=MID_BOOKING)
     assert decision.routes == ["trial", "faq"] and decision.inline_text is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Wanting, looking for or asking for a slot is a booking request.
+        ("tô procurando um horário na terça à noite", ["trial"]),
+        ("vocês teriam um horário pra mim terça?", ["trial"]),
+        ("queria uma vaga pra minha filha", ["trial"]),
+        ("me arruma um horário quinta cedo", ["trial"]),
+        # The timetable, the opening hours and a parking space are no slot.
+        ("queria saber os horários", ["faq"]),
+        ("queria saber o horário de funcionamento", ["faq"]),
+        ("preciso de uma vaga pra estacionar", ["faq"]),
+    ],
+)
+def test_a_wish_for_a_slot_is_a_booking_request(text: str, expected: list[str]) -> None:
+    assert intents(text) == expected
