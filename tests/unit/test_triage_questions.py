@@ -371,3 +371,10 @@ def test_mid_booking_the_booking_says_sorry_for_a_complaint_itself() -> None:
 )
 def test_a_wish_for_a_slot_is_a_booking_request(text: str, expected: list[str]) -> None:
     assert intents(text) == expected
+
+
+@pytest.mark.parametrize("text", ["terça às 19 pode?", "dia 17 às 20, pode?"])
+def test_a_slot_proposed_with_a_bare_yes_asked_is_the_bookings(text: str) -> None:
+    """A "pode?" after a day and a time asks whether that slot will do, not the age rule
+    (whose questions use "pode"): no FAQ "não sei" beside the booking's confirmation."""
+    assert intents(text, "ask_date") == ["trial"]
