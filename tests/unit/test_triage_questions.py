@@ -378,3 +378,19 @@ def test_a_slot_proposed_with_a_bare_yes_asked_is_the_bookings(text: str) -> Non
     """A "pode?" after a day and a time asks whether that slot will do, not the age rule
     (whose questions use "pode"): no FAQ "não sei" beside the booking's confirmation."""
     assert intents(text, "ask_date") == ["trial"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Wanting to know is asking: the FAQ answers, no booking starts.
+        ("queria saber se tem aula pra quem tem 55 anos", ["faq"]),
+        ("gostaria de saber se tem aula de manhã", ["faq"]),
+        # Asked to know whether one can book, the booking is still asked for.
+        ("queria saber se posso marcar aula", ["trial", "faq"]),
+    ],
+)
+def test_wanting_to_know_is_a_question_not_a_wish_for_the_class(
+    text: str, expected: list[str]
+) -> None:
+    assert intents(text) == expected
