@@ -298,11 +298,11 @@ class QuestionRules(BaseModel):
     def ends_with_tag(self, normalized: str) -> bool:
         return any(r.search(normalized) for r in self._tags)
 
-    def asks(self, normalized: str) -> bool:
-        """A question word first, a tag asking for a confirmation last, or a request for
-        information anywhere."""
+    def asks(self, normalized: str, *, exclaimed: bool = False) -> bool:
+        """A question word first (unless the clause was closed by "!": "que bom!" exclaims),
+        a tag asking for a confirmation last, or a request for information anywhere."""
         return (
-            self.starts_question(normalized)
+            (self.starts_question(normalized) and not exclaimed)
             or self.ends_with_tag(normalized)
             or any(r.search(normalized) for r in self._asking)
         )

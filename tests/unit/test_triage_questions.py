@@ -394,3 +394,13 @@ def test_wanting_to_know_is_a_question_not_a_wish_for_the_class(
     text: str, expected: list[str]
 ) -> None:
     assert intents(text) == expected
+
+
+@pytest.mark.parametrize("text", ["que ótimo! me chamo Lia", "que bom! bora seguir"])
+def test_an_exclamation_after_an_faq_answer_is_no_question(text: str) -> None:
+    """The word "que" starts questions, but "que ótimo!" exclaims: mid-booking, right after an
+    FAQ answer, the message is the booking's, not a next question the FAQ would not know."""
+    after_faq = TriageState(last_intents=["faq"])
+    assert turn(text, after_faq, stage=MID_BOOKING).intents == ["trial"]
+    # Asked, the same words are a question.
+    assert "faq" in turn("que ótimo, e tem estacionamento?", after_faq, stage=MID_BOOKING).intents
