@@ -404,3 +404,11 @@ def test_an_exclamation_after_an_faq_answer_is_no_question(text: str) -> None:
     assert turn(text, after_faq, stage=MID_BOOKING).intents == ["trial"]
     # Asked, the same words are a question.
     assert "faq" in turn("que ótimo, e tem estacionamento?", after_faq, stage=MID_BOOKING).intents
+
+
+@pytest.mark.parametrize("text", ["ah o nome? Bruna", "o nível dela? iniciante", "a idade dele?"])
+def test_the_field_asked_echoed_mid_booking_is_the_bookings(text: str) -> None:
+    """Echoing the field the booking asks is no question for the FAQ (which would say it does
+    not know); the person of another topic ("o nome do professor?") still asks the FAQ."""
+    assert intents(text, MID_BOOKING) == ["trial"]
+    assert "faq" in intents("o nome do professor?", MID_BOOKING)
