@@ -25,6 +25,7 @@ from shared.faq.index import FaqIndex, Match
 from shared.nlu.dates import without_dates_and_times
 from shared.nlu.normalize import normalize
 from shared.nlu.party import age_named, names_of_groups
+from shared.nlu.upset import complains
 
 
 class TextSource(Protocol):
@@ -414,6 +415,10 @@ def retrieve(
     unanswered: list[str] = []
     for clause in clauses:
         if asking and len(clauses) > 1 and not clause.question_shaped:
+            continue
+        if len(clauses) > 1 and complains(clause.text):
+            # "que demora, vocês abrem sábado?": the complaint beside the question is heard
+            # (triage says sorry), not a question the base does not know.
             continue
         if unknown is not None and _asks_again(clause.text, index):
             unanswered.append(clause.text)

@@ -54,6 +54,8 @@ class WeightedPattern(BaseModel):
 
     pattern: str
     weight: float
+    # The match only names what the intent is about ("a experimental"), like ``names``.
+    names: bool = False
 
 
 class IntentRules(BaseModel):
@@ -62,25 +64,50 @@ class IntentRules(BaseModel):
     A message's score for the intent is the sum of the weights of what matches (each keyword
     or pattern counted once), clamped to [0, 1]; that is the intent's rules confidence.
     Negative weights let a phrase argue against the intent.
+
+    ``names`` are the keywords that only name what the intent is about ("aula experimental"):
+    a question naming it may ask about it ("quanto é a aula experimental?") without asking for
+    it, so :meth:`score_beyond_names` leaves them (and the patterns marked ``names``) out.
     """
 
     keywords: dict[str, float] = Field(default_factory=dict)
     patterns: list[WeightedPattern] = Field(default_factory=list)
-    _compiled: list[tuple[Keyword | re.Pattern[str], float]] = PrivateAttr(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+    _compiled: list[tuple[Keyword | re.Pattern[str], float, bool]] = PrivateAttr(
+        default_factory=list
+    )
+
+    @model_validator(mode="after")
+    def _names_are_keywords(self) -> IntentRules:
+        unknown = set(self.names) - set(self.keywords)
+        if unknown:
+            raise ValueError(f"names that are no keywords: {sorted(unknown)}")
+        return self
 
     def model_post_init(self, _context: object) -> None:
-        compiled: list[tuple[Keyword | re.Pattern[str], float]]
-        compiled = [(Keyword.of(k), w) for k, w in self.keywords.items()]
-        compiled += [(re.compile(p.pattern), p.weight) for p in self.patterns]
+        names = set(self.names)
+        compiled: list[tuple[Keyword | re.Pattern[str], float, bool]]
+        compiled = [(Keyword.of(k), w, k in names) for k, w in self.keywords.items()]
+        compiled += [(re.compile(p.pattern), p.weight, p.names) for p in self.patterns]
         self._compiled = compiled
 
     def score(self, normalized: str) -> float:
-        total = sum(weight for regex, weight in self._compiled if regex.search(normalized))
+        total = sum(weight for regex, weight, _ in self._compiled if regex.search(normalized))
+        return max(0.0, min(1.0, total))
+
+    def score_beyond_names(self, normalized: str) -> float:
+        """The score counting no evidence that only names the intent's subject: what of the
+        message asks for the intent rather than about what it is about."""
+        total = sum(
+            weight
+            for regex, weight, naming in self._compiled
+            if not naming and regex.search(normalized)
+        )
         return max(0.0, min(1.0, total))
 
     def hit(self, normalized: str) -> bool:
         """Whether any positive evidence appears (used to tell a question apart in a clause)."""
-        return any(weight > 0 and regex.search(normalized) for regex, weight in self._compiled)
+        return any(weight > 0 and regex.search(normalized) for regex, weight, _ in self._compiled)
 
 
 class GeneralKind(BaseModel):
@@ -277,11 +304,11 @@ class QuestionRules(BaseModel):
     def ends_with_tag(self, normalized: str) -> bool:
         return any(r.search(normalized) for r in self._tags)
 
-    def asks(self, normalized: str) -> bool:
-        """A question word first, a tag asking for a confirmation last, or a request for
-        information anywhere."""
+    def asks(self, normalized: str, *, exclaimed: bool = False) -> bool:
+        """A question word first (unless the clause was closed by "!": "que bom!" exclaims),
+        a tag asking for a confirmation last, or a request for information anywhere."""
         return (
-            self.starts_question(normalized)
+            (self.starts_question(normalized) and not exclaimed)
             or self.ends_with_tag(normalized)
             or any(r.search(normalized) for r in self._asking)
         )
@@ -354,6 +381,10 @@ class TriageConfig(BaseModel):
     # ``shared.nlu.upset.complains``) that asks nothing else: sorry, as small talk, not a
     # question the FAQ cannot answer.
     complaint_text_key: str | None = None
+    # Said before the answers to a calm complaint that also asks or wants something ("que
+    # demora, vocês abrem sábado?"): the question is answered and the complaint heard. The
+    # booking, when it takes the turn, says its own sorry next to its question.
+    complaint_aside_text_key: str | None = None
     # What the answer to one intent offers next, by what the question leaned to: an answered
     # question about the trial class closes with an offer to book it, one about the plans with
     # the plans to enroll in, so a bare "quero sim" after it accepts that offer
@@ -389,7 +420,14 @@ class TriageConfig(BaseModel):
         clarify = self.clarification
         keys = {self.fallback_text_key, *(kind.text_key for kind in self.general)}
         keys |= set(
-            filter(None, [self.mode_confirmation.accepted_text_key, self.complaint_text_key])
+            filter(
+                None,
+                [
+                    self.mode_confirmation.accepted_text_key,
+                    self.complaint_text_key,
+                    self.complaint_aside_text_key,
+                ],
+            )
         )
         if clarify.enabled:  # a disabled clarification never says its texts
             keys |= set(clarify.texts.model_dump().values())

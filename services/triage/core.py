@@ -40,6 +40,7 @@ from services.triage.questions import (
     sentences,
 )
 from services.triage.rules import active_stage, classify, needs_llm
+from shared.nlu.upset import complains
 from shared.nlu.yesno import points_at, yes_no
 from shared.pack import Pack
 
@@ -319,7 +320,19 @@ def _classified(turn: _Turn) -> TriageDecision:
     if not result.intents or result.intents == ["general"]:
         reply = result.general_response or turn.pack.text(config.fallback_text_key, seed=turn.seed)
         return turn.decide(intents=["general"], pending=None, inline_text=reply)
-    return turn.decide(intents=list(result.intents), pending=None)
+    return turn.decide(intents=list(result.intents), pending=None, inline_text=_sorry(turn))
+
+
+def _sorry(turn: _Turn) -> str | None:
+    """The apology said before the specialists' answers when the message also complains calmly
+    of the service ("que demora, vocês abrem sábado?"): the question is answered and the
+    complaint heard, as a complaint alone is. The booking, when the turn is its, says its own
+    next to its question (``trial_complaint_sorry``), so it is not said twice."""
+    key = turn.config.complaint_aside_text_key
+    booking = turn.config.active_context.intent
+    if key is None or turn.active or booking in turn.result.intents or not complains(turn.text):
+        return None
+    return turn.pack.text(key, seed=turn.seed)
 
 
 def follows_faq(state: TriageState | None) -> bool:

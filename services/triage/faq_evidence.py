@@ -16,6 +16,7 @@ from shared.faq.ages import age_question, ages_in
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.nlu.dates import without_dates_and_times
+from shared.nlu.yesno import yes_no
 from shared.pack import Pack
 
 
@@ -44,6 +45,11 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
         # 1950") is answered by the FAQ's age rule.
         elif age_question(clause, index, ages_in(clause, now), ages_in(message, now)):
             return True
+        if not index.content_terms(clause) and yes_no(clause) is not None:
+            # Nothing but a yes asked for ("terça às 19 pode?" once its day and time are set
+            # aside, the "pode?" of "terça 19h, pode?"): whether what the message gives will
+            # do, no topic of the base, whose entries use the word too ("pode" is the age's).
+            return False
         match = index.best(clause, without_dates=beside_booking)
         if match is None or match.score < faq_config.threshold or match.coverage < min_coverage:
             return False

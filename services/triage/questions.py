@@ -46,10 +46,12 @@ _COMMA = re.compile(r",|\s[-–—+]\s")
 
 @dataclass(frozen=True)
 class Clause:
-    """A piece of a message as typed, and whether a "?" closed it."""
+    """A piece of a message as typed, and whether a "?" closed it, or a "!" ("que bom!": an
+    exclamation, though its first word starts questions)."""
 
     text: str
     asked: bool
+    exclaimed: bool = False
 
     @property
     def normalized(self) -> str:
@@ -62,7 +64,9 @@ def sentences(text: str) -> list[Clause]:
     out: list[Clause] = []
     for body, end in zip(pieces[::2], [*pieces[1::2], ""], strict=True):
         if body.strip():
-            out.append(Clause(body.strip(), asked=end.startswith("?")))
+            out.append(
+                Clause(body.strip(), asked=end.startswith("?"), exclaimed=end.startswith("!"))
+            )
     return out
 
 
@@ -72,21 +76,23 @@ def parts(text: str) -> list[Clause]:
     for sentence in sentences(text):
         pieces = [p.strip() for p in _COMMA.split(sentence.text) if p.strip()]
         for position, piece in enumerate(pieces):
-            out.append(Clause(piece, asked=sentence.asked and position == len(pieces) - 1))
+            asked = sentence.asked and position == len(pieces) - 1
+            out.append(Clause(piece, asked=asked, exclaimed=sentence.exclaimed))
     return out
 
 
 def is_question(clause: Clause, config: TriageConfig) -> bool:
-    """Whether a clause asks something: a "?", a question word first, or a request for
-    information ("quero saber o preço")."""
-    return clause.asked or config.questions.asks(clause.normalized)
+    """Whether a clause asks something: a "?", a question word first (not in an exclamation:
+    "que bom!"), or a request for information ("quero saber o preço")."""
+    return clause.asked or config.questions.asks(clause.normalized, exclaimed=clause.exclaimed)
 
 
 def is_direct_question(clause: Clause, config: TriageConfig) -> bool:
-    """A "?", a question word first or a tag asking for a confirmation last ("..., né"): a
-    question, not a word naming a topic ("dúvida")."""
+    """A "?", a question word first (not in an exclamation) or a tag asking for a confirmation
+    last ("..., né"): a question, not a word naming a topic ("dúvida")."""
     rules, normalized = config.questions, clause.normalized
-    return clause.asked or rules.starts_question(normalized) or rules.ends_with_tag(normalized)
+    starts = rules.starts_question(normalized) and not clause.exclaimed
+    return clause.asked or starts or rules.ends_with_tag(normalized)
 
 
 def clauses(text: str, config: TriageConfig) -> list[Clause]:
@@ -108,7 +114,7 @@ def clauses(text: str, config: TriageConfig) -> list[Clause]:
             else:
                 current = current + joiner + piece
         if current.strip():
-            out.append(Clause(current.strip(), asked=sentence.asked))
+            out.append(Clause(current.strip(), asked=sentence.asked, exclaimed=sentence.exclaimed))
     return out
 
 

@@ -238,6 +238,47 @@ def _without_requests(text: str, config: TriageConfig, knows: FaqKnows | None) -
     return "\n".join(s.text + ("?" if s.asked else "") for s in kept)
 
 
+def _only_asks_about(
+    intent: str,
+    text: str,
+    config: TriageConfig,
+    pack: Pack,
+    knows: FaqKnows | None,
+    now: datetime | None,
+) -> bool:
+    """Whether a message only asks about what ``intent`` is about, asking nothing of it.
+
+    Every part of it is a question or small talk, and the clauses with evidence for the
+    intent name its subject (the rules' ``names``) without more: no request put as a question
+    (a day, an hour, how to book: ``_is_request``), and too little evidence beyond the names.
+    The knowledge base must know the answer (``knows``): it is what says what was asked and
+    offers to book; a question it cannot answer still gets the booking's own introduction.
+    "qto é a aula teste?" asks the trial class's price, which the FAQ says with its own offer
+    to book; "quero marcar a experimental" or "a experimental de terça tem vaga?" ask for the
+    class, and "me chamo Ana, qto é a aula teste?" or "vou na experimental, levo raquete?"
+    tell the booking something.
+    """
+    rules = config.intents[intent]
+    if not rules.names:
+        return False
+    correct = pack_vocabulary(pack).correct
+    named = [c for c in clauses(text, config) if rules.hit(correct(c.normalized))]
+    if not named or any(
+        not is_question(clause, config)
+        or (knows is not None and not knows(clause.text, text, now))
+        or _is_request(clause, config, knows)
+        or rules.score_beyond_names(correct(clause.normalized)) >= config.threshold
+        for clause in named
+    ):
+        return False
+    return all(
+        is_question(part, config)
+        or (_is_small_talk(part.normalized, config) and not rules.hit(correct(part.normalized)))
+        for part in parts(text)
+        if part.normalized
+    )
+
+
 def _asks_beside_small_talk(text: str, config: TriageConfig) -> bool:
     """Whether a part of the message asks, with a "?", something that is no small talk."""
     return any(
@@ -348,6 +389,15 @@ def _classify(
     ):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
+
+    if not active and "faq" in intents:
+        # A question about what an intent names (the trial class) is the FAQ's to answer, not
+        # a request to start it.
+        intents = [
+            name
+            for name in intents
+            if name == "faq" or not _only_asks_about(name, text, config, pack, knows, now)
+        ]
 
     if active:
         closing = _closes_talk(text, config) if trial_stage != "awaiting_confirmation" else None

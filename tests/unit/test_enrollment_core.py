@@ -198,6 +198,17 @@ def test_triage_hands_the_answers_of_an_enrollment_going_on_to_it() -> None:
     assert active_flow(pack_config, idle) == (pack_config, "booked")
 
 
+@pytest.mark.parametrize("text", ["queria um horário de manhã", "queria uma vaga à noite"])
+def test_a_slot_wished_for_a_part_of_the_day_mid_enrollment_is_the_enrollments(text: str) -> None:
+    """Out of any flow a wish for a slot is a trial class asked; while the enrollment asks its
+    time, a part of the day is its answer."""
+    pack_config = load_triage(PACK)
+    slices = {"trial": FlowView(stage="booked"), "enrollment": FlowView(stage="ask_schedule")}
+    config, stage = active_flow(pack_config, slices)
+    assert classify(text, trial_stage=stage, config=config, pack=PACK).intents == ["enrollment"]
+    assert classify(text, trial_stage=None, config=pack_config, pack=PACK).intents == ["trial"]
+
+
 @pytest.mark.parametrize(
     "text", ["blz, quero o de 2x entao", "vou querer o horario livre", "fico com o de 3 vezes"]
 )

@@ -123,6 +123,12 @@ def test_known_and_unknown_questions_answer_one_and_admit_the_other(
     assert "atendente" in result.text
 
 
+def test_a_complaint_beside_a_question_is_no_unknown_question(index: FaqIndex, pack: Pack) -> None:
+    result = ask("que demora hein, aceitam cartão?", index, pack)
+    assert (result.entry_ids, result.unanswered) == (["pagamento"], [])
+    assert "atendente" not in result.text
+
+
 def test_context_that_is_not_a_question_is_not_marked_unanswered(
     index: FaqIndex, pack: Pack
 ) -> None:
@@ -489,3 +495,19 @@ def test_colloquial_forms_are_answered_clearly_above_the_threshold(
     result = ask(text, index, pack)
     assert result.entry_ids == [entry]
     assert result.scores[entry] >= 1.25 * index.config.threshold
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        # "quanto" asks how much: paying how much is the price, not the parking's "é pago".
+        ("a gente paga quanto?", "planos"),
+        ("paga quanto por aula?", "planos"),
+        # Without it, paid is still the parking's adjective.
+        ("o estacionamento de vcs é pago?", "estacionamento"),
+    ],
+)
+def test_how_much_is_paid_asks_the_price(
+    index: FaqIndex, pack: Pack, text: str, entry: str
+) -> None:
+    assert ask(text, index, pack).entry_ids == [entry]

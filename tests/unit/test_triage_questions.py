@@ -229,7 +229,9 @@ def test_a_question_about_a_grandchild_is_one_the_faq_knows() -> None:
 
 
 def test_a_question_the_faq_knows_is_heard_next_to_a_booking_word() -> None:
-    assert {"faq", "trial"} <= set(intents("qual a idade minima pra fazer a aula experimental?"))
+    assert {"faq", "trial"} <= set(intents("vou marcar a aula teste, tem idade minima?"))
+    # Naming the class in a question asks about it: the FAQ answers, no booking starts.
+    assert intents("qual a idade minima pra fazer a aula experimental?") == ["faq"]
 
 
 def test_an_age_question_with_nothing_else_goes_to_the_faq() -> None:
@@ -315,3 +317,98 @@ def test_a_calm_complaint_is_said_sorry_for_not_asked_of_the_faq(
     decision = turn(text, state)
     assert decision.intents == ["general"]
     assert decision.inline_text in PACK.sections["texts"]["general_complaint"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A question naming the trial class asks about it: the FAQ answers (and offers).
+        ("qto fica a experimental?", ["faq"]),
+        ("qual horário da experimental?", ["faq"]),
+        # ... when it knows the answer; otherwise the booking still introduces the class.
+        ("a experimental tem professor junto?", ["trial", "faq"]),
+        # A wish, a day, or a booking's field given beside the name asks for the class.
+        ("quero marcar a experimental", ["trial"]),
+        ("tem experimental na quinta?", ["trial"]),
+        ("me chamo Bia, qto sai a aula teste?", ["trial", "faq"]),
+    ],
+)
+def test_a_question_about_the_trial_class_is_no_request_for_one(
+    text: str, expected: list[str]
+) -> None:
+    assert intents(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["que demora hein, aceitam cartão?", "ta demorando demais, onde vcs ficam?"]
+)
+def test_a_complaint_beside_a_question_is_said_sorry_for_and_the_question_answered(
+    text: str,
+) -> None:
+    decision = turn(text)
+    assert decision.routes == ["faq"]
+    assert decision.inline_text in PACK.sections["texts"]["general_complaint_aside"]
+
+
+def test_mid_booking_the_booking_says_sorry_for_a_complaint_itself() -> None:
+    decision = turn("que demora, vcs abrem sabado?", stage=MID_BOOKING)
+    assert decision.routes == ["trial", "faq"] and decision.inline_text is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Wanting, looking for or asking for a slot is a booking request.
+        ("tô procurando um horário na terça à noite", ["trial"]),
+        ("vocês teriam um horário pra mim terça?", ["trial"]),
+        ("queria uma vaga pra minha filha", ["trial"]),
+        ("me arruma um horário quinta cedo", ["trial"]),
+        # The timetable, the opening hours and a parking space are no slot.
+        ("queria saber os horários", ["faq"]),
+        ("queria saber o horário de funcionamento", ["faq"]),
+        ("preciso de uma vaga pra estacionar", ["faq"]),
+    ],
+)
+def test_a_wish_for_a_slot_is_a_booking_request(text: str, expected: list[str]) -> None:
+    assert intents(text) == expected
+
+
+@pytest.mark.parametrize("text", ["terça às 19 pode?", "dia 17 às 20, pode?"])
+def test_a_slot_proposed_with_a_bare_yes_asked_is_the_bookings(text: str) -> None:
+    """A "pode?" after a day and a time asks whether that slot will do, not the age rule
+    (whose questions use "pode"): no FAQ "não sei" beside the booking's confirmation."""
+    assert intents(text, "ask_date") == ["trial"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Wanting to know is asking: the FAQ answers, no booking starts.
+        ("queria saber se tem aula pra quem tem 55 anos", ["faq"]),
+        ("gostaria de saber se tem aula de manhã", ["faq"]),
+        # Asked to know whether one can book, the booking is still asked for.
+        ("queria saber se posso marcar aula", ["trial", "faq"]),
+    ],
+)
+def test_wanting_to_know_is_a_question_not_a_wish_for_the_class(
+    text: str, expected: list[str]
+) -> None:
+    assert intents(text) == expected
+
+
+@pytest.mark.parametrize("text", ["que ótimo! me chamo Lia", "que bom! bora seguir"])
+def test_an_exclamation_after_an_faq_answer_is_no_question(text: str) -> None:
+    """The word "que" starts questions, but "que ótimo!" exclaims: mid-booking, right after an
+    FAQ answer, the message is the booking's, not a next question the FAQ would not know."""
+    after_faq = TriageState(last_intents=["faq"])
+    assert turn(text, after_faq, stage=MID_BOOKING).intents == ["trial"]
+    # Asked, the same words are a question.
+    assert "faq" in turn("que ótimo, e tem estacionamento?", after_faq, stage=MID_BOOKING).intents
+
+
+@pytest.mark.parametrize("text", ["ah o nome? Bruna", "o nível dela? iniciante", "a idade dele?"])
+def test_the_field_asked_echoed_mid_booking_is_the_bookings(text: str) -> None:
+    """Echoing the field the booking asks is no question for the FAQ (which would say it does
+    not know); the person of another topic ("o nome do professor?") still asks the FAQ."""
+    assert intents(text, MID_BOOKING) == ["trial"]
+    assert "faq" in intents("o nome do professor?", MID_BOOKING)
