@@ -511,3 +511,28 @@ def test_how_much_is_paid_asks_the_price(
     index: FaqIndex, pack: Pack, text: str, entry: str
 ) -> None:
     assert ask(text, index, pack).entry_ids == [entry]
+
+
+@pytest.mark.parametrize(
+    ("text", "entry_ids"),
+    [
+        # Disbelief framing the question names no topic of its own.
+        ("sério que vocês não abrem no domingo?", ["horarios"]),
+        ("jura que domingo não tem aula?", ["horarios"]),
+        # The diminutive is the class.
+        ("quanto sai a aulinha experimental?", ["aula_experimental"]),
+        # Closing a plan is signing up, not the closing time.
+        ("pra fechar o plano de 2x como faço?", ["planos"]),
+    ],
+)
+def test_framing_and_colloquial_forms_reach_the_topic(
+    text: str, entry_ids: list[str], index: FaqIndex, pack: Pack
+) -> None:
+    assert ask(text, index, pack).entry_ids == entry_ids
+
+
+def test_closing_a_plan_is_no_question_about_the_closing_time(index: FaqIndex, pack: Pack) -> None:
+    """ "fechar o plano" read as "fecha" answered a question about a discount with the
+    opening hours."""
+    result = ask("se eu fechar o plano, a aula teste vira desconto?", index, pack)
+    assert "horarios" not in result.entry_ids
