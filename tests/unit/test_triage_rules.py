@@ -426,6 +426,19 @@ def test_a_price_question_beside_how_to_book_reaches_the_faq_too() -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    ["queria quarta 20h", "prefiro a próxima terça às 19", "quero dia 17 às 7", "queria na terça"],
+)
+def test_wanting_a_day_or_an_hour_with_no_verb_asks_for_a_class(text: str) -> None:
+    """ "queria terça 19h" got the menu: a wished slot is the class asked for."""
+    pack = load_pack("ctsmash")
+    config = load_config(pack)
+    knows = faq_knows(pack, config)
+    intents = classify(text, trial_stage=None, config=config, pack=pack, knows=knows).intents
+    assert intents == ["trial"]
+
+
+@pytest.mark.parametrize(
     ("text", "trial"),
     [
         ("poxa, queria muito ir no sábado", True),
