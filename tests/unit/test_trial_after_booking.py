@@ -11,9 +11,10 @@ import pytest
 
 from services.triage.config import load_config as load_triage
 from services.triage.rules import classify
+from services.trial.extraction import detect_action
 from services.trial.shift import asks_to_move
 from shared.nlu.dates import resolve_date
-from tests.unit.test_trial_flow import PACK, booked_chat
+from tests.unit.test_trial_flow import CONFIG, PACK, booked_chat
 
 TRIAGE = load_triage(PACK)
 
@@ -149,3 +150,28 @@ def test_not_making_the_booked_class_itself_is_a_cancel() -> None:
     out = booked_chat().say("não vou conseguir ir na terça dia 10, desculpa")
     assert out.state.pending_tool is not None
     assert out.state.pending_tool.tool == "cancel_booking"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "não vou conseguir, foi mal",
+        "nao vou poder terça, mil desculpas",
+        "infelizmente não poderei",
+        "acho que vou desistir da aula",
+    ],
+)
+def test_not_going_with_the_going_unsaid_asks_to_cancel(text: str) -> None:
+    """Nobody says "ir" after "não vou conseguir": the future "can't" followed by no other verb
+    is the class given up, in triage and in the trial alike."""
+    assert "trial" in classify(text, trial_stage="booked", config=TRIAGE, pack=PACK).intents
+    out = booked_chat().say(text, intents=["trial"])
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "cancel_booking"
+
+
+@pytest.mark.parametrize(
+    "text", ["nao vou conseguir pagar no cartao", "não vou poder trazer minha raquete"]
+)
+def test_a_cant_with_another_verb_is_no_cancel(text: str) -> None:
+    assert detect_action(text, [], CONFIG) is None
