@@ -430,3 +430,32 @@ def test_a_part_of_the_day_is_the_preferred_time(said: str, part: str, back: str
     assert f"terça e quinta {back}" in timed.text
     paid = turn("pix", timed.state, n=2)
     assert f"terça e quinta {back}, pagamento por Pix" in paid.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "amei a aula, quero seguir treinando com vcs",
+        "pretendo continuar nas aulas",
+        "quero virar aluna de vocês",
+        "fechou, onde assino?",
+        "gostava de me inscrever no plano mensal",
+        "vou querer fazer o mensal",
+    ],
+)
+def test_staying_on_said_without_a_word_of_the_plans_is_enrolling(text: str) -> None:
+    """After the trial people say they go on, become students or sign: enrolling, not the FAQ
+    about the plans nor another trial class."""
+    config = load_triage(PACK)
+    for stage in (None, "booked"):
+        assert classify(text, trial_stage=stage, config=config, pack=PACK).intents[-1:] == [
+            "enrollment"
+        ]
+        assert "trial" not in classify(text, trial_stage=stage, config=config, pack=PACK).intents
+
+
+def test_going_on_with_the_booking_is_no_enrollment() -> None:
+    config = load_triage(PACK)
+    for text in ("sim, pode seguir", "quero continuar o agendamento"):
+        intents = classify(text, trial_stage="ask_date", config=config, pack=PACK).intents
+        assert "enrollment" not in intents
