@@ -175,3 +175,27 @@ def test_not_going_with_the_going_unsaid_asks_to_cancel(text: str) -> None:
 )
 def test_a_cant_with_another_verb_is_no_cancel(text: str) -> None:
     assert detect_action(text, [], CONFIG) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "segue tudo combinado pra terça?",
+        "a aula ainda tá de pé?",
+        "tá mantido ainda?",
+        "consegue checar se ficou tudo ok?",
+    ],
+)
+def test_asking_whether_the_class_still_stands_is_its_status(text: str) -> None:
+    """Whether the class still stands is asked with "de pé", "valendo", "tudo certo", not with
+    "marcada": the booking is looked up, not left to the small talk or nobody."""
+    assert "trial" in classify(text, trial_stage="booked", config=TRIAGE, pack=PACK).intents
+    assert detect_action(text, [], CONFIG) == "status"
+    plan = booked_chat().plan_for(text, intents=["trial"])
+    assert plan.tool_call is not None
+    assert plan.tool_call.tool == "get_booking"
+
+
+@pytest.mark.parametrize("text", ["tá certo, brigada", "o cupom ainda está valendo?"])
+def test_an_ack_or_something_else_still_valid_is_no_status(text: str) -> None:
+    assert detect_action(text, [], CONFIG) is None
