@@ -107,6 +107,14 @@ WORDS = {
     "intermediate": "intermediario",
     "advanced": "avancado",
     "and": "e",
+    # After a booking: cancelling, moving, enrolling.
+    "cancel": "cancelar",
+    "reschedule": "remarcar",
+    "enroll": "matricular",
+    "enrol": "matricular",
+    "cambiar": "mudar",
+    "inscribirme": "me inscrever",
+    "matricularme": "me matricular",
     "book": "marcar",
     "rent": "aluga",
     "lend": "empresta",
@@ -136,6 +144,30 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bis there\b|\bare there\b"), "tem"),
     (re.compile(r"\bwhere (?:are you|is it|is the place)(?: located)?\b"), "onde fica"),
     (re.compile(r"\bcan i\b"), "posso"),
+    # Not making it to the booked class, asking whether it stands, signing up for a plan.
+    (
+        re.compile(
+            r"\b(?:i|we) (?:can t|cannot|won t be able to|will not be able to|am not able to|"
+            r"are not able to) (?:make it|come|go|attend)\b"
+        ),
+        "nao vou poder ir",
+    ),
+    (
+        re.compile(
+            r"\bno (?:voy a poder|vamos a poder|puedo|podemos|podre|podremos) (?:ir|asistir)\b"
+        ),
+        "nao vou poder ir",
+    ),
+    (
+        re.compile(
+            r"\b(?:is|are) (?:my|our|the) (?:class|lesson|booking|reservation)(?: still)? "
+            r"(?:confirmed|booked|on)\b"
+        ),
+        "minha aula esta confirmada",
+    ),
+    (re.compile(r"\bsign(?:ing)? (?:me |us )?up\b"), "me inscrever"),
+    (re.compile(r"\bhow do (?:i|we)\b"), "como faco para"),
+    (re.compile(r"\bque viene\b"), "que vem"),
     (re.compile(r"\bi(?: would| d)? (?:like|want)(?: to)?\b"), "quero"),
     (re.compile(r"\bformas? de pago\b"), "formas de pagamento"),
     (re.compile(r"\bopening hours\b|\bwhat time do you open\b"), "horario de funcionamento"),
