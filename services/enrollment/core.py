@@ -105,9 +105,11 @@ class Outcome(BaseModel):
 
 # "3x", "3 x", "3 vezes", "duas vezes" (most numbers in words are digits by then; the library
 # leaves some small ones, such as "duas", as words).
-# "3x", "2 vezes", "2 dias na semana": how many classes a week.
+# "3x", "2 vezes", "2 dias na semana", "3 treinos semanais": how many classes a week, counted
+# in times, days, classes or trainings.
 _TIMES_A_WEEK = re.compile(
-    rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez|dias?\s+(?:na|por|da)\s+semana)(?!\w)"
+    rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez|(?:dias?|aulas?|treinos?)\s+"
+    r"(?:(?:na|por|da)\s+semana|semanais))(?!\w)"
 )
 # "plano de 3", "o de 2": a plan named by its count, once the plan was asked.
 _PLAN_OF = re.compile(r"\b(?:plano|o|a|aquele)\s+(?:de|das?)\s+([1-7])(?!\w|\s*(?:h|:))")

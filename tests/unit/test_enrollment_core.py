@@ -459,3 +459,27 @@ def test_going_on_with_the_booking_is_no_enrollment() -> None:
     for text in ("sim, pode seguir", "quero continuar o agendamento"):
         intents = classify(text, trial_stage="ask_date", config=config, pack=PACK).intents
         assert "enrollment" not in intents
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("acho que 2 treinos por semana", "duas_vezes"),
+        ("três aulas semanais", "tres_vezes"),
+        ("umas duas vzs na semana ta otimo", "duas_vezes"),
+        ("3 vz por semana", "tres_vezes"),
+    ],
+)
+def test_classes_a_week_counted_in_classes_or_trainings_or_abbreviated_name_the_plan(
+    text: str, plan: str
+) -> None:
+    """People count a week in classes or trainings as often as in times or days, and write
+    "vz"/"vzs" for "vezes": the count names the plan, and is no hour."""
+    reading = read(text, CONFIG, stage="ask_plan")
+    assert (reading.plan, reading.time) == (plan, None)
+
+
+def test_wanting_a_count_of_classes_a_week_is_enrolling_not_a_trial_class() -> None:
+    text = "quero fazer umas 3 aulas por semana"
+    intents = classify(text, trial_stage="booked", config=load_triage(PACK), pack=PACK).intents
+    assert intents == ["enrollment"]
