@@ -95,6 +95,10 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         if not in_progress and not t.extraction.has_data():
             return Reply(state, ctx, key="trial_nothing_to_reschedule")
     if has_booking and t.action == "status":
+        # A status phrase may only name the class being moved ("alterar o horário da minha
+        # aula pras 20h"): a verb of moving makes it a move.
+        if asks_to_move(t.text):
+            return reschedule(t, state, ctx)
         return lookup(t, state, ctx)
     if state.stage == "booked":
         moving = state.rescheduling or asks_to_move(t.text)

@@ -199,3 +199,13 @@ def test_asking_whether_the_class_still_stands_is_its_status(text: str) -> None:
 @pytest.mark.parametrize("text", ["tá certo, brigada", "o cupom ainda está valendo?"])
 def test_an_ack_or_something_else_still_valid_is_no_status(text: str) -> None:
     assert detect_action(text, [], CONFIG) is None
+
+
+def test_a_move_that_names_the_class_with_a_status_phrase_is_a_move() -> None:
+    """ "minha aula" is a status phrase; beside a verb of moving it only names what moves."""
+    out = booked_chat().say("bom dia, tem como alterar a minha aula para as 18h?")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "reschedule_booking"
+    assert out.state.pending_tool.args["new_time"] == "18:00"
+    asked = booked_chat().say("preciso alterar minha aula")
+    assert (asked.state.rescheduling, asked.asks_question) == (True, True)
