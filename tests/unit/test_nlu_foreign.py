@@ -7,6 +7,8 @@ from datetime import time
 
 import pytest
 
+from services.enrollment.config import load_config as load_enrollment
+from services.enrollment.core import read
 from services.faq.core import retrieve
 from services.triage.config import load_config as load_triage
 from services.triage.rules import classify
@@ -111,3 +113,20 @@ def test_a_tourist_signing_up_for_a_plan_is_enrolling(text: str) -> None:
     intents = classify(text, trial_stage="booked", config=load_triage(PACK), pack=PACK).intents
     assert "enrollment" in intents
     assert "trial" not in intents
+
+
+@pytest.mark.parametrize(
+    ("text", "plan", "days", "payment"),
+    [
+        ("I'd go with twice a week, by card", "duas_vezes", [], "cartao"),
+        ("three times per week, mondays and fridays", "tres_vezes", ["segunda", "sexta"], None),
+        ("quiero dos veces a la semana", "duas_vezes", [], None),
+    ],
+)
+def test_a_tourists_plan_days_and_way_to_pay_are_read(
+    text: str, plan: str, days: list[str], payment: str | None
+) -> None:
+    """How often, which weekdays (said in the plural of a habit) and the card, in English or
+    Spanish, fill the enrollment as the Portuguese would."""
+    reading = read(text, load_enrollment(PACK), stage="ask_plan")
+    assert (reading.plan, reading.days, reading.payment) == (plan, days, payment)
