@@ -155,6 +155,13 @@ def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | No
     for key, plan in config.plans.items():
         if any(_phrase(word).search(normalized) for word in [plan.name, *plan.words]):
             return key
+    by_rank = {
+        min(by_price.items())[1]: config.cheapest_words,
+        max(by_price.items())[1]: config.dearest_words,
+    }
+    for key, words in by_rank.items():
+        if any(_phrase(word).search(normalized) for word in words):
+            return key
     if asked and digits.strip().isdigit() and int(digits.strip()) in by_count:
         return by_count[int(digits.strip())]
     return None

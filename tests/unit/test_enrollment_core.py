@@ -483,3 +483,24 @@ def test_wanting_a_count_of_classes_a_week_is_enrolling_not_a_trial_class() -> N
     text = "quero fazer umas 3 aulas por semana"
     intents = classify(text, trial_stage="booked", config=load_triage(PACK), pack=PACK).intents
     assert intents == ["enrollment"]
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("pode ser o mais em conta", "duas_vezes"),
+        ("acho que o mais baratinho mesmo", "duas_vezes"),
+        ("me vê o mais completo", "horario_livre"),
+        # A count said too wins over the price's rank.
+        ("o mais barato, mas 3x na semana", "tres_vezes"),
+    ],
+)
+def test_a_plan_chosen_by_its_price_rank_is_the_cheapest_or_the_dearest(
+    text: str, plan: str
+) -> None:
+    """ "o mais barato" names no plan by its words: the price list says which one it is."""
+    assert read(text, CONFIG, stage="ask_plan").plan == plan
+
+
+def test_asking_which_is_the_cheapest_chooses_nothing() -> None:
+    assert read("qual sai mais em conta?", CONFIG, stage="ask_plan").plan is None
