@@ -504,3 +504,14 @@ def test_a_plan_chosen_by_its_price_rank_is_the_cheapest_or_the_dearest(
 
 def test_asking_which_is_the_cheapest_chooses_nothing() -> None:
     assert read("qual sai mais em conta?", CONFIG, stage="ask_plan").plan is None
+
+
+@pytest.mark.parametrize("text", ["nossa, amei! quero continuar", "vou seguir"])
+def test_going_on_said_bare_with_a_class_booked_is_enrolling(text: str) -> None:
+    """Once the class is booked, "quero continuar" can only mean staying on; before or during
+    the booking the same words say nothing of a plan (they may answer "quer seguir?")."""
+    config = load_triage(PACK)
+    assert classify(text, trial_stage="booked", config=config, pack=PACK).intents == ["enrollment"]
+    for stage in (None, "ask_date"):
+        intents = classify(text, trial_stage=stage, config=config, pack=PACK).intents
+        assert "enrollment" not in intents
