@@ -14,7 +14,7 @@ from services.triage.rules import classify
 from services.trial.extraction import detect_action
 from services.trial.shift import asks_to_move
 from shared.nlu.dates import resolve_date
-from tests.unit.test_trial_flow import CONFIG, PACK, booked_chat
+from tests.unit.test_trial_flow import CONFIG, PACK, booked_chat, confirming_chat
 
 TRIAGE = load_triage(PACK)
 
@@ -209,3 +209,30 @@ def test_a_move_that_names_the_class_with_a_status_phrase_is_a_move() -> None:
     assert out.state.pending_tool.args["new_time"] == "18:00"
     asked = booked_chat().say("preciso alterar minha aula")
     assert (asked.state.rescheduling, asked.asks_question) == (True, True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vou ter que faltar, surgiu um plantão",
+        "não vou mais na aula, obrigada",
+        "Informo que não me será possível comparecer.",
+        "olha, não vai rolar pra mim na terça",
+    ],
+)
+def test_missing_the_class_in_other_words_asks_to_cancel(text: str) -> None:
+    """Missing the class is said with "faltar", "não vou na aula", a formal "não será
+    possível", or an impersonal "não vai dar/rolar" with the day."""
+    assert "trial" in classify(text, trial_stage="booked", config=TRIAGE, pack=PACK).intents
+    out = booked_chat().say(text, intents=["trial"])
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "cancel_booking"
+
+
+def test_a_cant_said_to_the_class_offered_asks_for_another() -> None:
+    """Before anything is booked, "não vou conseguir" at the confirmation refuses that class (a
+    no, which asks for another), where "cancela" stops the booking."""
+    refused = confirming_chat().say("hmm não vou conseguir")
+    assert refused.journal["reply"] != "trial_flow_stopped"
+    assert (refused.state.stage, refused.state.nome) == ("ask_date", "João")
+    assert confirming_chat().say("cancela").journal["reply"] == "trial_flow_stopped"
