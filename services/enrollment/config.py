@@ -77,6 +77,10 @@ class EnrollmentConfig(_Frozen):
     add_words: list[str] = Field(default_factory=list)
     # Words that name every open day at once ("todo dia", "a semana toda").
     every_day_words: list[str] = Field(default_factory=list)
+    # Words that choose a plan by its price rather than its name ("o mais barato", "o mais em
+    # conta" → the cheapest; "o mais completo" → the dearest): the price list decides which.
+    cheapest_words: list[str] = Field(default_factory=list)
+    dearest_words: list[str] = Field(default_factory=list)
     # Words that open a question ("vocês aceitam pix, cartão?"): such a sentence is asked
     # whole, while "quero o de 3x, aceita cartão?" states its first part.
     question_openers: list[str] = Field(default_factory=list)

@@ -105,9 +105,11 @@ class Outcome(BaseModel):
 
 # "3x", "3 x", "3 vezes", "duas vezes" (most numbers in words are digits by then; the library
 # leaves some small ones, such as "duas", as words).
-# "3x", "2 vezes", "2 dias na semana": how many classes a week.
+# "3x", "2 vezes", "2 dias na semana", "3 treinos semanais": how many classes a week, counted
+# in times, days, classes or trainings.
 _TIMES_A_WEEK = re.compile(
-    rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez|dias?\s+(?:na|por|da)\s+semana)(?!\w)"
+    rf"\b([1-7]|{NUMBER_WORDS})\s*(?:x|vezes|vez|(?:dias?|aulas?|treinos?)\s+"
+    r"(?:(?:na|por|da)\s+semana|semanais))(?!\w)"
 )
 # "plano de 3", "o de 2": a plan named by its count, once the plan was asked.
 _PLAN_OF = re.compile(r"\b(?:plano|o|a|aquele)\s+(?:de|das?)\s+([1-7])(?!\w|\s*(?:h|:))")
@@ -152,6 +154,13 @@ def _plan(normalized: str, config: EnrollmentConfig, *, asked: bool) -> str | No
         return priced[0]
     for key, plan in config.plans.items():
         if any(_phrase(word).search(normalized) for word in [plan.name, *plan.words]):
+            return key
+    by_rank = {
+        min(by_price.items())[1]: config.cheapest_words,
+        max(by_price.items())[1]: config.dearest_words,
+    }
+    for key, words in by_rank.items():
+        if any(_phrase(word).search(normalized) for word in words):
             return key
     if asked and digits.strip().isdigit() and int(digits.strip()) in by_count:
         return by_count[int(digits.strip())]

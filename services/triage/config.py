@@ -145,12 +145,24 @@ class ActiveContext(BaseModel):
     # is the flow's, which says what it holds, not the FAQ's timetable.
     held_stages: list[str] = Field(default_factory=list)
     recall_patterns: list[str] = Field(default_factory=list)
+    # In those stages, what a message says bare only means after what the flow holds ("quero
+    # continuar" once the class is booked is staying on, enrolling): intent → patterns, taken
+    # when nothing else claims the message.
+    after_patterns: dict[SpecialistIntent, list[str]] = Field(default_factory=dict)
     _answers: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _recalls: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _afters: list[tuple[SpecialistIntent, re.Pattern[str]]] = PrivateAttr(default_factory=list)
 
     def model_post_init(self, _context: object) -> None:
         self._answers = [re.compile(_keyword_regex(w)) for w in self.answer_words]
         self._recalls = [re.compile(p) for p in self.recall_patterns]
+        self._afters = [(i, re.compile(p)) for i, ps in self.after_patterns.items() for p in ps]
+
+    def after(self, stage: str | None, normalized: str) -> SpecialistIntent | None:
+        """The intent a message means after what the flow holds in ``stage``, if any."""
+        if stage not in self.held_stages:
+            return None
+        return next((i for i, regex in self._afters if regex.search(normalized)), None)
 
     def recalled(self, stage: str | None, normalized: str) -> bool:
         """Whether a message asks again what the flow holds in ``stage``."""

@@ -369,6 +369,9 @@ def _classify(
     held = config.active_context
     if held.recalled(trial_stage, normalized):
         return TriageResult(intents=[held.intent], confidences={**confidences, held.intent: 1.0})
+    following = held.after(trial_stage, normalized) if not intents else None
+    if following is not None:
+        return TriageResult(intents=[following], confidences={**confidences, following: 1.0})
     unplaced = active or not intents
     complaint = config.complaint_text_key is not None and complains(text)
     if "faq" not in intents and _faq_question(asked, config, knows, active=active, now=now):

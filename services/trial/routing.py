@@ -16,10 +16,12 @@ from services.trial.after_booking import (
     reschedule,
 )
 from services.trial.before_booking import booking_flow, handoff, stop_flow
+from services.trial.extraction import without_phrases
 from services.trial.models import ContextState, TrialState
 from services.trial.party import another_person, booked_named, next_person_turn, start_next
 from services.trial.shift import asks_to_move
 from services.trial.turn import Reply, TrialTurn
+from shared.nlu.yesno import yes_no
 
 
 def _resumes(t: TrialTurn, state: TrialState) -> bool:
@@ -86,8 +88,10 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             return reschedule(t, state, ctx)
         if has_booking:
             return ask_cancel(t, state, ctx)
-        if in_progress:
+        if in_progress and not _refuses_the_slot(t, state):
             return stop_flow(state, ctx)
+        if in_progress:
+            return booking_flow(t, state, ctx)
         return Reply(state, ctx, key="trial_nothing_to_cancel")
     if t.action == "reschedule":
         if has_booking:
@@ -95,6 +99,10 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         if not in_progress and not t.extraction.has_data():
             return Reply(state, ctx, key="trial_nothing_to_reschedule")
     if has_booking and t.action == "status":
+        # A status phrase may only name the class being moved ("alterar o horário da minha
+        # aula pras 20h"): a verb of moving makes it a move.
+        if asks_to_move(t.text):
+            return reschedule(t, state, ctx)
         return lookup(t, state, ctx)
     if state.stage == "booked":
         moving = state.rescheduling or asks_to_move(t.text)
@@ -112,3 +120,12 @@ def _moves_instead(t: TrialTurn, state: TrialState) -> bool:
         return False
     wanted = (ext.desired_date or state.desired_date, ext.desired_time or state.desired_time)
     return wanted != (state.desired_date, state.desired_time)
+
+
+def _refuses_the_slot(t: TrialTurn, state: TrialState) -> bool:
+    """Whether a "can't" said to the class offered for confirmation ("não vou conseguir",
+    "não vai dar terça") is a no to that class, which asks for another, rather than a stop:
+    once the cancel phrases are taken out a no is left. "cancela" leaves nothing and stops."""
+    if state.asked != "confirmation":
+        return False
+    return yes_no(without_phrases(t.text, t.config.keywords["cancel"])) is False

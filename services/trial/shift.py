@@ -14,11 +14,13 @@ from shared.nlu.normalize import normalize
 
 # A verb of moving with no other object: "tem como trocar?", "preciso mudar", "adia"; not
 # "passar" ("me passa o endereço"). An object other than the class's own ("trocar de roupa",
-# "mudar o nome", "trocar a raquete") moves something else.
+# "mudar o nome", "trocar a raquete") moves something else; an article and a possessive may
+# both come before the class ("alterar a minha aula").
 _MOVE = re.compile(
     r"(?<!\w)(?:troc|mud|alter|remarc|reagend|adi|transfer)(?:ar|a|e)(?!\w)"
     r"(?!\s+(?:de|nome|idade|nivel)(?!\w))"
-    r"(?!\s+(?:o|a|os|as|um|uma|meu|minha|seu|sua)\s+(?!(?:data|dia|horario|hora|aula|agendamento|reserva)(?!\w)))"
+    r"(?!\s+(?:o|a|os|as|um|uma|meu|minha|seu|sua)\s+(?:(?:meu|minha|seu|sua|nosso|nossa)\s+)?+"
+    r"(?!(?:data|dia|horario|hora|aula|agendamento|reserva)(?!\w)))"
 )
 
 

@@ -50,6 +50,13 @@ CALENDAR = {
     "octubre": "outubro",
     "noviembre": "novembro",
     "diciembre": "dezembro",
+    # A weekly habit ("tuesdays and thursdays").
+    "mondays": "segundas",
+    "tuesdays": "tercas",
+    "wednesdays": "quartas",
+    "thursdays": "quintas",
+    "fridays": "sextas",
+    "saturdays": "sabados",
     "today": "hoje",
     "hoy": "hoje",
     "tomorrow": "amanha",
@@ -107,6 +114,19 @@ WORDS = {
     "intermediate": "intermediario",
     "advanced": "avancado",
     "and": "e",
+    # After a booking: cancelling, moving, enrolling.
+    "cancel": "cancelar",
+    "reschedule": "remarcar",
+    "enroll": "matricular",
+    "enrol": "matricular",
+    "cambiar": "mudar",
+    "inscribirme": "me inscrever",
+    "matricularme": "me matricular",
+    "card": "cartao",
+    "veces": "vezes",
+    "twice": "duas vezes",
+    "two": "dois",
+    "three": "tres",
     "book": "marcar",
     "rent": "aluga",
     "lend": "empresta",
@@ -136,6 +156,35 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bis there\b|\bare there\b"), "tem"),
     (re.compile(r"\bwhere (?:are you|is it|is the place)(?: located)?\b"), "onde fica"),
     (re.compile(r"\bcan i\b"), "posso"),
+    # Not making it to the booked class, asking whether it stands, signing up for a plan.
+    (
+        re.compile(
+            r"\b(?:i|we) (?:can t|cannot|won t be able to|will not be able to|am not able to|"
+            r"are not able to) (?:make it|come|go|attend)\b"
+        ),
+        "nao vou poder ir",
+    ),
+    (
+        re.compile(
+            r"\bno (?:voy a poder|vamos a poder|puedo|podemos|podre|podremos) (?:ir|asistir)\b"
+        ),
+        "nao vou poder ir",
+    ),
+    (
+        re.compile(
+            r"\b(?:is|are) (?:my|our|the) (?:class|lesson|booking|reservation)(?: still)? "
+            r"(?:confirmed|booked|on)\b"
+        ),
+        "minha aula esta confirmada",
+    ),
+    (re.compile(r"\bsign(?:ing)? (?:me |us )?up\b"), "me inscrever"),
+    (re.compile(r"\bhow do (?:i|we)\b"), "como faco para"),
+    (re.compile(r"\bque viene\b"), "que vem"),
+    # How often: "three times a week", "dos veces a la semana".
+    (re.compile(r"\btimes? (?:a|per|each) week\b"), "vezes por semana"),
+    (re.compile(r"\bdays? (?:a|per|each) week\b"), "dias por semana"),
+    (re.compile(r"\bdos veces\b"), "duas vezes"),
+    (re.compile(r"\ba la semana\b"), "por semana"),
     (re.compile(r"\bi(?: would| d)? (?:like|want)(?: to)?\b"), "quero"),
     (re.compile(r"\bformas? de pago\b"), "formas de pagamento"),
     (re.compile(r"\bopening hours\b|\bwhat time do you open\b"), "horario de funcionamento"),

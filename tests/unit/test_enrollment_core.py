@@ -441,3 +441,88 @@ def test_a_part_of_the_day_is_the_preferred_time(said: str, part: str, back: str
     assert f"terça e quinta {back}" in timed.text
     paid = turn("pix", timed.state, n=2)
     assert f"terça e quinta {back}, pagamento por Pix" in paid.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "amei a aula, quero seguir treinando com vcs",
+        "pretendo continuar nas aulas",
+        "quero virar aluna de vocês",
+        "fechou, onde assino?",
+        "gostava de me inscrever no plano mensal",
+        "vou querer fazer o mensal",
+    ],
+)
+def test_staying_on_said_without_a_word_of_the_plans_is_enrolling(text: str) -> None:
+    """After the trial people say they go on, become students or sign: enrolling, not the FAQ
+    about the plans nor another trial class."""
+    config = load_triage(PACK)
+    for stage in (None, "booked"):
+        assert classify(text, trial_stage=stage, config=config, pack=PACK).intents[-1:] == [
+            "enrollment"
+        ]
+        assert "trial" not in classify(text, trial_stage=stage, config=config, pack=PACK).intents
+
+
+def test_going_on_with_the_booking_is_no_enrollment() -> None:
+    config = load_triage(PACK)
+    for text in ("sim, pode seguir", "quero continuar o agendamento"):
+        intents = classify(text, trial_stage="ask_date", config=config, pack=PACK).intents
+        assert "enrollment" not in intents
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("acho que 2 treinos por semana", "duas_vezes"),
+        ("três aulas semanais", "tres_vezes"),
+        ("umas duas vzs na semana ta otimo", "duas_vezes"),
+        ("3 vz por semana", "tres_vezes"),
+    ],
+)
+def test_classes_a_week_counted_in_classes_or_trainings_or_abbreviated_name_the_plan(
+    text: str, plan: str
+) -> None:
+    """People count a week in classes or trainings as often as in times or days, and write
+    "vz"/"vzs" for "vezes": the count names the plan, and is no hour."""
+    reading = read(text, CONFIG, stage="ask_plan")
+    assert (reading.plan, reading.time) == (plan, None)
+
+
+def test_wanting_a_count_of_classes_a_week_is_enrolling_not_a_trial_class() -> None:
+    text = "quero fazer umas 3 aulas por semana"
+    intents = classify(text, trial_stage="booked", config=load_triage(PACK), pack=PACK).intents
+    assert intents == ["enrollment"]
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("pode ser o mais em conta", "duas_vezes"),
+        ("acho que o mais baratinho mesmo", "duas_vezes"),
+        ("me vê o mais completo", "horario_livre"),
+        # A count said too wins over the price's rank.
+        ("o mais barato, mas 3x na semana", "tres_vezes"),
+    ],
+)
+def test_a_plan_chosen_by_its_price_rank_is_the_cheapest_or_the_dearest(
+    text: str, plan: str
+) -> None:
+    """ "o mais barato" names no plan by its words: the price list says which one it is."""
+    assert read(text, CONFIG, stage="ask_plan").plan == plan
+
+
+def test_asking_which_is_the_cheapest_chooses_nothing() -> None:
+    assert read("qual sai mais em conta?", CONFIG, stage="ask_plan").plan is None
+
+
+@pytest.mark.parametrize("text", ["nossa, amei! quero continuar", "vou seguir"])
+def test_going_on_said_bare_with_a_class_booked_is_enrolling(text: str) -> None:
+    """Once the class is booked, "quero continuar" can only mean staying on; before or during
+    the booking the same words say nothing of a plan (they may answer "quer seguir?")."""
+    config = load_triage(PACK)
+    assert classify(text, trial_stage="booked", config=config, pack=PACK).intents == ["enrollment"]
+    for stage in (None, "ask_date"):
+        intents = classify(text, trial_stage=stage, config=config, pack=PACK).intents
+        assert "enrollment" not in intents

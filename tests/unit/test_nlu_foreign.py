@@ -7,14 +7,21 @@ from datetime import time
 
 import pytest
 
+from services.enrollment.config import load_config as load_enrollment
+from services.enrollment.core import read
 from services.faq.core import retrieve
+from services.triage.config import load_config as load_triage
+from services.triage.rules import classify
+from services.trial.extraction import detect_action
 from shared.faq.config import FaqConfig
 from shared.faq.index import FaqIndex
 from shared.nlu.dates import resolve_time
 from shared.nlu.normalize import normalize
 from shared.pack import load_pack
+from shared.trial.config import load_trial_config
 
-INDEX = FaqIndex(load_pack("ctsmash").section("faq", FaqConfig))
+PACK = load_pack("ctsmash")
+INDEX = FaqIndex(PACK.section("faq", FaqConfig))
 
 
 @pytest.mark.parametrize(
@@ -80,3 +87,46 @@ def test_a_tourists_function_words_are_not_topics() -> None:
 )
 def test_a_spanish_part_of_the_day_places_the_hour(text: str, hour: int) -> None:
     assert resolve_time(text) == time(hour, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("So sorry, I cannot make it this Tuesday", "cancel"),
+        ("no podré asistir mañana", "cancel"),
+        ("please cancel it", "cancel"),
+        ("could we reschedule?", "reschedule"),
+        ("is our booking still on?", "status"),
+    ],
+)
+def test_a_tourists_booked_class_given_up_moved_or_checked(text: str, action: str) -> None:
+    """After a booking a tourist cancels, moves or checks it in their words: the trial's own
+    phrases read them once they are in Portuguese."""
+    config = load_trial_config(PACK)
+    assert detect_action(text, [], config) == action
+
+
+@pytest.mark.parametrize(
+    "text", ["how do I sign up for the monthly plan?", "me gustaría inscribirme en el plan"]
+)
+def test_a_tourist_signing_up_for_a_plan_is_enrolling(text: str) -> None:
+    intents = classify(text, trial_stage="booked", config=load_triage(PACK), pack=PACK).intents
+    assert "enrollment" in intents
+    assert "trial" not in intents
+
+
+@pytest.mark.parametrize(
+    ("text", "plan", "days", "payment"),
+    [
+        ("I'd go with twice a week, by card", "duas_vezes", [], "cartao"),
+        ("three times per week, mondays and fridays", "tres_vezes", ["segunda", "sexta"], None),
+        ("quiero dos veces a la semana", "duas_vezes", [], None),
+    ],
+)
+def test_a_tourists_plan_days_and_way_to_pay_are_read(
+    text: str, plan: str, days: list[str], payment: str | None
+) -> None:
+    """How often, which weekdays (said in the plural of a habit) and the card, in English or
+    Spanish, fill the enrollment as the Portuguese would."""
+    reading = read(text, load_enrollment(PACK), stage="ask_plan")
+    assert (reading.plan, reading.days, reading.payment) == (plan, days, payment)

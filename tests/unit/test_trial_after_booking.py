@@ -11,9 +11,10 @@ import pytest
 
 from services.triage.config import load_config as load_triage
 from services.triage.rules import classify
+from services.trial.extraction import detect_action
 from services.trial.shift import asks_to_move
 from shared.nlu.dates import resolve_date
-from tests.unit.test_trial_flow import PACK, booked_chat
+from tests.unit.test_trial_flow import CONFIG, PACK, booked_chat, confirming_chat
 
 TRIAGE = load_triage(PACK)
 
@@ -149,3 +150,89 @@ def test_not_making_the_booked_class_itself_is_a_cancel() -> None:
     out = booked_chat().say("não vou conseguir ir na terça dia 10, desculpa")
     assert out.state.pending_tool is not None
     assert out.state.pending_tool.tool == "cancel_booking"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "não vou conseguir, foi mal",
+        "nao vou poder terça, mil desculpas",
+        "infelizmente não poderei",
+        "acho que vou desistir da aula",
+    ],
+)
+def test_not_going_with_the_going_unsaid_asks_to_cancel(text: str) -> None:
+    """Nobody says "ir" after "não vou conseguir": the future "can't" followed by no other verb
+    is the class given up, in triage and in the trial alike."""
+    assert "trial" in classify(text, trial_stage="booked", config=TRIAGE, pack=PACK).intents
+    out = booked_chat().say(text, intents=["trial"])
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "cancel_booking"
+
+
+@pytest.mark.parametrize(
+    "text", ["nao vou conseguir pagar no cartao", "não vou poder trazer minha raquete"]
+)
+def test_a_cant_with_another_verb_is_no_cancel(text: str) -> None:
+    assert detect_action(text, [], CONFIG) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "segue tudo combinado pra terça?",
+        "a aula ainda tá de pé?",
+        "tá mantido ainda?",
+        "consegue checar se ficou tudo ok?",
+    ],
+)
+def test_asking_whether_the_class_still_stands_is_its_status(text: str) -> None:
+    """Whether the class still stands is asked with "de pé", "valendo", "tudo certo", not with
+    "marcada": the booking is looked up, not left to the small talk or nobody."""
+    assert "trial" in classify(text, trial_stage="booked", config=TRIAGE, pack=PACK).intents
+    assert detect_action(text, [], CONFIG) == "status"
+    plan = booked_chat().plan_for(text, intents=["trial"])
+    assert plan.tool_call is not None
+    assert plan.tool_call.tool == "get_booking"
+
+
+@pytest.mark.parametrize("text", ["tá certo, brigada", "o cupom ainda está valendo?"])
+def test_an_ack_or_something_else_still_valid_is_no_status(text: str) -> None:
+    assert detect_action(text, [], CONFIG) is None
+
+
+def test_a_move_that_names_the_class_with_a_status_phrase_is_a_move() -> None:
+    """ "minha aula" is a status phrase; beside a verb of moving it only names what moves."""
+    out = booked_chat().say("bom dia, tem como alterar a minha aula para as 18h?")
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "reschedule_booking"
+    assert out.state.pending_tool.args["new_time"] == "18:00"
+    asked = booked_chat().say("preciso alterar minha aula")
+    assert (asked.state.rescheduling, asked.asks_question) == (True, True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vou ter que faltar, surgiu um plantão",
+        "não vou mais na aula, obrigada",
+        "Informo que não me será possível comparecer.",
+        "olha, não vai rolar pra mim na terça",
+    ],
+)
+def test_missing_the_class_in_other_words_asks_to_cancel(text: str) -> None:
+    """Missing the class is said with "faltar", "não vou na aula", a formal "não será
+    possível", or an impersonal "não vai dar/rolar" with the day."""
+    assert "trial" in classify(text, trial_stage="booked", config=TRIAGE, pack=PACK).intents
+    out = booked_chat().say(text, intents=["trial"])
+    assert out.state.pending_tool is not None
+    assert out.state.pending_tool.tool == "cancel_booking"
+
+
+def test_a_cant_said_to_the_class_offered_asks_for_another() -> None:
+    """Before anything is booked, "não vou conseguir" at the confirmation refuses that class (a
+    no, which asks for another), where "cancela" stops the booking."""
+    refused = confirming_chat().say("hmm não vou conseguir")
+    assert refused.journal["reply"] != "trial_flow_stopped"
+    assert (refused.state.stage, refused.state.nome) == ("ask_date", "João")
+    assert confirming_chat().say("cancela").journal["reply"] == "trial_flow_stopped"
