@@ -11,7 +11,7 @@ from __future__ import annotations
 
 _FUNCTION_WORDS = """
     a o as os um uma uns umas de da do das dos em na no nas nos num numa por pelo pela pelos
-    pelas para pra pro com sem sob sobre ate entre contra desde ao aos e ou mas nem que se
+    pelas para pra pro pras pros com sem sob sobre ate entre contra desde ao aos e ou mas nem que se
     porque pois como quando onde aonde quanto quantos quanta quantas qual quais quem cujo
     eu tu ele ela nos vos eles elas voce voces me mim te ti lhe lhes se si comigo contigo
     conosco meu minha meus minhas teu tua seu sua seus suas nosso nossa nossos nossas dele dela
@@ -84,6 +84,7 @@ _EVERYDAY = """
     bacana demais maravilha melhor pior reservar reserva vamo bora
     exato serio verdade nossa eita vixe uai poxa puts hum hmm kk kkk rs haha desculpa desculpe
     ops opa ah ahh oh ih aff afe ue xi vish hein enfim esqueci lembrei compreendo entendo
+    pera perai
     surgiu imprevisto gentileza fzr
     favor gente pessoal galera amigo amiga moca moco senhor senhora mano mana parceiro
     prezado prezada prezados prezadas caro cara caros senhores atenciosamente att cordialmente

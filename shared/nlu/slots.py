@@ -83,7 +83,7 @@ from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import Vocabulary
 from shared.nlu.lexicon import COMMON_WORDS, GRAMMAR_WORDS
 from shared.nlu.normalize import normalize, strip_accents
-from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
+from shared.nlu.numbers import NUMBER_WORD_SET, NUMBER_WORDS, number_value, with_digits
 
 Level = Literal["iniciante", "intermediario", "avancado"]
 
@@ -98,9 +98,11 @@ _MORE_NOT_NAMES = """
     pode ser nenhuma nenhum nada zero sobre gratis gratuito valor plano planos
     my name is im am the hi hello hey want book class please thanks
     quase mais menos uns umas cerca nasci nasceu nascido nascida junto junta juntos juntas
-    fechou fechado firmeza suave demorou
+    fechou fechado firmeza suave demorou meia
 """
-_NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
+# Number words ("dia dez", "as oito") and "meia" (the half hour of "7 e meia") say a day or an
+# hour, never a name.
+_NOT_NAME = COMMON_WORDS | NUMBER_WORD_SET | frozenset(_MORE_NOT_NAMES.split())
 # The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos"), and what
 # a parent calls a child ("pra minha pequena, a Duda", "o meu guri"): the last line.
 _RELATION_WORDS = """
@@ -228,9 +230,15 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _BREAK = re.compile(r"\S")
 _GLUED_TO_DIGIT = re.compile(r"\d")
 _AFTER_DIGIT = re.compile(r"\d[ \t]?$")
+# What makes the number before it an hour, not an age: a part of the day or the minutes ("Carla
+# 7 da noite", "a Renata 7 e meia").
+_HOUR_AFTER = (
+    r"(?!\s*(?:d[aeo]\s+(?:manh[aã]|tarde|noite|madrugada)|e\s+(?:meia|quinze|\d{1,2}))\b)"
+)
 # A number right after a word that reads as an age, not an hour, a date or an amount.
 _NUMBER_AFTER = re.compile(
     r"[ \t]*,?[ \t]*\d{1,3}(?![\d:/.hH]|[ \t]*(?:h\b|hs\b|hrs?\b|horas?\b|reais\b|de\s+\w+o\b))"
+    + _HOUR_AFTER
 )
 _CLAUSE_SPLIT = re.compile(r"[,;\n!?]+|\.(?!\d)|\s[-–—]\s")
 
@@ -775,7 +783,7 @@ _FIRST_CLAUSE = re.compile(r"[,;!?\n]|\.(?!\d)")
 # "Pacote de 10 aulas", "Terça de 7 às 8").
 _NOT_AN_AGE_AFTER = (
     r"(?!\s*(?:x|h|hs|horas?|min|:|/|vezes|aulas?|alunos|pessoas|dias|semanas|meses|reais"
-    r"|anos de|as|às|a|ate|até)\b)"
+    r"|anos de|as|às|a|ate|até)\b)" + _HOUR_AFTER
 )
 _AGE_AFTER_NAME = re.compile(rf"\b[A-ZÀ-Ý][a-zà-ÿ]+,?\s+de\s+(\d{{1,2}})\b{_NOT_AN_AGE_AFTER}")
 # "sou o Nando 40 intermediário": a number right after a name, with no comma.

@@ -372,3 +372,29 @@ def test_the_level_of_a_time_played_is_the_packs_rule() -> None:
     assert extract_level("jogo faz uns 8 meses", levels_by_time=LEVELS) == "iniciante"
     assert extract_level("treino há 4 anos") is None
     assert tells_level("treino há 4 anos")
+
+
+@pytest.mark.parametrize(
+    ("text", "expecting"),
+    [
+        ("terça, dia dez", False),
+        ("dezenove", True),
+        ("marquei pras 8 da noite de terça", False),
+        ("tô chegando 6 e meia, beleza", False),
+        ("tenho 40, nao pera, 41", False),
+    ],
+)
+def test_words_of_a_day_or_an_hour_are_not_names(text: str, expecting: bool) -> None:
+    """Number words, the half hour and "pras"/"pera" are how people say a day or an hour or
+    take a breath, never who they are."""
+    assert extract_name(text, expecting_name=expecting) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["dá pra ir eu e a Paula 8 da noite?", "vai a Fabi 6 e meia, pode ser", "o Caio 7 e 15"],
+)
+def test_a_number_that_a_part_of_the_day_or_minutes_follow_is_an_hour_not_an_age(
+    text: str,
+) -> None:
+    assert extract_age(text) is None
