@@ -47,8 +47,8 @@ mês que vem" (29; ``shared.nlu.age``), a bare number clause in a comma list wit
 relation or a level ("João, 27, iniciante"), and with ``expecting_age`` any clause that is only
 a number ("27", "28, quanto é o plano?", "kkk, 33!").
 Durations are not ages ("jogo há 2 anos", "2 anos de experiência", "mais de 2 anos"), and a date
-or an hour never is ("dia 23", "18h"). The raw number is returned (range checks belong to the
-trial service).
+or an hour never is ("dia 23", "18h"). The latest correction wins ("tenho 27, na verdade 28", "ele
+tem 9, não pera, 10"). The raw number is returned (range checks belong to the trial service).
 
 Level rules (a class word — "iniciante", "intermediária", "avançado" — wins over a level inferred
 from a story; otherwise the earliest mention wins; a mention right after "não"/"não sou" is
@@ -865,14 +865,38 @@ def _clause_end_age(text: str) -> int | None:
     return None
 
 
+# After one of these a person corrects the number just said ("tenho 27, na verdade 28", "ele
+# tem 9, não pera, 10", "30 quer dizer 31"). A "não" right before a number denies that number
+# ("tem 9, não 10"): it corrects nothing.
+_AGE_CORRECTION = re.compile(
+    r"\b(?:n[aã]o(?!\s*\d)|na (?:verdade|vdd)|ops|quis dizer|quer dizer|digo|corrigindo|errei"
+    r"|pera[ií]?)\b",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=512)
 def extract_age(text: str, expecting_age: bool = False, *, today: date | None = None) -> int | None:
     """The person's age in years, unvalidated, or None (rules in the module doc).
 
-    ``today`` (the turn's business date) lets a birth date or year give the age
+    The latest correction wins: the text after each correction marker is read first, latest
+    first, and a bare number there ("28") is the age once an age was said before it, as if it
+    had been asked. ``today`` (the turn's business date) lets a birth date or year give the age
     (``shared.nlu.age``); "faço 30 mês que vem" is 29 with or without it. Cached, as
     ``normalize``: a turn's message is read by several extractors and services.
     """
+    said = _age_in(text, expecting_age, today)
+    for marker in reversed(list(_AGE_CORRECTION.finditer(text))):
+        # "ela tem 11 quer dizer 12": "tem 11" is an age once the correction is cut off.
+        corrects = said is not None or _age_in(text[: marker.start()], False, today) is not None
+        corrected = _age_in(text[marker.end() :], expecting_age or corrects, today)
+        if corrected is not None:
+            return corrected
+    return said
+
+
+def _age_in(text: str, expecting_age: bool, today: date | None) -> int | None:
+    """The age ``text`` says, corrections aside (``extract_age``)."""
     normalized = with_years_typos_fixed(with_digits(normalize(with_cue_typos_fixed(text))))
     turning = turning_spans(normalized)
     for pattern, check_before in ((_AGE_CUED, False), (_AGE_TENHO, False), (_AGE_YEARS, True)):

@@ -398,3 +398,22 @@ def test_a_number_that_a_part_of_the_day_or_minutes_follow_is_an_hour_not_an_age
     text: str,
 ) -> None:
     assert extract_age(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expecting", "age"),
+    [
+        ("tenho 33, na vdd 34", False, 34),
+        ("sou a Lívia, 25 anos... ops, 26", False, 26),
+        ("ela tem 11 quer dizer 12", False, 12),
+        ("52 digo 53", True, 53),
+        ("19, pera, 20", True, 20),
+        ("o Théo tem 6, não, 7", False, 7),
+        ("ele tem 13 e não 14", False, 13),
+        ("tenho 41 anos e não jogo faz 3 anos", False, 41),
+    ],
+)
+def test_the_latest_correction_of_an_age_wins(text: str, expecting: bool, age: int) -> None:
+    """After "na verdade", "ops", "quer dizer", "digo", "pera" or a "não" that does not deny
+    the number right after it, the number said is the age, as if the bot had asked for it."""
+    assert extract_age(text, expecting) == age
