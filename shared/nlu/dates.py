@@ -42,8 +42,9 @@ booking ("8/12/26" → 2026) and backward for a birth date (``resolve_birth_date
 "um de março", "dia primeiro".
 
 Corrections: the latest mention wins. The text after the last correction marker ("não",
-"aliás", "melhor", "na verdade", "prefiro"...) is read first ("terça... aliás quarta" →
-Wednesday; "19h, não, 18h" → 18:00), then the whole message.
+"aliás", "melhor", "na verdade", "prefiro", "ops", "quis dizer", "digo"...) is read first
+("terça... aliás quarta" → Wednesday; "19h, não, 18h" → 18:00), then the whole message; with
+``expecting`` a bare hour after it is the time ("7 não, 18" → 18:00).
 A mention directly followed by "não" is skipped ("terça não, quarta" → Wednesday). Among several
 mentions of the same kind the first wins. Impossible dates ("31/02") are ignored. With
 ``expecting=True`` (the bot just asked for the date) a message that is only a day number
@@ -189,7 +190,8 @@ _TIME_AFTER = frozenset({"as", "pelas", "das", "a", "umas", "depois", "que", "se
 # After one of these the person corrects what they said before ("terça... aliás quarta", "19h,
 # não, 18h"): the latest mention wins, so the text after the last one is read first.
 _CORRECTION = re.compile(
-    r"\b(?:nao|alias|melhor|na verdade|prefiro|pensando bem|mudei de ideia|troca|trocando)\b"
+    r"\b(?:nao|alias|melhor|na verdade|prefiro|pensando bem|mudei de ideia|troca|trocando"
+    r"|ops|quis dizer|quer dizer|digo|corrigindo|errei|pera|perai)\b"
 )
 _WEEKDAY_DAY = re.compile(
     r"\b(?P<day>segunda|terca|quarta|quinta|sexta|sabado|domingo|[2-6]a)(?:[-\s]feira)?\s+(?:dia\s+)?"
@@ -829,7 +831,10 @@ def _time_candidates(text: str, expecting: bool) -> tuple[time, ...]:
     found = _first_mention(normalized[targets[-1].start() :]) if targets else None
     found = found or next(filter(None, map(_first_mention, _latest_first(normalized))), None)
     if found is None and expecting:
-        bare = _BARE_HOUR.match(normalized)
+        # "7 não, 18": the hour after the latest correction is the one meant.
+        bare = next(
+            filter(None, (_BARE_HOUR.match(p.strip()) for p in _latest_first(normalized))), None
+        )
         hour = number_value(bare[1]) if bare else None
         literal = _clock(hour, 0)
         if bare is not None and literal is not None and hour is not None:

@@ -269,3 +269,23 @@ def test_date_and_time_work_alone_and_together() -> None:
 )
 def test_the_hour_a_change_goes_to(text: str, expected: time) -> None:
     assert resolve_time(text, valid_times=["07:00", "18:00", "19:00", "20:00"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expecting", "expected"),
+    [
+        ("às 18h... ops, quis dizer 19h", False, time(19, 0)),
+        ("20h digo 19h", False, time(19, 0)),
+        ("8 não, 7", True, time(7, 0)),
+        ("18, pera, 20", True, time(20, 0)),
+    ],
+)
+def test_the_hour_after_a_slip_is_the_time(text: str, expecting: bool, expected: time) -> None:
+    """ "ops", "quis dizer", "digo", "pera" correct like "não" and "aliás"; when the time was
+    asked, a bare hour after the correction is the time."""
+    valid = ("07:00", "18:00", "19:00", "20:00")
+    assert resolve_time(text, expecting=expecting, valid_times=valid) == expected
+
+
+def test_the_day_after_a_slip_is_the_date() -> None:
+    assert resolve_date("dia 17, ops, quer dizer dia 24", THURSDAY, TZ) == date(2026, 2, 24)
