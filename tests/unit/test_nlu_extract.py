@@ -168,3 +168,21 @@ def test_pathological_inputs_are_fast_and_safe(text: str) -> None:
 def test_control_characters_do_not_hide_content() -> None:
     assert yes_no("\x00sim\x00") is True
     assert resolve_time("às\t19h\r\n") == time(19, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "age"),
+    [
+        ("quero agendar pro meu enteado de 13 anos, eu tenho 44", 13),
+        ("a aula é pra minha avó, ela tem 67. eu tô com 39", 67),
+        ("é pra minha sobrinha, tenho 31 anos, ela ainda nao sabe quantos anos vai ter kk", None),
+        ("seria pra minha namorada, ela tem 24 e eu 27", 24),
+    ],
+)
+def test_the_writers_own_age_is_not_the_age_of_whom_they_book_for(
+    text: str, age: int | None
+) -> None:
+    """Booking for someone else, "tenho 44" / "e eu 27" is the writer's age: the student's
+    is the one said of them, or none (asked again), never the parent's."""
+    slots = extract_slots(text, NOW, TZ)
+    assert (slots.for_someone_else, slots.idade) == (True, age)
