@@ -309,6 +309,21 @@ _LATE_HINT = re.compile(
     r"\b(?:depois d[oe] (?:trabalho|trabalhar|servico|expediente)|saindo do (?:trabalho|servico)"
     r"|apos o (?:trabalho|servico|expediente)|fim do dia|final do dia)\b"
 )
+# Ways of naming a part of the day without its name, and the part each names: early on a
+# day ("terça cedinho", "amanhã cedo", "antes do trabalho"), after lunch, after work. "o mais
+# cedo possível" is the first class (``_FIRST_SLOT``), not a part of the day.
+_PART_HINTS: tuple[tuple[PartOfDay, re.Pattern[str]], ...] = (
+    (
+        "manha",
+        re.compile(
+            r"\b(?:cedinho|(?:bem|logo|hoje|amanha|segunda|terca|quarta|quinta|sexta|sabado"
+            r"|domingo) cedo"
+            r"|antes d[oe] (?:ir (?:pro |para o )?)?(?:trabalho|trabalhar|servico|expediente))\b"
+        ),
+    ),
+    ("tarde", re.compile(r"\b(?:depois|apos) d?o almoco\b")),
+    ("noite", _LATE_HINT),
+)
 # A reply's opening words before the number ("então 19", "pode ser 7", "ok, 20").
 _REPLY_FILLER = r"(?:(?:entao|pode ser|ok|beleza|blz|sim|isso|prefiro|melhor|vamos de|vai ser)\s+)?"
 _BARE_HOUR = re.compile(rf"^{_REPLY_FILLER}(?:(?:as|a)\s+)?({_HOUR})$")
@@ -856,8 +871,7 @@ def _preferred(
     """A time said by preference, not by hour: a part of the day moves the time said before
     into it ("às 7" then "da noite" → 19:00); with the class times, the only class of that part
     of the day ("de manhã cedo" → 07:00) or the first or last class ("o último horário")."""
-    period_match = _PERIOD_ONLY.search(normalized)
-    period = period_match[1] if period_match else None
+    period = _part_named(normalized)
     if previous is not None and period is not None:
         if _hour_in(previous.hour, period):
             return previous
@@ -880,8 +894,16 @@ def part_of_day(text: str) -> PartOfDay | None:
     """The part of the day a message names without an hour ("terça à noite", "pela manhã"):
     "manha", "tarde" or "noite", else None. A wish about when, kept until an hour is chosen, so
     the hours offered are that part's, not the whole day's."""
-    match = _PERIOD_ONLY.search(normalize(text))
-    return cast(PartOfDay, match[1]) if match else None
+    return _part_named(normalize(text))
+
+
+def _part_named(normalized: str) -> PartOfDay | None:
+    """The part of the day named ("à noite") or said another way ("cedinho", "depois do
+    almoço", "saindo do trabalho": ``_PART_HINTS``)."""
+    match = _PERIOD_ONLY.search(normalized)
+    if match is not None:
+        return cast(PartOfDay, match[1])
+    return next((part for part, hint in _PART_HINTS if hint.search(normalized)), None)
 
 
 def in_part_of_day(hh_mm: str, part: PartOfDay) -> bool:

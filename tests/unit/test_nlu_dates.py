@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.nlu.dates import resolve_date, resolve_time
+from shared.nlu.dates import part_of_day, resolve_date, resolve_time
 
 TZ = ZoneInfo("America/Sao_Paulo")
 THURSDAY = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)
@@ -289,3 +289,26 @@ def test_the_hour_after_a_slip_is_the_time(text: str, expecting: bool, expected:
 
 def test_the_day_after_a_slip_is_the_date() -> None:
     assert resolve_date("dia 17, ops, quer dizer dia 24", THURSDAY, TZ) == date(2026, 2, 24)
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("quinta cedinho dá?", "manha"),
+        ("amanha cedo consigo", "manha"),
+        ("antes do serviço seria ideal", "manha"),
+        ("so consigo dps do almoço", "tarde"),
+        ("pode ser saindo do serviço", "noite"),
+        ("quero o horario mais cedo possivel", None),
+    ],
+)
+def test_a_part_of_the_day_said_without_its_name(text: str, part: str | None) -> None:
+    """ "cedinho", "antes do serviço", "depois do almoço", "saindo do serviço" name a part of
+    the day as "de manhã" does; the earliest class ("o mais cedo possível") names none."""
+    assert part_of_day(text) == part
+
+
+def test_early_on_the_day_is_the_morning_class() -> None:
+    valid = ("07:00", "18:00", "19:00", "20:00")
+    assert resolve_time("terça cedinho", valid_times=valid) == time(7, 0)
+    assert resolve_time("saindo do serviço", previous=time(7, 0)) == time(19, 0)
