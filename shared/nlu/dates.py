@@ -730,8 +730,10 @@ _PEOPLE_AFTER = re.compile(
 )
 
 
-# What a number counts when it is no hour ("entre 8 e 10 anos").
-_COUNT_AFTER = re.compile(r"\s*(?:anos|pessoas|dias|semanas|meses|vezes|alunos|reais)\b")
+# What a number counts when it is no hour ("entre 8 e 10 anos", "umas 2 vezes", "as 3 aulas").
+_COUNT_AFTER = re.compile(
+    r"\s*(?:anos|pessoas|dias|semanas|meses|vezes|alunos|alunas|aulas|aulinhas|reais)\b"
+)
 
 
 def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
@@ -757,8 +759,10 @@ def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
         not match["pre"] and _preceding_word(text, match.start()) in _NOT_TIME_BEFORE
     ):
         return None
-    if _PEOPLE_AFTER.match(text, match.end()) and not (match["suffix"] or match["clock"]):
-        # "as 3 no mesmo horário", "as duas juntas": people counted, not an hour.
+    counted = _PEOPLE_AFTER.match(text, match.end()) or _COUNT_AFTER.match(text, match.end())
+    if counted and not (match["suffix"] or match["clock"]):
+        # "as 3 no mesmo horário", "as duas juntas", "umas 2 vezes": people or things
+        # counted, not an hour.
         return None
     hour = number_value(match["h"])
     if hour is None:

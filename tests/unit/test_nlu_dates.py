@@ -312,3 +312,10 @@ def test_early_on_the_day_is_the_morning_class() -> None:
     valid = ("07:00", "18:00", "19:00", "20:00")
     assert resolve_time("terça cedinho", valid_times=valid) == time(7, 0)
     assert resolve_time("saindo do serviço", previous=time(7, 0)) == time(19, 0)
+
+
+@pytest.mark.parametrize(
+    "text", ["já fiz umas 3 aulas de tênis", "bati bola umas 2 vezes", "pelas 4 semanas seguintes"]
+)
+def test_a_number_that_counts_something_is_no_hour_whatever_its_preposition(text: str) -> None:
+    assert resolve_time(text) is None
