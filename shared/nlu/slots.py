@@ -55,8 +55,9 @@ from a story; otherwise the earliest mention wins; a mention right after "não"/
 skipped):
 - iniciante: "iniciante", "principiante", "básico", "novato", "começando", "comecei", "nunca
   joguei/fiz/pratiquei...", "nunca" a few words before a court, racket or ball, "primeira vez",
-  "sem/zero experiência", "já joguei (algumas vezes)", "beach tennis nunca", "nunca" alone; with
-  ``expecting_level`` also "nada", "nenhuma", "pouca";
+  "sem/zero experiência", "já joguei (algumas vezes)", a few times played ("joguei umas 2 vezes",
+  not "3 vezes por semana"), "beach tennis nunca", "nunca" alone; with ``expecting_level`` also
+  "nada", "nenhuma", "pouca";
 - intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo/joga" (and, when
   the level was asked, "médio"/"regular" alone);
 - the English and Spanish words of each level ("beginner", "intermediate", "avanzado");
@@ -958,6 +959,11 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|nao\s+(?:tem|tenho|possui|possuo|temos|tinha)\s+(?:nenhuma\s+|muita\s+)?experiencia"
             r"|(?:sou|to|estou|e|ta)\s+(?:bem\s+|muito\s+|meio\s+)?(?:ruim|frac[oa]|crua|cru)"
             r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
+            # Played a few times, in every person ("joguei umas 2 vezes", "ela jogou poucas
+            # vezes"; "umas" is a digit once numbers are), not how often ("3 vezes por semana").
+            r"|(?:jog(?:uei|ou|amos|aram)|bati bola|fiz|fez)\s+(?:so\s+)?(?:(?:umas|uma|1)\s+)?"
+            r"(?:algumas|poucas|duas|tres|[1-5])\s+(?:vezes|aulas?)"
+            r"(?!\s+(?:por|ao|toda|todo|(?:na|a) semana|no mes)\b(?!\s+passad))"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|beach(?: tennis)?,? (?:eu |ele |ela )?nunca"
             # Every person of the past: "nunca joguei", "ela nunca jogou", "os três nunca jogaram".

@@ -417,3 +417,18 @@ def test_the_latest_correction_of_an_age_wins(text: str, expecting: bool, age: i
     """After "na verdade", "ops", "quer dizer", "digo", "pera" or a "não" that does not deny
     the number right after it, the number said is the age, as if the bot had asked for it."""
     assert extract_age(text, expecting) == age
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        ("bati bola algumas vezes na praia", "iniciante"),
+        ("ele jogou umas duas vezes no clube", "iniciante"),
+        ("joguei 3 vezes só", "iniciante"),
+        ("jogamos 3 vezes por mes", None),
+        ("joguei 2 vezes na semana por um tempo", None),
+    ],
+)
+def test_having_played_a_few_times_is_a_beginner(text: str, level: str | None) -> None:
+    """A few times played is a beginner's story; how often one plays ("por semana") is not."""
+    assert extract_level(text, levels_by_time=LEVELS) == level
