@@ -67,6 +67,8 @@ _VERBS = """
     trocar troco troca troquei
     lembrar lembro lembra
     entender entendo entende entendi
+    errar erro errei errou errado errada corrigir corrijo corrigi corrigindo corrige
+    digitar digitei digitou digitado confundir confundi confundiu enganar enganei enganou
     mandar mando manda mandei
     passar passo passa passei
     usar uso usa usei

@@ -432,3 +432,12 @@ def test_the_latest_correction_of_an_age_wins(text: str, expecting: bool, age: i
 def test_having_played_a_few_times_is_a_beginner(text: str, level: str | None) -> None:
     """A few times played is a beginner's story; how often one plays ("por semana") is not."""
     assert extract_level(text, levels_by_time=LEVELS) == level
+
+
+@pytest.mark.parametrize(
+    "text", ["ela tem 12 anos, errei", "tenho 14, digitei errado", "31 anos, confundi"]
+)
+def test_owning_up_to_a_slip_is_not_a_name(text: str) -> None:
+    """The words of a slip ("errei", "digitei errado", "confundi") beside an age are not the
+    clause that is only a name."""
+    assert extract_name(text) is None
