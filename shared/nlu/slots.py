@@ -761,6 +761,12 @@ _AGE_CUED = re.compile(
     rf"|(?<![\d/:-]){_NUMBER}\s?{_YEARS} de idade\b"
 )
 _AGE_TENHO = re.compile(rf"\b(?:tenho|tem)\s+{_NUMBER}(?:\s+(?:e|sou|mas|ja|nunca)\b|$)")
+# "ele tem 9 na verdade", "tenho 30 também", "ela tem 12 agora kk": said of a person, the
+# number may end its clause with such words; a bare "tem 19 também?" asks about an hour.
+_AGE_PERSON_HAS = re.compile(
+    rf"\b(?:tenho|(?:ele|ela|eu)\s+tem)\s+{_NUMBER}"
+    r"(?:\s+(?:na verdade|tambem|agora|ok|ne|viu|sabe|k+|rs+|ha(?:ha)+))+$"
+)
 # "27a" is 27 years, but "3ª 16" / "3a feira" is a weekday (the ordinal): not an age.
 _AGE_YEARS = re.compile(
     rf"(?<![\w/:-])(?:(\d{{1,3}})(?:\s?{_YEARS}|a(?![\s-]*(?:feira\b|\d)))"
@@ -858,9 +864,11 @@ def _comma_list_age(text: str) -> int | None:
 
 def _clause_end_age(text: str) -> int | None:
     """ "tenho 24, jogo há 6 anos", "ela tem 16, joga com a gente": "tenho/tem N" ending a
-    clause (the comma is gone once the text is normalized, so clauses are cut first)."""
+    clause, or only words that change nothing after it ("ele tem 9 na verdade"); the comma
+    is gone once the text is normalized, so clauses are cut first."""
     for clause in _CLAUSE_SPLIT.split(text):
-        match = _AGE_TENHO.search(with_digits(normalize(clause)))
+        words = with_digits(normalize(clause))
+        match = _AGE_TENHO.search(words) or _AGE_PERSON_HAS.search(words)
         if match:
             return _number_in(match)
     return None

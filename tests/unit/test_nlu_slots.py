@@ -441,3 +441,18 @@ def test_owning_up_to_a_slip_is_not_a_name(text: str) -> None:
     """The words of a slip ("errei", "digitei errado", "confundi") beside an age are not the
     clause that is only a name."""
     assert extract_name(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "age"),
+    [
+        ("opa, ela tem 13 na verdade", 13),
+        ("tenho 36 tbm", 36),
+        ("ele tem 15 agora kkk", 15),
+        ("tem 18 tambem?", None),
+    ],
+)
+def test_a_persons_age_may_trail_words_that_change_nothing(text: str, age: int | None) -> None:
+    """ "ela tem 13 na verdade": the number is the age even when the clause does not end on
+    it; "tem 18 também?" with no one who has it asks about a class."""
+    assert extract_age(text) == age
