@@ -219,6 +219,8 @@ _BEFORE_OPENING_E = _GREETINGS | {
 }  # fmt: skip
 _ARTICLES = frozenset({"o", "a"})
 _LAUGHTER = frozenset({"k", "kk", "rs", "rsrs", "ha", "haha", "hahaha", "hehe", "kkk"})
+# Laughter however long ("kkkk", "hahahaha", "rsrsrs"): never a name, nor more than a name says.
+_LAUGH = re.compile(r"k+|(?:ha|he|hi)+h?|(?:rs)+")
 # Prepositions before a place ("de São Paulo", "em Santos"): what follows is not a name.
 # The verb between a name and the age it ends ("joao pedro tenho 28").
 _AGE_VERBS = frozenset({"tenho"})
@@ -321,6 +323,7 @@ class _Reader:
                 and key not in _TITLES
                 and _LEVEL_VOCABULARY.correct_token(key) == key
                 and not _swapped_common(key)
+                and not _LAUGH.fullmatch(key)
             )
         return known
 
@@ -546,7 +549,10 @@ class _Reader:
         name, end = self.name_from(at)
         if name is None:
             return None
-        rest = [word for word in words[end:] if word.clause == words[at].clause]
+        # Laughter after the name ("Vini kkk", "Gabi rs") says nothing more.
+        rest = [
+            w for w in words[end:] if w.clause == words[at].clause and not _LAUGH.fullmatch(w.key)
+        ]
         return name if not rest else None
 
     def relation(self) -> tuple[int, int] | None:

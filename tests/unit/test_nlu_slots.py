@@ -456,3 +456,11 @@ def test_a_persons_age_may_trail_words_that_change_nothing(text: str, age: int |
     """ "ela tem 13 na verdade": the number is the age even when the clause does not end on
     it; "tem 18 também?" with no one who has it asks about a class."""
     assert extract_age(text) == age
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Nanda kkkk", "Nanda"), ("Jorge rsrs", "Jorge"), ("Lelê hahahaha", "Lelê"), ("Kkkkk", None)],
+)
+def test_laughter_after_a_name_given_says_nothing_more(text: str, name: str | None) -> None:
+    assert extract_name(text, expecting_name=True) == name
