@@ -93,6 +93,8 @@ _EVERYDAY = """
     grato grata abraco abracos abs bjs beijo beijos saudacoes
     solicito solicitamos agradeco agradecemos aguardo aguardamos informo informamos peco
     pedimos desejo desejamos encaminho reitero ressalto confirmo
+    daqui dali durante breve cedinho tardinha noitinha matina madrugada retrasada retrasado
+    quinzena feriado feriadao carnaval
     aula aulas aulinha experimental teste beach tennis tenis raquete raquetes bolinha quadra
     quadras ct smash horario horarios hora horas minuto minutos vaga vagas turma turmas
     professor professora aluno aluna alunos plano planos preco precos valor valores

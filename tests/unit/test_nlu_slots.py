@@ -464,3 +464,9 @@ def test_a_persons_age_may_trail_words_that_change_nothing(text: str, age: int |
 )
 def test_laughter_after_a_name_given_says_nothing_more(text: str, name: str | None) -> None:
     assert extract_name(text, expecting_name=True) == name
+
+
+@pytest.mark.parametrize("text", ["daqui 10 dias", "tardinha, às 18h", "Madrugada 5h kk"])
+def test_words_of_when_are_not_names(text: str) -> None:
+    """ "daqui", "tardinha", "madrugada" say when, beside the date or hour they go with."""
+    assert extract_name(text) is None
