@@ -68,6 +68,7 @@ _VERBS = """
     lembrar lembro lembra
     entender entendo entende entendi
     errar erro errei errou errado errada corrigir corrijo corrigi corrigindo corrige
+    colocar coloca coloque coloco botar bota bote boto poe ponha pus anotar anota anote
     digitar digitei digitou digitado confundir confundi confundiu enganar enganei enganou
     mandar mando manda mandei
     passar passo passa passei

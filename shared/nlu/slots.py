@@ -7,9 +7,9 @@ which is what makes a bare "João" a name and a bare "27" an age.
 Name rules (``extract_people``; ``extract_name`` is its student's name):
 - a cue anywhere: "me chamo X", "meu nome é X", "nome: X", "nome completo: X", "sou o/a X",
   "aqui é (o/a) X", "quem fala é X", "(pode) me chama(r)/chamem de X" (the writer), "o nome
-  dele/dela é X", "ele se chama X" (someone else); "sou X" only when X is capitalised, a name is
-  expected, or the message also gives booking data ("sou carla 29 anos") — "sou iniciante" and
-  "sou nova aqui" are not names;
+  dele/dela é X", "ele se chama X" (someone else), "pode colocar X", "bota X" (either); "sou X"
+  only when X is capitalised, a name is expected, or the message also gives booking data ("sou
+  carla 29 anos") — "sou iniciante" and "sou nova aqui" are not names;
 - a relation ("pra minha filha Sofia", "meu filho Pedro de 9 anos", "minha esposa, Juliana"):
   the booking is for someone else, the name after it is the student's and the writer's own cue
   gives ``contact_name``;
@@ -186,6 +186,14 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("no nome de", _EITHER),
     ("no nome do", _EITHER),
     ("no nome da", _EITHER),
+    # Telling the bot what to write down: "pode colocar Luciana", "bota Henrique".
+    ("pode colocar", _EITHER),
+    ("pode botar", _EITHER),
+    ("pode por", _EITHER),
+    ("coloca", _EITHER),
+    ("coloque", _EITHER),
+    ("bota", _EITHER),
+    ("poe", _EITHER),
     ("nome completo e", _EITHER),
     ("nome completo", _EITHER),
     ("o nome e", _EITHER),

@@ -470,3 +470,17 @@ def test_laughter_after_a_name_given_says_nothing_more(text: str, name: str | No
 def test_words_of_when_are_not_names(text: str) -> None:
     """ "daqui", "tardinha", "madrugada" say when, beside the date or hour they go with."""
     assert extract_name(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("pode colocar Heloísa", "Heloísa"),
+        ("bota Matheus Rocha aí", "Matheus Rocha"),
+        ("coloque Irene por favor", "Irene"),
+        ("coloca às 19h", None),
+    ],
+)
+def test_telling_the_bot_what_to_write_down_gives_the_name(text: str, name: str | None) -> None:
+    """ "pode colocar X", "bota X": the name to write down; the verb is never one itself."""
+    assert extract_name(text, expecting_name=True) == name
