@@ -39,7 +39,8 @@ A day right after "para (o|a)" wins over other days named ("só volto dia 10, pa
 Numeric dates take "/", "-" or "." ("1.3.2013", "15.02"); a two-digit year is read forward for a
 booking ("8/12/26" → 2026) and backward for a birth date (``resolve_birth_date``: "31/10/74" →
 1974); a date with a year right after "nasci"/"nascimento" is never a booking date. Day words:
-"um de março", "dia primeiro".
+"um de março", "dia primeiro". A weekday counted within a month ("a primeira terça de março",
+"a última terça do mês (que vem)") is that day of the next such month that has not passed it.
 
 Corrections: the latest mention wins. The text after the last correction marker ("não",
 "aliás", "melhor", "na verdade", "prefiro", "ops", "quis dizer", "digo"...) is read first
@@ -139,6 +140,15 @@ _MONTH_NAME = re.compile(
     rf"(?<![\d/:-])(\d{{1,2}}|primeiro|um)o?\s+(?:de\s+)?({_MONTH_WORDS})\b"
     rf"(?:\s+(?:de\s+)?(\d{{4}})\b)?" + _NOT
 )
+# "a primeira terça de março", "última terça do mês", "a segunda terça do mês que vem": a
+# weekday counted within a month.
+_NTH_WEEKDAY = re.compile(
+    r"\b(?P<nth>primeir[ao]|segund[ao]|terceir[ao]|quart[ao]|ultim[ao])\s+"
+    r"(?P<day>segunda|terca|quarta|quinta|sexta|sabado|domingo)(?:[-\s]feira)?\s+"
+    r"(?:de\s+|do\s+|deste\s+|desse\s+)?(?:mes\s+de\s+)?"
+    rf"(?:(?P<month>{_MONTH_WORDS})\b|(?P<next>mes que vem|proximo mes)|(?P<this>mes)\b)" + _NOT
+)
+_NTH = {"primeir": 1, "segund": 2, "terceir": 3, "quart": 4, "ultim": -1}
 _DAY_OF_MONTH = re.compile(r"\bdia\s+(\d{1,2}|primeiro|um)o?(?![\d/:-])" + _NOT)
 _RELATIVE = re.compile(r"\b(depois de amanha|amanha|hoje)\b" + _NOT)
 _WEEKDAY = re.compile(
@@ -367,6 +377,8 @@ def _day_number(word: str) -> int:
 
 
 def _explicit(text: str, today: date, *, past: bool = False) -> date | None:
+    if not past and (counted := _nth_weekday(text, today)) is not None:
+        return counted
     for match in _ISO.finditer(text):
         found = _safe_date(int(match[1]), int(match[2]), int(match[3]))
         if found is not None:
@@ -391,6 +403,34 @@ def _explicit(text: str, today: date, *, past: bool = False) -> date | None:
             else _day_month_near(day, month, today)
         )
         if found is not None:
+            return found
+    return None
+
+
+def _nth_weekday(text: str, today: date) -> date | None:
+    """ "a primeira terça de março" (the next March that still has it), "a última terça do
+    mês", "a segunda terça do mês que vem": that weekday counted within the month."""
+    match = _NTH_WEEKDAY.search(text)
+    if match is None:
+        return None
+    nth, weekday = _NTH[match["nth"][:-1]], _WEEKDAYS[match["day"]]
+    if match["month"]:
+        months = [(today.year, _MONTHS[match["month"]]), (today.year + 1, _MONTHS[match["month"]])]
+    else:
+        # "do mês" once this month's has passed is the next month's.
+        ahead = (1,) if match["next"] else (0, 1)
+        months = [
+            (today.year + (today.month - 1 + n) // 12, (today.month - 1 + n) % 12 + 1)
+            for n in ahead
+        ]
+    for year, month in months:
+        first = date(year, month, 1)
+        last = date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
+        if nth > 0:
+            found = first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (nth - 1))
+        else:
+            found = last - timedelta(days=(last.weekday() - weekday) % 7)
+        if found.month == month and found >= today:
             return found
     return None
 

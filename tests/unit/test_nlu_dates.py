@@ -319,3 +319,19 @@ def test_early_on_the_day_is_the_morning_class() -> None:
 )
 def test_a_number_that_counts_something_is_no_hour_whatever_its_preposition(text: str) -> None:
     assert resolve_time(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"),
+    [
+        ("dá pra ser na primeira terça de março?", THURSDAY, date(2026, 3, 3)),
+        ("quero a ultima terca do mes, 19h", THURSDAY, date(2026, 2, 24)),
+        ("a segunda terça do mes que vem", THURSDAY, date(2026, 3, 10)),
+        ("na terceira terça de janeiro", DECEMBER, date(2027, 1, 19)),
+        ("primeira terça do mês", THURSDAY, date(2026, 3, 3)),
+    ],
+)
+def test_a_weekday_counted_within_a_month(text: str, now: datetime, expected: date) -> None:
+    """ "a primeira/segunda/última terça de março / do mês (que vem)": that weekday of the
+    month, the next one that has not passed, not the nearest Tuesday."""
+    assert resolve_date(text, now, TZ) == expected
