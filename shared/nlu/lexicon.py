@@ -103,6 +103,7 @@ _EVERYDAY = """
     hoje amanha ontem semana semanas mes meses ano anos idade manha cedo tarde
     segunda terca quarta quinta sexta sabado domingo feira fim
     janeiro fevereiro marco abril maio junho julho agosto setembro outubro novembro dezembro
+    jan fev mar abr mai jun jul ago set out nov
     iniciante intermediario intermediaria avancado avancada basico basica medio media nivel
     novato novata experiente profissional comecando iniciando
     mae pai filho filha filhos filhas esposa esposo marido mulher irmao irma sobrinho sobrinha

@@ -484,3 +484,10 @@ def test_words_of_when_are_not_names(text: str) -> None:
 def test_telling_the_bot_what_to_write_down_gives_the_name(text: str, name: str | None) -> None:
     """ "pode colocar X", "bota X": the name to write down; the verb is never one itself."""
     assert extract_name(text, expecting_name=True) == name
+
+
+@pytest.mark.parametrize(
+    "text", ["dia 3 de mar", "pode ser 17 de nov, às 19h", "lá pro dia 9 de jun"]
+)
+def test_a_months_abbreviation_is_not_a_name(text: str) -> None:
+    assert extract_name(text) is None
