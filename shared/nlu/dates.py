@@ -137,8 +137,8 @@ _NOT = r"(?!\s+nao\b)"
 _ISO = re.compile(r"(?<![\d/-])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\d/-])" + _NOT)
 _NUMERIC = re.compile(r"(?<![\d/:-])(\d{1,2})[/-](\d{1,2})(?:[/-](\d{4}|\d{2}))?(?![\d/:-])" + _NOT)
 _MONTH_NAME = re.compile(
-    rf"(?<![\d/:-])(\d{{1,2}}|primeiro|um)o?\s+(?:de\s+)?({_MONTH_WORDS})\b"
-    rf"(?:\s+(?:de\s+)?(\d{{4}})\b)?" + _NOT
+    rf"(?<![\d/:-])(\d{{1,2}}|primeiro|um)o?(?:\s+(?:de\s+)?|\s?[/-]\s?)({_MONTH_WORDS})\b"
+    rf"(?:(?:\s+(?:de\s+)?|\s?[/-]\s?)(\d{{4}})\b)?" + _NOT
 )
 # "a primeira terça de março", "última terça do mês", "a segunda terça do mês que vem": a
 # weekday counted within a month.

@@ -335,3 +335,15 @@ def test_a_weekday_counted_within_a_month(text: str, now: datetime, expected: da
     """ "a primeira/segunda/última terça de março / do mês (que vem)": that weekday of the
     month, the next one that has not passed, not the nearest Tuesday."""
     assert resolve_date(text, now, TZ) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("pode ser 24/fev?", date(2026, 2, 24)),
+        ("3-mar às 19h", date(2026, 3, 3)),
+        ("10 / mar", date(2026, 3, 10)),
+    ],
+)
+def test_a_day_and_a_month_word_joined_by_a_slash_or_dash(text: str, expected: date) -> None:
+    assert resolve_date(text, THURSDAY, TZ) == expected
