@@ -69,7 +69,8 @@ de 1h", "daqui 2 horas"). Without a correction the first time wins ("das 18h às
 ``meio-dia``/``meia-noite`` (with an optional "e meia") are understood, and so are minutes
 before an hour ("quinze para o meio dia" → 11:45, "dez para as sete da noite" → 18:50) and
 "pela manhã"/"na noite" as periods ("as seis pela manhã" → 06:00). With ``expecting=True``
-(the bot just asked for the time) a bare hour ("19", "sete") is read as that hour.
+(the bot just asked for the time) a bare hour ("19", "sete") is read as that hour; a bare
+number after the day said is its class hour (``hour_after_day``: "terça 20").
 
 With no hour said, ``resolve_time`` reads a preference: a part of the day moves the time the
 conversation already has into it ("às 7", then "da noite" → 19:00); with ``valid_times``, the
@@ -456,6 +457,29 @@ def _weekday_and_day(text: str, today: date) -> date | None:
         named = found.weekday() == _WEEKDAYS[match["day"]]
         if named or int(match["number"]) > 23 or _first_mention(text[match.end() :]) is not None:
             return found
+    return None
+
+
+# A bare number right after the day said ("terça 19", "terça que vem 20", "amanhã 18"), not
+# a count, a date or an age.
+_DAY_THEN_NUMBER = re.compile(
+    r"\b(?:segunda|terca|quarta|quinta|sexta|sabado|domingo|[2-6]a|amanha|hoje|que vem|seguinte)"
+    r"(?:[-\s]feira)?\s+(\d{1,2})(?![\d/:.h]|\s*(?:anos?|aninhos|de|dias?|semanas?|meses|vezes"
+    r"|pessoas|reais)\b)"
+)
+
+
+def hour_after_day(text: str, day: date | None, valid_times: Collection[str]) -> time | None:
+    """The class hour a bare number after the day said gives ("terça 19" → 19:00 when 19:00 is
+    a class): a number no one reads as the day itself (``day``, the date read from ``text``:
+    "terça 17" on a Tuesday the 17th is that day), and only an hour that is a class time, so
+    "terça 8" with classes at 08:00 and 20:00 is not guessed."""
+    for match in _DAY_THEN_NUMBER.finditer(with_digits(normalize(text))):
+        number = int(match[1])
+        if day is not None and day.day == number:
+            continue
+        if f"{number:02d}:00" in valid_times:
+            return time(number, 0)
     return None
 
 

@@ -11,7 +11,7 @@ from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
 from shared.nlu.age import without_birth_date
-from shared.nlu.dates import resolve_date, resolve_time
+from shared.nlu.dates import hour_after_day, resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
 from shared.nlu.party import (
     includes_writer,
@@ -85,17 +85,18 @@ def extract_slots(
         )
     # A birth date gives the age; it is never the day of the class.
     when = without_birth_date(text)
+    day = resolve_date(when, now, tz, expecting=expecting == "date", reference=reference_date)
+    hour = resolve_time(
+        text, expecting=expecting == "time", valid_times=valid_times, previous=reference_time
+    )
+    if hour is None and valid_times:
+        hour = hour_after_day(when, day, valid_times)
     return Slots(
         nome=people.nome,
         idade=idade,
         nivel=nivel,
-        date=resolve_date(when, now, tz, expecting=expecting == "date", reference=reference_date),
-        time=resolve_time(
-            text,
-            expecting=expecting == "time",
-            valid_times=valid_times,
-            previous=reference_time,
-        ),
+        date=day,
+        time=hour,
         yes_no=yes_no(text),
         contact_name=people.contact_name,
         for_someone_else=people.for_someone_else,
