@@ -39,11 +39,13 @@ A day right after "para (o|a)" wins over other days named ("só volto dia 10, pa
 Numeric dates take "/", "-" or "." ("1.3.2013", "15.02"); a two-digit year is read forward for a
 booking ("8/12/26" → 2026) and backward for a birth date (``resolve_birth_date``: "31/10/74" →
 1974); a date with a year right after "nasci"/"nascimento" is never a booking date. Day words:
-"um de março", "dia primeiro".
+"um de março", "dia primeiro". A weekday counted within a month ("a primeira terça de março",
+"a última terça do mês (que vem)") is that day of the next such month that has not passed it.
 
 Corrections: the latest mention wins. The text after the last correction marker ("não",
-"aliás", "melhor", "na verdade", "prefiro"...) is read first ("terça... aliás quarta" →
-Wednesday; "19h, não, 18h" → 18:00), then the whole message.
+"aliás", "melhor", "na verdade", "prefiro", "ops", "quis dizer", "digo"...) is read first
+("terça... aliás quarta" → Wednesday; "19h, não, 18h" → 18:00), then the whole message; with
+``expecting`` a bare hour after it is the time ("7 não, 18" → 18:00).
 A mention directly followed by "não" is skipped ("terça não, quarta" → Wednesday). Among several
 mentions of the same kind the first wins. Impossible dates ("31/02") are ignored. With
 ``expecting=True`` (the bot just asked for the date) a message that is only a day number
@@ -67,7 +69,8 @@ de 1h", "daqui 2 horas"). Without a correction the first time wins ("das 18h às
 ``meio-dia``/``meia-noite`` (with an optional "e meia") are understood, and so are minutes
 before an hour ("quinze para o meio dia" → 11:45, "dez para as sete da noite" → 18:50) and
 "pela manhã"/"na noite" as periods ("as seis pela manhã" → 06:00). With ``expecting=True``
-(the bot just asked for the time) a bare hour ("19", "sete") is read as that hour.
+(the bot just asked for the time) a bare hour ("19", "sete") is read as that hour; a bare
+number after the day said is its class hour (``hour_after_day``: "terça 20").
 
 With no hour said, ``resolve_time`` reads a preference: a part of the day moves the time the
 conversation already has into it ("às 7", then "da noite" → 19:00); with ``valid_times``, the
@@ -135,9 +138,18 @@ _NOT = r"(?!\s+nao\b)"
 _ISO = re.compile(r"(?<![\d/-])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\d/-])" + _NOT)
 _NUMERIC = re.compile(r"(?<![\d/:-])(\d{1,2})[/-](\d{1,2})(?:[/-](\d{4}|\d{2}))?(?![\d/:-])" + _NOT)
 _MONTH_NAME = re.compile(
-    rf"(?<![\d/:-])(\d{{1,2}}|primeiro|um)o?\s+(?:de\s+)?({_MONTH_WORDS})\b"
-    rf"(?:\s+(?:de\s+)?(\d{{4}})\b)?" + _NOT
+    rf"(?<![\d/:-])(\d{{1,2}}|primeiro|um)o?(?:\s+(?:de\s+)?|\s?[/-]\s?)({_MONTH_WORDS})\b"
+    rf"(?:(?:\s+(?:de\s+)?|\s?[/-]\s?)(\d{{4}})\b)?" + _NOT
 )
+# "a primeira terça de março", "última terça do mês", "a segunda terça do mês que vem": a
+# weekday counted within a month.
+_NTH_WEEKDAY = re.compile(
+    r"\b(?P<nth>primeir[ao]|segund[ao]|terceir[ao]|quart[ao]|ultim[ao])\s+"
+    r"(?P<day>segunda|terca|quarta|quinta|sexta|sabado|domingo)(?:[-\s]feira)?\s+"
+    r"(?:de\s+|do\s+|deste\s+|desse\s+)?(?:mes\s+de\s+)?"
+    rf"(?:(?P<month>{_MONTH_WORDS})\b|(?P<next>mes que vem|proximo mes)|(?P<this>mes)\b)" + _NOT
+)
+_NTH = {"primeir": 1, "segund": 2, "terceir": 3, "quart": 4, "ultim": -1}
 _DAY_OF_MONTH = re.compile(r"\bdia\s+(\d{1,2}|primeiro|um)o?(?![\d/:-])" + _NOT)
 _RELATIVE = re.compile(r"\b(depois de amanha|amanha|hoje)\b" + _NOT)
 _WEEKDAY = re.compile(
@@ -189,7 +201,8 @@ _TIME_AFTER = frozenset({"as", "pelas", "das", "a", "umas", "depois", "que", "se
 # After one of these the person corrects what they said before ("terça... aliás quarta", "19h,
 # não, 18h"): the latest mention wins, so the text after the last one is read first.
 _CORRECTION = re.compile(
-    r"\b(?:nao|alias|melhor|na verdade|prefiro|pensando bem|mudei de ideia|troca|trocando)\b"
+    r"\b(?:nao|alias|melhor|na verdade|prefiro|pensando bem|mudei de ideia|troca|trocando"
+    r"|ops|quis dizer|quer dizer|digo|corrigindo|errei|pera|perai)\b"
 )
 _WEEKDAY_DAY = re.compile(
     r"\b(?P<day>segunda|terca|quarta|quinta|sexta|sabado|domingo|[2-6]a)(?:[-\s]feira)?\s+(?:dia\s+)?"
@@ -307,6 +320,21 @@ _LATE_HINT = re.compile(
     r"\b(?:depois d[oe] (?:trabalho|trabalhar|servico|expediente)|saindo do (?:trabalho|servico)"
     r"|apos o (?:trabalho|servico|expediente)|fim do dia|final do dia)\b"
 )
+# Ways of naming a part of the day without its name, and the part each names: early on a
+# day ("terça cedinho", "amanhã cedo", "antes do trabalho"), after lunch, after work. "o mais
+# cedo possível" is the first class (``_FIRST_SLOT``), not a part of the day.
+_PART_HINTS: tuple[tuple[PartOfDay, re.Pattern[str]], ...] = (
+    (
+        "manha",
+        re.compile(
+            r"\b(?:cedinho|(?:bem|logo|hoje|amanha|segunda|terca|quarta|quinta|sexta|sabado"
+            r"|domingo) cedo"
+            r"|antes d[oe] (?:ir (?:pro |para o )?)?(?:trabalho|trabalhar|servico|expediente))\b"
+        ),
+    ),
+    ("tarde", re.compile(r"\b(?:depois|apos) d?o almoco\b")),
+    ("noite", _LATE_HINT),
+)
 # A reply's opening words before the number ("então 19", "pode ser 7", "ok, 20").
 _REPLY_FILLER = r"(?:(?:entao|pode ser|ok|beleza|blz|sim|isso|prefiro|melhor|vamos de|vai ser)\s+)?"
 _BARE_HOUR = re.compile(rf"^{_REPLY_FILLER}(?:(?:as|a)\s+)?({_HOUR})$")
@@ -350,6 +378,8 @@ def _day_number(word: str) -> int:
 
 
 def _explicit(text: str, today: date, *, past: bool = False) -> date | None:
+    if not past and (counted := _nth_weekday(text, today)) is not None:
+        return counted
     for match in _ISO.finditer(text):
         found = _safe_date(int(match[1]), int(match[2]), int(match[3]))
         if found is not None:
@@ -378,6 +408,34 @@ def _explicit(text: str, today: date, *, past: bool = False) -> date | None:
     return None
 
 
+def _nth_weekday(text: str, today: date) -> date | None:
+    """ "a primeira terça de março" (the next March that still has it), "a última terça do
+    mês", "a segunda terça do mês que vem": that weekday counted within the month."""
+    match = _NTH_WEEKDAY.search(text)
+    if match is None:
+        return None
+    nth, weekday = _NTH[match["nth"][:-1]], _WEEKDAYS[match["day"]]
+    if match["month"]:
+        months = [(today.year, _MONTHS[match["month"]]), (today.year + 1, _MONTHS[match["month"]])]
+    else:
+        # "do mês" once this month's has passed is the next month's.
+        ahead = (1,) if match["next"] else (0, 1)
+        months = [
+            (today.year + (today.month - 1 + n) // 12, (today.month - 1 + n) % 12 + 1)
+            for n in ahead
+        ]
+    for year, month in months:
+        first = date(year, month, 1)
+        last = date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
+        if nth > 0:
+            found = first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (nth - 1))
+        else:
+            found = last - timedelta(days=(last.weekday() - weekday) % 7)
+        if found.month == month and found >= today:
+            return found
+    return None
+
+
 def _next_day_of_month(day: int, today: date) -> date | None:
     """Rule 3: the next ``day`` of a month on or after today, within a year."""
     year, month = today.year, today.month
@@ -399,6 +457,29 @@ def _weekday_and_day(text: str, today: date) -> date | None:
         named = found.weekday() == _WEEKDAYS[match["day"]]
         if named or int(match["number"]) > 23 or _first_mention(text[match.end() :]) is not None:
             return found
+    return None
+
+
+# A bare number right after the day said ("terça 19", "terça que vem 20", "amanhã 18"), not
+# a count, a date or an age.
+_DAY_THEN_NUMBER = re.compile(
+    r"\b(?:segunda|terca|quarta|quinta|sexta|sabado|domingo|[2-6]a|amanha|hoje|que vem|seguinte)"
+    r"(?:[-\s]feira)?\s+(\d{1,2})(?![\d/:.h]|\s*(?:anos?|aninhos|de|dias?|semanas?|meses|vezes"
+    r"|pessoas|reais)\b)"
+)
+
+
+def hour_after_day(text: str, day: date | None, valid_times: Collection[str]) -> time | None:
+    """The class hour a bare number after the day said gives ("terça 19" → 19:00 when 19:00 is
+    a class): a number no one reads as the day itself (``day``, the date read from ``text``:
+    "terça 17" on a Tuesday the 17th is that day), and only an hour that is a class time, so
+    "terça 8" with classes at 08:00 and 20:00 is not guessed."""
+    for match in _DAY_THEN_NUMBER.finditer(with_digits(normalize(text))):
+        number = int(match[1])
+        if day is not None and day.day == number:
+            continue
+        if f"{number:02d}:00" in valid_times:
+            return time(number, 0)
     return None
 
 
@@ -713,8 +794,10 @@ _PEOPLE_AFTER = re.compile(
 )
 
 
-# What a number counts when it is no hour ("entre 8 e 10 anos").
-_COUNT_AFTER = re.compile(r"\s*(?:anos|pessoas|dias|semanas|meses|vezes|alunos|reais)\b")
+# What a number counts when it is no hour ("entre 8 e 10 anos", "umas 2 vezes", "as 3 aulas").
+_COUNT_AFTER = re.compile(
+    r"\s*(?:anos|pessoas|dias|semanas|meses|vezes|alunos|alunas|aulas|aulinhas|reais)\b"
+)
 
 
 def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
@@ -740,8 +823,10 @@ def _reading(match: re.Match[str], text: str) -> tuple[time, bool] | None:
         not match["pre"] and _preceding_word(text, match.start()) in _NOT_TIME_BEFORE
     ):
         return None
-    if _PEOPLE_AFTER.match(text, match.end()) and not (match["suffix"] or match["clock"]):
-        # "as 3 no mesmo horário", "as duas juntas": people counted, not an hour.
+    counted = _PEOPLE_AFTER.match(text, match.end()) or _COUNT_AFTER.match(text, match.end())
+    if counted and not (match["suffix"] or match["clock"]):
+        # "as 3 no mesmo horário", "as duas juntas", "umas 2 vezes": people or things
+        # counted, not an hour.
         return None
     hour = number_value(match["h"])
     if hour is None:
@@ -829,7 +914,10 @@ def _time_candidates(text: str, expecting: bool) -> tuple[time, ...]:
     found = _first_mention(normalized[targets[-1].start() :]) if targets else None
     found = found or next(filter(None, map(_first_mention, _latest_first(normalized))), None)
     if found is None and expecting:
-        bare = _BARE_HOUR.match(normalized)
+        # "7 não, 18": the hour after the latest correction is the one meant.
+        bare = next(
+            filter(None, (_BARE_HOUR.match(p.strip()) for p in _latest_first(normalized))), None
+        )
         hour = number_value(bare[1]) if bare else None
         literal = _clock(hour, 0)
         if bare is not None and literal is not None and hour is not None:
@@ -851,8 +939,7 @@ def _preferred(
     """A time said by preference, not by hour: a part of the day moves the time said before
     into it ("às 7" then "da noite" → 19:00); with the class times, the only class of that part
     of the day ("de manhã cedo" → 07:00) or the first or last class ("o último horário")."""
-    period_match = _PERIOD_ONLY.search(normalized)
-    period = period_match[1] if period_match else None
+    period = _part_named(normalized)
     if previous is not None and period is not None:
         if _hour_in(previous.hour, period):
             return previous
@@ -875,8 +962,16 @@ def part_of_day(text: str) -> PartOfDay | None:
     """The part of the day a message names without an hour ("terça à noite", "pela manhã"):
     "manha", "tarde" or "noite", else None. A wish about when, kept until an hour is chosen, so
     the hours offered are that part's, not the whole day's."""
-    match = _PERIOD_ONLY.search(normalize(text))
-    return cast(PartOfDay, match[1]) if match else None
+    return _part_named(normalize(text))
+
+
+def _part_named(normalized: str) -> PartOfDay | None:
+    """The part of the day named ("à noite") or said another way ("cedinho", "depois do
+    almoço", "saindo do trabalho": ``_PART_HINTS``)."""
+    match = _PERIOD_ONLY.search(normalized)
+    if match is not None:
+        return cast(PartOfDay, match[1])
+    return next((part for part, hint in _PART_HINTS if hint.search(normalized)), None)
 
 
 def in_part_of_day(hh_mm: str, part: PartOfDay) -> bool:

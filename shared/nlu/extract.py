@@ -11,9 +11,15 @@ from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
 from shared.nlu.age import without_birth_date
-from shared.nlu.dates import resolve_date, resolve_time
+from shared.nlu.dates import hour_after_day, resolve_date, resolve_time
 from shared.nlu.models import Expecting, Slots
-from shared.nlu.party import includes_writer, member_facts, party_in, writer_with_age
+from shared.nlu.party import (
+    includes_writer,
+    member_facts,
+    party_in,
+    without_writer_age,
+    writer_with_age,
+)
 from shared.nlu.slots import LevelsByTime, People, extract_age, extract_level, extract_people
 from shared.nlu.yesno import yes_no
 
@@ -71,19 +77,26 @@ def extract_slots(
         # "sou o Rui, 41, e ela é a Ana, 38": the student's own age, not the writer's.
         age, _ = member_facts(text, people.nome, (people.nome, people.contact_name))
         idade = age if age is not None else idade
+    elif people.for_someone_else and not writer:
+        # "pro meu filho de 8, eu tenho 38": the age the writer tells of themselves is not
+        # the student's; none is better than the parent's.
+        idade = extract_age(
+            without_writer_age(text), expecting_age=expecting == "idade", today=today
+        )
     # A birth date gives the age; it is never the day of the class.
     when = without_birth_date(text)
+    day = resolve_date(when, now, tz, expecting=expecting == "date", reference=reference_date)
+    hour = resolve_time(
+        text, expecting=expecting == "time", valid_times=valid_times, previous=reference_time
+    )
+    if hour is None and valid_times:
+        hour = hour_after_day(when, day, valid_times)
     return Slots(
         nome=people.nome,
         idade=idade,
         nivel=nivel,
-        date=resolve_date(when, now, tz, expecting=expecting == "date", reference=reference_date),
-        time=resolve_time(
-            text,
-            expecting=expecting == "time",
-            valid_times=valid_times,
-            previous=reference_time,
-        ),
+        date=day,
+        time=hour,
         yes_no=yes_no(text),
         contact_name=people.contact_name,
         for_someone_else=people.for_someone_else,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 _FUNCTION_WORDS = """
     a o as os um uma uns umas de da do das dos em na no nas nos num numa por pelo pela pelos
-    pelas para pra pro com sem sob sobre ate entre contra desde ao aos e ou mas nem que se
+    pelas para pra pro pras pros com sem sob sobre ate entre contra desde ao aos e ou mas nem que se
     porque pois como quando onde aonde quanto quantos quanta quantas qual quais quem cujo
     eu tu ele ela nos vos eles elas voce voces me mim te ti lhe lhes se si comigo contigo
     conosco meu minha meus minhas teu tua seu sua seus suas nosso nossa nossos nossas dele dela
@@ -67,6 +67,9 @@ _VERBS = """
     trocar troco troca troquei
     lembrar lembro lembra
     entender entendo entende entendi
+    errar erro errei errou errado errada corrigir corrijo corrigi corrigindo corrige
+    colocar coloca coloque coloco botar bota bote boto poe ponha pus anotar anota anote
+    digitar digitei digitou digitado confundir confundi confundiu enganar enganei enganou
     mandar mando manda mandei
     passar passo passa passei
     usar uso usa usei
@@ -84,12 +87,15 @@ _EVERYDAY = """
     bacana demais maravilha melhor pior reservar reserva vamo bora
     exato serio verdade nossa eita vixe uai poxa puts hum hmm kk kkk rs haha desculpa desculpe
     ops opa ah ahh oh ih aff afe ue xi vish hein enfim esqueci lembrei compreendo entendo
+    pera perai
     surgiu imprevisto gentileza fzr
     favor gente pessoal galera amigo amiga moca moco senhor senhora mano mana parceiro
     prezado prezada prezados prezadas caro cara caros senhores atenciosamente att cordialmente
     grato grata abraco abracos abs bjs beijo beijos saudacoes
     solicito solicitamos agradeco agradecemos aguardo aguardamos informo informamos peco
     pedimos desejo desejamos encaminho reitero ressalto confirmo
+    daqui dali durante breve cedinho tardinha noitinha matina madrugada retrasada retrasado
+    quinzena feriado feriadao carnaval
     aula aulas aulinha experimental teste beach tennis tenis raquete raquetes bolinha quadra
     quadras ct smash horario horarios hora horas minuto minutos vaga vagas turma turmas
     professor professora aluno aluna alunos plano planos preco precos valor valores
@@ -97,6 +103,7 @@ _EVERYDAY = """
     hoje amanha ontem semana semanas mes meses ano anos idade manha cedo tarde
     segunda terca quarta quinta sexta sabado domingo feira fim
     janeiro fevereiro marco abril maio junho julho agosto setembro outubro novembro dezembro
+    jan fev mar abr mai jun jul ago set out nov
     iniciante intermediario intermediaria avancado avancada basico basica medio media nivel
     novato novata experiente profissional comecando iniciando
     mae pai filho filha filhos filhas esposa esposo marido mulher irmao irma sobrinho sobrinha

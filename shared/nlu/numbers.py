@@ -53,6 +53,8 @@ _TENS = {
     "noventa": 90,
 }
 _SIMPLE = {**_UNITS, **_TEENS, **_TENS}
+# Every number word, one word each ("dez", "vinte"): never a person's name ("dia dez").
+NUMBER_WORD_SET = frozenset(_SIMPLE)
 
 
 def _alternation(words: dict[str, int]) -> str:

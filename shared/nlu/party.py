@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from shared.nlu.normalize import normalize, strip_accents
-from shared.nlu.numbers import number_value
+from shared.nlu.numbers import NUMBER_WORDS, number_value
 from shared.nlu.slots import Level, LevelsByTime, extract_age, extract_level
 
 _COUNT = r"(\d|dois|duas|tres|quatro|cinco|seis)"
@@ -170,6 +170,23 @@ def writer_with_age(text: str, names: Sequence[str]) -> bool:
         and member_facts(text, name, names)[0] is not None
         for name in names
     )
+
+
+# The writer telling their own age ("eu tenho 38", "tenho 29 anos", "e eu 35", "tô com 40"),
+# matched on the text without accents; "tenho um filho de 8" tells no age of the writer's.
+_WRITER_AGE = re.compile(
+    rf"\b(?:eu\s+)?(?:tenho|tnh|estou com|to com|tou com)\s+(?:\d{{1,3}}|{NUMBER_WORDS})"
+    r"(?:\s*anos?)?\b(?!\s*(?:[:h/]|horas?\b))"
+    r"|\beu\s*,?\s*(?:com\s+)?\d{1,3}\b(?!\s*[:h/])",
+    re.IGNORECASE,
+)
+
+
+def without_writer_age(text: str) -> str:
+    """``text`` (accents dropped, capitals kept) without the writer's statements of their own
+    age: in a message booking for someone else, "tenho 38" is the parent's age, not the
+    child's ("meu filho de 8 anos quer fazer, eu tenho 38" → the student is 8)."""
+    return _WRITER_AGE.sub(" ", strip_accents(text))
 
 
 def _writer_named(key: str) -> re.Pattern[str]:

@@ -7,9 +7,9 @@ which is what makes a bare "João" a name and a bare "27" an age.
 Name rules (``extract_people``; ``extract_name`` is its student's name):
 - a cue anywhere: "me chamo X", "meu nome é X", "nome: X", "nome completo: X", "sou o/a X",
   "aqui é (o/a) X", "quem fala é X", "(pode) me chama(r)/chamem de X" (the writer), "o nome
-  dele/dela é X", "ele se chama X" (someone else); "sou X" only when X is capitalised, a name is
-  expected, or the message also gives booking data ("sou carla 29 anos") — "sou iniciante" and
-  "sou nova aqui" are not names;
+  dele/dela é X", "ele se chama X" (someone else), "pode colocar X", "bota X" (either); "sou X"
+  only when X is capitalised, a name is expected, or the message also gives booking data ("sou
+  carla 29 anos") — "sou iniciante" and "sou nova aqui" are not names;
 - a relation ("pra minha filha Sofia", "meu filho Pedro de 9 anos", "minha esposa, Juliana"):
   the booking is for someone else, the name after it is the student's and the writer's own cue
   gives ``contact_name``;
@@ -47,16 +47,17 @@ mês que vem" (29; ``shared.nlu.age``), a bare number clause in a comma list wit
 relation or a level ("João, 27, iniciante"), and with ``expecting_age`` any clause that is only
 a number ("27", "28, quanto é o plano?", "kkk, 33!").
 Durations are not ages ("jogo há 2 anos", "2 anos de experiência", "mais de 2 anos"), and a date
-or an hour never is ("dia 23", "18h"). The raw number is returned (range checks belong to the
-trial service).
+or an hour never is ("dia 23", "18h"). The latest correction wins ("tenho 27, na verdade 28", "ele
+tem 9, não pera, 10"). The raw number is returned (range checks belong to the trial service).
 
 Level rules (a class word — "iniciante", "intermediária", "avançado" — wins over a level inferred
 from a story; otherwise the earliest mention wins; a mention right after "não"/"não sou" is
 skipped):
 - iniciante: "iniciante", "principiante", "básico", "novato", "começando", "comecei", "nunca
   joguei/fiz/pratiquei...", "nunca" a few words before a court, racket or ball, "primeira vez",
-  "sem/zero experiência", "já joguei (algumas vezes)", "beach tennis nunca", "nunca" alone; with
-  ``expecting_level`` also "nada", "nenhuma", "pouca";
+  "sem/zero experiência", "já joguei (algumas vezes)", a few times played ("joguei umas 2 vezes",
+  not "3 vezes por semana"), "beach tennis nunca", "nunca" alone; with ``expecting_level`` also
+  "nada", "nenhuma", "pouca";
 - intermediario: "intermediário", "médio", "mais ou menos", "razoável", "já jogo/joga" (and, when
   the level was asked, "médio"/"regular" alone);
 - the English and Spanish words of each level ("beginner", "intermediate", "avanzado");
@@ -83,7 +84,7 @@ from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import Vocabulary
 from shared.nlu.lexicon import COMMON_WORDS, GRAMMAR_WORDS
 from shared.nlu.normalize import normalize, strip_accents
-from shared.nlu.numbers import NUMBER_WORDS, number_value, with_digits
+from shared.nlu.numbers import NUMBER_WORD_SET, NUMBER_WORDS, number_value, with_digits
 
 Level = Literal["iniciante", "intermediario", "avancado"]
 
@@ -98,9 +99,11 @@ _MORE_NOT_NAMES = """
     pode ser nenhuma nenhum nada zero sobre gratis gratuito valor plano planos
     my name is im am the hi hello hey want book class please thanks
     quase mais menos uns umas cerca nasci nasceu nascido nascida junto junta juntos juntas
-    fechou fechado firmeza suave demorou
+    fechou fechado firmeza suave demorou meia
 """
-_NOT_NAME = COMMON_WORDS | frozenset(_MORE_NOT_NAMES.split())
+# Number words ("dia dez", "as oito") and "meia" (the half hour of "7 e meia") say a day or an
+# hour, never a name.
+_NOT_NAME = COMMON_WORDS | NUMBER_WORD_SET | frozenset(_MORE_NOT_NAMES.split())
 # The people a writer books for ("pra minha filha Sofia", "meu marido tem 40 anos"), and what
 # a parent calls a child ("pra minha pequena, a Duda", "o meu guri"): the last line.
 _RELATION_WORDS = """
@@ -183,6 +186,14 @@ _CUE_TABLE: tuple[tuple[str, str], ...] = (
     ("no nome de", _EITHER),
     ("no nome do", _EITHER),
     ("no nome da", _EITHER),
+    # Telling the bot what to write down: "pode colocar Luciana", "bota Henrique".
+    ("pode colocar", _EITHER),
+    ("pode botar", _EITHER),
+    ("pode por", _EITHER),
+    ("coloca", _EITHER),
+    ("coloque", _EITHER),
+    ("bota", _EITHER),
+    ("poe", _EITHER),
     ("nome completo e", _EITHER),
     ("nome completo", _EITHER),
     ("o nome e", _EITHER),
@@ -216,6 +227,8 @@ _BEFORE_OPENING_E = _GREETINGS | {
 }  # fmt: skip
 _ARTICLES = frozenset({"o", "a"})
 _LAUGHTER = frozenset({"k", "kk", "rs", "rsrs", "ha", "haha", "hahaha", "hehe", "kkk"})
+# Laughter however long ("kkkk", "hahahaha", "rsrsrs"): never a name, nor more than a name says.
+_LAUGH = re.compile(r"k+|(?:ha|he|hi)+h?|(?:rs)+")
 # Prepositions before a place ("de São Paulo", "em Santos"): what follows is not a name.
 # The verb between a name and the age it ends ("joao pedro tenho 28").
 _AGE_VERBS = frozenset({"tenho"})
@@ -228,9 +241,15 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _BREAK = re.compile(r"\S")
 _GLUED_TO_DIGIT = re.compile(r"\d")
 _AFTER_DIGIT = re.compile(r"\d[ \t]?$")
+# What makes the number before it an hour, not an age: a part of the day or the minutes ("Carla
+# 7 da noite", "a Renata 7 e meia").
+_HOUR_AFTER = (
+    r"(?!\s*(?:d[aeo]\s+(?:manh[aã]|tarde|noite|madrugada)|e\s+(?:meia|quinze|\d{1,2}))\b)"
+)
 # A number right after a word that reads as an age, not an hour, a date or an amount.
 _NUMBER_AFTER = re.compile(
     r"[ \t]*,?[ \t]*\d{1,3}(?![\d:/.hH]|[ \t]*(?:h\b|hs\b|hrs?\b|horas?\b|reais\b|de\s+\w+o\b))"
+    + _HOUR_AFTER
 )
 _CLAUSE_SPLIT = re.compile(r"[,;\n!?]+|\.(?!\d)|\s[-–—]\s")
 
@@ -312,6 +331,7 @@ class _Reader:
                 and key not in _TITLES
                 and _LEVEL_VOCABULARY.correct_token(key) == key
                 and not _swapped_common(key)
+                and not _LAUGH.fullmatch(key)
             )
         return known
 
@@ -537,7 +557,10 @@ class _Reader:
         name, end = self.name_from(at)
         if name is None:
             return None
-        rest = [word for word in words[end:] if word.clause == words[at].clause]
+        # Laughter after the name ("Vini kkk", "Gabi rs") says nothing more.
+        rest = [
+            w for w in words[end:] if w.clause == words[at].clause and not _LAUGH.fullmatch(w.key)
+        ]
         return name if not rest else None
 
     def relation(self) -> tuple[int, int] | None:
@@ -752,6 +775,12 @@ _AGE_CUED = re.compile(
     rf"|(?<![\d/:-]){_NUMBER}\s?{_YEARS} de idade\b"
 )
 _AGE_TENHO = re.compile(rf"\b(?:tenho|tem)\s+{_NUMBER}(?:\s+(?:e|sou|mas|ja|nunca)\b|$)")
+# "ele tem 9 na verdade", "tenho 30 também", "ela tem 12 agora kk": said of a person, the
+# number may end its clause with such words; a bare "tem 19 também?" asks about an hour.
+_AGE_PERSON_HAS = re.compile(
+    rf"\b(?:tenho|(?:ele|ela|eu)\s+tem)\s+{_NUMBER}"
+    r"(?:\s+(?:na verdade|tambem|agora|ok|ne|viu|sabe|k+|rs+|ha(?:ha)+))+$"
+)
 # "27a" is 27 years, but "3ª 16" / "3a feira" is a weekday (the ordinal): not an age.
 _AGE_YEARS = re.compile(
     rf"(?<![\w/:-])(?:(\d{{1,3}})(?:\s?{_YEARS}|a(?![\s-]*(?:feira\b|\d)))"
@@ -775,7 +804,7 @@ _FIRST_CLAUSE = re.compile(r"[,;!?\n]|\.(?!\d)")
 # "Pacote de 10 aulas", "Terça de 7 às 8").
 _NOT_AN_AGE_AFTER = (
     r"(?!\s*(?:x|h|hs|horas?|min|:|/|vezes|aulas?|alunos|pessoas|dias|semanas|meses|reais"
-    r"|anos de|as|às|a|ate|até)\b)"
+    r"|anos de|as|às|a|ate|até)\b)" + _HOUR_AFTER
 )
 _AGE_AFTER_NAME = re.compile(rf"\b[A-ZÀ-Ý][a-zà-ÿ]+,?\s+de\s+(\d{{1,2}})\b{_NOT_AN_AGE_AFTER}")
 # "sou o Nando 40 intermediário": a number right after a name, with no comma.
@@ -849,22 +878,48 @@ def _comma_list_age(text: str) -> int | None:
 
 def _clause_end_age(text: str) -> int | None:
     """ "tenho 24, jogo há 6 anos", "ela tem 16, joga com a gente": "tenho/tem N" ending a
-    clause (the comma is gone once the text is normalized, so clauses are cut first)."""
+    clause, or only words that change nothing after it ("ele tem 9 na verdade"); the comma
+    is gone once the text is normalized, so clauses are cut first."""
     for clause in _CLAUSE_SPLIT.split(text):
-        match = _AGE_TENHO.search(with_digits(normalize(clause)))
+        words = with_digits(normalize(clause))
+        match = _AGE_TENHO.search(words) or _AGE_PERSON_HAS.search(words)
         if match:
             return _number_in(match)
     return None
+
+
+# After one of these a person corrects the number just said ("tenho 27, na verdade 28", "ele
+# tem 9, não pera, 10", "30 quer dizer 31"). A "não" right before a number denies that number
+# ("tem 9, não 10"): it corrects nothing.
+_AGE_CORRECTION = re.compile(
+    r"\b(?:n[aã]o(?!\s*\d)|na (?:verdade|vdd)|ops|quis dizer|quer dizer|digo|corrigindo|errei"
+    r"|pera[ií]?)\b",
+    re.IGNORECASE,
+)
 
 
 @lru_cache(maxsize=512)
 def extract_age(text: str, expecting_age: bool = False, *, today: date | None = None) -> int | None:
     """The person's age in years, unvalidated, or None (rules in the module doc).
 
-    ``today`` (the turn's business date) lets a birth date or year give the age
+    The latest correction wins: the text after each correction marker is read first, latest
+    first, and a bare number there ("28") is the age once an age was said before it, as if it
+    had been asked. ``today`` (the turn's business date) lets a birth date or year give the age
     (``shared.nlu.age``); "faço 30 mês que vem" is 29 with or without it. Cached, as
     ``normalize``: a turn's message is read by several extractors and services.
     """
+    said = _age_in(text, expecting_age, today)
+    for marker in reversed(list(_AGE_CORRECTION.finditer(text))):
+        # "ela tem 11 quer dizer 12": "tem 11" is an age once the correction is cut off.
+        corrects = said is not None or _age_in(text[: marker.start()], False, today) is not None
+        corrected = _age_in(text[marker.end() :], expecting_age or corrects, today)
+        if corrected is not None:
+            return corrected
+    return said
+
+
+def _age_in(text: str, expecting_age: bool, today: date | None) -> int | None:
+    """The age ``text`` says, corrections aside (``extract_age``)."""
     normalized = with_years_typos_fixed(with_digits(normalize(with_cue_typos_fixed(text))))
     turning = turning_spans(normalized)
     for pattern, check_before in ((_AGE_CUED, False), (_AGE_TENHO, False), (_AGE_YEARS, True)):
@@ -926,6 +981,11 @@ _LEVEL_PATTERNS: tuple[tuple[Level | None, re.Pattern[str]], ...] = (
             r"|nao\s+(?:tem|tenho|possui|possuo|temos|tinha)\s+(?:nenhuma\s+|muita\s+)?experiencia"
             r"|(?:sou|to|estou|e|ta)\s+(?:bem\s+|muito\s+|meio\s+)?(?:ruim|frac[oa]|crua|cru)"
             r"|(?:ja\s+)?fiz\s+(?:umas|algumas|poucas|uma|duas|tres)\s+aul(?:as|inhas|a)"
+            # Played a few times, in every person ("joguei umas 2 vezes", "ela jogou poucas
+            # vezes"; "umas" is a digit once numbers are), not how often ("3 vezes por semana").
+            r"|(?:jog(?:uei|ou|amos|aram)|bati bola|fiz|fez)\s+(?:so\s+)?(?:(?:umas|uma|1)\s+)?"
+            r"(?:algumas|poucas|duas|tres|[1-5])\s+(?:vezes|aulas?)"
+            r"(?!\s+(?:por|ao|toda|todo|(?:na|a) semana|no mes)\b(?!\s+passad))"
             r"|do zero|nao sei jogar|ja joguei(?!\s+(?:ha|a|faz)\s)"
             r"|beach(?: tennis)?,? (?:eu |ele |ela )?nunca"
             # Every person of the past: "nunca joguei", "ela nunca jogou", "os três nunca jogaram".

@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.nlu.dates import resolve_date, resolve_time
+from shared.nlu.dates import part_of_day, resolve_date, resolve_time
 
 TZ = ZoneInfo("America/Sao_Paulo")
 THURSDAY = datetime(2026, 2, 5, 10, 0, tzinfo=TZ)
@@ -269,3 +269,81 @@ def test_date_and_time_work_alone_and_together() -> None:
 )
 def test_the_hour_a_change_goes_to(text: str, expected: time) -> None:
     assert resolve_time(text, valid_times=["07:00", "18:00", "19:00", "20:00"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expecting", "expected"),
+    [
+        ("às 18h... ops, quis dizer 19h", False, time(19, 0)),
+        ("20h digo 19h", False, time(19, 0)),
+        ("8 não, 7", True, time(7, 0)),
+        ("18, pera, 20", True, time(20, 0)),
+    ],
+)
+def test_the_hour_after_a_slip_is_the_time(text: str, expecting: bool, expected: time) -> None:
+    """ "ops", "quis dizer", "digo", "pera" correct like "não" and "aliás"; when the time was
+    asked, a bare hour after the correction is the time."""
+    valid = ("07:00", "18:00", "19:00", "20:00")
+    assert resolve_time(text, expecting=expecting, valid_times=valid) == expected
+
+
+def test_the_day_after_a_slip_is_the_date() -> None:
+    assert resolve_date("dia 17, ops, quer dizer dia 24", THURSDAY, TZ) == date(2026, 2, 24)
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("quinta cedinho dá?", "manha"),
+        ("amanha cedo consigo", "manha"),
+        ("antes do serviço seria ideal", "manha"),
+        ("so consigo dps do almoço", "tarde"),
+        ("pode ser saindo do serviço", "noite"),
+        ("quero o horario mais cedo possivel", None),
+    ],
+)
+def test_a_part_of_the_day_said_without_its_name(text: str, part: str | None) -> None:
+    """ "cedinho", "antes do serviço", "depois do almoço", "saindo do serviço" name a part of
+    the day as "de manhã" does; the earliest class ("o mais cedo possível") names none."""
+    assert part_of_day(text) == part
+
+
+def test_early_on_the_day_is_the_morning_class() -> None:
+    valid = ("07:00", "18:00", "19:00", "20:00")
+    assert resolve_time("terça cedinho", valid_times=valid) == time(7, 0)
+    assert resolve_time("saindo do serviço", previous=time(7, 0)) == time(19, 0)
+
+
+@pytest.mark.parametrize(
+    "text", ["já fiz umas 3 aulas de tênis", "bati bola umas 2 vezes", "pelas 4 semanas seguintes"]
+)
+def test_a_number_that_counts_something_is_no_hour_whatever_its_preposition(text: str) -> None:
+    assert resolve_time(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"),
+    [
+        ("dá pra ser na primeira terça de março?", THURSDAY, date(2026, 3, 3)),
+        ("quero a ultima terca do mes, 19h", THURSDAY, date(2026, 2, 24)),
+        ("a segunda terça do mes que vem", THURSDAY, date(2026, 3, 10)),
+        ("na terceira terça de janeiro", DECEMBER, date(2027, 1, 19)),
+        ("primeira terça do mês", THURSDAY, date(2026, 3, 3)),
+    ],
+)
+def test_a_weekday_counted_within_a_month(text: str, now: datetime, expected: date) -> None:
+    """ "a primeira/segunda/última terça de março / do mês (que vem)": that weekday of the
+    month, the next one that has not passed, not the nearest Tuesday."""
+    assert resolve_date(text, now, TZ) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("pode ser 24/fev?", date(2026, 2, 24)),
+        ("3-mar às 19h", date(2026, 3, 3)),
+        ("10 / mar", date(2026, 3, 10)),
+    ],
+)
+def test_a_day_and_a_month_word_joined_by_a_slash_or_dash(text: str, expected: date) -> None:
+    assert resolve_date(text, THURSDAY, TZ) == expected

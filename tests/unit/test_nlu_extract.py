@@ -168,3 +168,43 @@ def test_pathological_inputs_are_fast_and_safe(text: str) -> None:
 def test_control_characters_do_not_hide_content() -> None:
     assert yes_no("\x00sim\x00") is True
     assert resolve_time("às\t19h\r\n") == time(19, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "age"),
+    [
+        ("quero agendar pro meu enteado de 13 anos, eu tenho 44", 13),
+        ("a aula é pra minha avó, ela tem 67. eu tô com 39", 67),
+        ("é pra minha sobrinha, tenho 31 anos, ela ainda nao sabe quantos anos vai ter kk", None),
+        ("seria pra minha namorada, ela tem 24 e eu 27", 24),
+    ],
+)
+def test_the_writers_own_age_is_not_the_age_of_whom_they_book_for(
+    text: str, age: int | None
+) -> None:
+    """Booking for someone else, "tenho 44" / "e eu 27" is the writer's age: the student's
+    is the one said of them, or none (asked again), never the parent's."""
+    slots = extract_slots(text, NOW, TZ)
+    assert (slots.for_someone_else, slots.idade) == (True, age)
+
+
+CLASS_TIMES = ("07:00", "18:00", "19:00", "20:00")
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "day", "hour"),
+    [
+        ("dá terça 20?", NOW, date(2026, 2, 10), time(20, 0)),
+        ("quinta q vem 18 pode ser", NOW, date(2026, 2, 12), time(18, 0)),
+        ("terça 8", NOW, date(2026, 2, 10), None),
+        ("terça 19", datetime(2026, 5, 14, 10, 0, tzinfo=TZ), date(2026, 5, 19), None),
+        ("terça 10 anos", NOW, date(2026, 2, 10), None),
+    ],
+)
+def test_a_class_hour_said_bare_after_the_day(
+    text: str, now: datetime, day: date, hour: time | None
+) -> None:
+    """ "terça 20": a bare number after the day said is its class hour, unless it is that
+    day's number ("terça 19" when the 19th is a Tuesday) or no class starts then."""
+    slots = extract_slots(text, now, TZ, valid_times=CLASS_TIMES)
+    assert (slots.date, slots.time) == (day, hour)

@@ -372,3 +372,122 @@ def test_the_level_of_a_time_played_is_the_packs_rule() -> None:
     assert extract_level("jogo faz uns 8 meses", levels_by_time=LEVELS) == "iniciante"
     assert extract_level("treino há 4 anos") is None
     assert tells_level("treino há 4 anos")
+
+
+@pytest.mark.parametrize(
+    ("text", "expecting"),
+    [
+        ("terça, dia dez", False),
+        ("dezenove", True),
+        ("marquei pras 8 da noite de terça", False),
+        ("tô chegando 6 e meia, beleza", False),
+        ("tenho 40, nao pera, 41", False),
+    ],
+)
+def test_words_of_a_day_or_an_hour_are_not_names(text: str, expecting: bool) -> None:
+    """Number words, the half hour and "pras"/"pera" are how people say a day or an hour or
+    take a breath, never who they are."""
+    assert extract_name(text, expecting_name=expecting) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["dá pra ir eu e a Paula 8 da noite?", "vai a Fabi 6 e meia, pode ser", "o Caio 7 e 15"],
+)
+def test_a_number_that_a_part_of_the_day_or_minutes_follow_is_an_hour_not_an_age(
+    text: str,
+) -> None:
+    assert extract_age(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expecting", "age"),
+    [
+        ("tenho 33, na vdd 34", False, 34),
+        ("sou a Lívia, 25 anos... ops, 26", False, 26),
+        ("ela tem 11 quer dizer 12", False, 12),
+        ("52 digo 53", True, 53),
+        ("19, pera, 20", True, 20),
+        ("o Théo tem 6, não, 7", False, 7),
+        ("ele tem 13 e não 14", False, 13),
+        ("tenho 41 anos e não jogo faz 3 anos", False, 41),
+    ],
+)
+def test_the_latest_correction_of_an_age_wins(text: str, expecting: bool, age: int) -> None:
+    """After "na verdade", "ops", "quer dizer", "digo", "pera" or a "não" that does not deny
+    the number right after it, the number said is the age, as if the bot had asked for it."""
+    assert extract_age(text, expecting) == age
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        ("bati bola algumas vezes na praia", "iniciante"),
+        ("ele jogou umas duas vezes no clube", "iniciante"),
+        ("joguei 3 vezes só", "iniciante"),
+        ("jogamos 3 vezes por mes", None),
+        ("joguei 2 vezes na semana por um tempo", None),
+    ],
+)
+def test_having_played_a_few_times_is_a_beginner(text: str, level: str | None) -> None:
+    """A few times played is a beginner's story; how often one plays ("por semana") is not."""
+    assert extract_level(text, levels_by_time=LEVELS) == level
+
+
+@pytest.mark.parametrize(
+    "text", ["ela tem 12 anos, errei", "tenho 14, digitei errado", "31 anos, confundi"]
+)
+def test_owning_up_to_a_slip_is_not_a_name(text: str) -> None:
+    """The words of a slip ("errei", "digitei errado", "confundi") beside an age are not the
+    clause that is only a name."""
+    assert extract_name(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "age"),
+    [
+        ("opa, ela tem 13 na verdade", 13),
+        ("tenho 36 tbm", 36),
+        ("ele tem 15 agora kkk", 15),
+        ("tem 18 tambem?", None),
+    ],
+)
+def test_a_persons_age_may_trail_words_that_change_nothing(text: str, age: int | None) -> None:
+    """ "ela tem 13 na verdade": the number is the age even when the clause does not end on
+    it; "tem 18 também?" with no one who has it asks about a class."""
+    assert extract_age(text) == age
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Nanda kkkk", "Nanda"), ("Jorge rsrs", "Jorge"), ("Lelê hahahaha", "Lelê"), ("Kkkkk", None)],
+)
+def test_laughter_after_a_name_given_says_nothing_more(text: str, name: str | None) -> None:
+    assert extract_name(text, expecting_name=True) == name
+
+
+@pytest.mark.parametrize("text", ["daqui 10 dias", "tardinha, às 18h", "Madrugada 5h kk"])
+def test_words_of_when_are_not_names(text: str) -> None:
+    """ "daqui", "tardinha", "madrugada" say when, beside the date or hour they go with."""
+    assert extract_name(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("pode colocar Heloísa", "Heloísa"),
+        ("bota Matheus Rocha aí", "Matheus Rocha"),
+        ("coloque Irene por favor", "Irene"),
+        ("coloca às 19h", None),
+    ],
+)
+def test_telling_the_bot_what_to_write_down_gives_the_name(text: str, name: str | None) -> None:
+    """ "pode colocar X", "bota X": the name to write down; the verb is never one itself."""
+    assert extract_name(text, expecting_name=True) == name
+
+
+@pytest.mark.parametrize(
+    "text", ["dia 3 de mar", "pode ser 17 de nov, às 19h", "lá pro dia 9 de jun"]
+)
+def test_a_months_abbreviation_is_not_a_name(text: str) -> None:
+    assert extract_name(text) is None
