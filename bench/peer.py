@@ -8,16 +8,22 @@ each stamped with the speed probe, and ``compare`` turns the two results into th
 targets of the issue: CPU ms per turn at max load (the whole process tree: the peer and its
 Redis against every service and their Redis), turns/s at max load, p50 at one conversation and
 Redis commands per turn (``INFO commandstats`` deltas on each side's Redis).
+
+The machine's speed drifts by more than the differences measured (a fixed loop took 40 ms
+before one side and 71 ms before the other in one run), so a run is several alternated rounds
+(peer then this system, then this system then the peer, ...), each round's ratios taken from
+its two halves, back to back; ``combine`` reports each figure's median over the rounds.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +44,16 @@ class Target:
     ratio: float | None  # ours / peer
     goal: str
     met: bool | None  # None when a figure is missing
+    # What the ratio is held to, or with ``absolute`` the figure itself.
+    bound: float = field(default=1.0, compare=False)
+    at_most: bool = field(default=True, compare=False)
+    absolute: bool = field(default=False, compare=False)
+
+    def judge(self, ours: float | None, ratio: float | None) -> bool | None:
+        value = ours if self.absolute else ratio
+        if value is None:
+            return None
+        return value <= self.bound if self.at_most else value >= self.bound
 
 
 def _ratio(ours: float | None, peer: float | None) -> float | None:
@@ -65,36 +81,61 @@ def compare(peer: dict[str, Any], ours: dict[str, Any]) -> list[Target]:
     targets = []
     for figure, phase, key, goal, bound, at_most in rows:
         mine, theirs = _figure(ours, phase, key), _figure(peer, phase, key)
-        ratio = _ratio(mine, theirs)
-        met = None if ratio is None else (ratio <= bound if at_most else ratio >= bound)
-        targets.append(Target(figure, theirs, mine, ratio, goal, met))
+        row = Target(figure, theirs, mine, _ratio(mine, theirs), goal, None, bound, at_most)
+        targets.append(replace(row, met=row.judge(mine, row.ratio)))
     mine = _figure(ours, "max", "redis_commands_per_turn")
     theirs = _figure(peer, "max", "redis_commands_per_turn")
-    met = None if mine is None else mine <= 60
-    targets.append(
-        Target("Redis commands per turn, max load", theirs, mine, _ratio(mine, theirs), "≤ 60", met)
-    )
+    figure = "Redis commands per turn, max load"
+    row = Target(figure, theirs, mine, _ratio(mine, theirs), "≤ 60", None, 60, True, True)
+    targets.append(replace(row, met=row.judge(mine, row.ratio)))
     return targets
 
 
-def render(peer: dict[str, Any], ours: dict[str, Any], targets: list[Target]) -> str:
+def combine(rounds: list[list[Target]]) -> list[Target]:
+    """One table from the tables of alternated rounds: each figure's median peer and own
+    value, and the median of the rounds' ratios (each ratio's two halves ran back to back,
+    so it drifts less than a ratio of medians), judged against the figure's target."""
+    combined = []
+    for rows in zip(*rounds, strict=True):
+        first = rows[0]
+        peer = _median([row.peer for row in rows])
+        ours = _median([row.ours for row in rows])
+        ratio = _ratio(ours, peer) if first.absolute else _median([row.ratio for row in rows])
+        combined.append(
+            replace(first, peer=peer, ours=ours, ratio=ratio, met=first.judge(ours, ratio))
+        )
+    return combined
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(statistics.median(present), 4) if present else None
+
+
+def table(targets: list[Target]) -> list[str]:
+    """The targets as a Markdown table's lines."""
+
     def num(value: float | None) -> str:
         return "—" if value is None else f"{value:.4g}"
 
+    lines = ["| figure | peer | orquestra | ratio | target | met |", "|---|---|---|---|---|---|"]
+    for t in targets:
+        met = "—" if t.met is None else ("yes" if t.met else "no")
+        lines.append(
+            f"| {t.figure} | {num(t.peer)} | {num(t.ours)} | {num(t.ratio)} | {t.goal} | {met} |"
+        )
+    return lines
+
+
+def render(peer: dict[str, Any], ours: dict[str, Any], targets: list[Target]) -> str:
     users = ours.get("system", {}).get("max", {}).get("users", "?")
     lines = [
         f"orquestra bench --peer: {users} conversations at max load; speed probe (ms) "
         f"peer {peer.get('speed_probe_ms', {}).get('system')}, "
         f"orquestra {ours.get('speed_probe_ms', {}).get('system')}",
         "",
-        "| figure | peer | orquestra | ratio | target | met |",
-        "|---|---|---|---|---|---|",
+        *table(targets),
     ]
-    for t in targets:
-        met = "—" if t.met is None else ("yes" if t.met else "no")
-        lines.append(
-            f"| {t.figure} | {num(t.peer)} | {num(t.ours)} | {num(t.ratio)} | {t.goal} | {met} |"
-        )
     for name, results in (("peer", peer), ("orquestra", ours)):
         cpu = results.get("system", {}).get("max", {}).get("cpu_ms_per_turn", {})
         parts = ", ".join(

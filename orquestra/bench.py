@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 PARTS = ("baselines", "llm", "scaling", "burst")
 # What ``--peer`` measures unless told otherwise: the services of a turn's path in one process,
@@ -61,47 +62,61 @@ def run(args: argparse.Namespace) -> int:
 
 
 def versus(args: argparse.Namespace) -> int:
-    """``--peer PATH``: the peer, then this system, through the same phases; the ratios."""
+    """``--peer PATH``: the peer and this system through the same phases, in ``--rounds``
+    alternated rounds (peer first, then this system first, ...); the median ratios."""
     from bench.cluster import ROOT
-    from bench.peer import Peer, compare
+    from bench.peer import Peer, combine, compare, table
     from bench.peer import render as render_versus
     from bench.run import Benchmark, Options
 
     def options(**kwargs: object) -> Options:
         return Options(users=args.users, seconds=args.seconds, skip=set(PARTS), **kwargs)
 
-    peer = Peer(Path(args.peer).resolve(), Path(args.peer_src or ROOT).resolve())
-    try:
-        peer.start()
-        print(f"bench: peer on {peer.url}, Redis {peer.redis_url}", file=sys.stderr, flush=True)
-        theirs = asyncio.run(
-            Benchmark(
-                options(url=peer.url, redis_url=peer.redis_url, system_pids=peer.pids())
-            ).run()
-        )
-    except KeyboardInterrupt:
-        print("orquestra bench: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        peer.stop()
     services, replicas = deployment(args)
     shape = f"{','.join(services)} together, {replicas} replica(s)" if services else "separate"
-    print(f"bench: orquestra's services: {shape}", file=sys.stderr, flush=True)
+
+    def run_peer() -> dict[str, Any]:
+        peer = Peer(Path(args.peer).resolve(), Path(args.peer_src or ROOT).resolve())
+        try:
+            peer.start()
+            print(f"bench: peer on {peer.url}, Redis {peer.redis_url}", file=sys.stderr, flush=True)
+            return asyncio.run(
+                Benchmark(
+                    options(url=peer.url, redis_url=peer.redis_url, system_pids=peer.pids())
+                ).run()
+            )
+        finally:
+            peer.stop()
+
+    def run_ours() -> dict[str, Any]:
+        print(f"bench: orquestra's services: {shape}", file=sys.stderr, flush=True)
+        return asyncio.run(Benchmark(options(together=services, replicas_together=replicas)).run())
+
+    rounds: list[dict[str, Any]] = []
     try:
-        ours = asyncio.run(Benchmark(options(together=services, replicas_together=replicas)).run())
+        for number in range(args.rounds):
+            print(f"bench: round {number + 1} of {args.rounds}", file=sys.stderr, flush=True)
+            if number % 2 == 0:
+                theirs, ours = run_peer(), run_ours()
+            else:
+                ours, theirs = run_ours(), run_peer()
+            rounds.append({"peer": theirs, "orquestra": ours})
     except KeyboardInterrupt:
         print("orquestra bench: interrupted", file=sys.stderr)
         return 130
     command = "orquestra bench " + " ".join(sys.argv[2:])
-    results = {"command": command, "peer": theirs, "orquestra": ours}
+    results = {"command": command, "deployment": shape, "rounds": rounds}
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
-    targets = compare(theirs, ours)
-    print(
-        json.dumps(results, indent=2, ensure_ascii=False)
-        if args.json
-        else render_versus(theirs, ours, targets)
-    )
+    tables = [compare(r["peer"], r["orquestra"]) for r in rounds]
+    if args.json:
+        print(json.dumps(results, indent=2, ensure_ascii=False))
+        return 0
+    for number, (r, targets) in enumerate(zip(rounds, tables, strict=True), start=1):
+        print(f"round {number}:\n{render_versus(r['peer'], r['orquestra'], targets)}\n")
+    if len(rounds) > 1:
+        medians = "\n".join(table(combine(tables)))
+        print(f"median of {len(rounds)} rounds (each ratio from its own round):\n{medians}")
     return 0
 
 
@@ -191,6 +206,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         help="with --together: replicas of that process (the gateway's share its port; "
         "default 1, with --peer one per core)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="with --peer: alternated rounds (the peer first, then this system first, ...); "
+        "the table gives each round and the medians",
     )
     parser.add_argument(
         "--separate",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from bench.peer import Target, compare, render
+from bench.peer import Target, combine, compare, render
 from orquestra.bench import deployment
 from orquestra.cli import build_parser
 
@@ -70,3 +70,27 @@ def test_the_peer_is_measured_against_the_one_machine_deployment_unless_told() -
     assert deployment(parse(["bench", "--peer", "/p", "--separate"])) == ((), 1)
     given = deployment(parse(["bench", "--peer", "/p", "--together", "gateway,triage"]))
     assert set(given[0]) == {"gateway", "triage"} and given[1] == 1
+
+
+def test_rounds_combine_into_each_figures_median_ratio() -> None:
+    """Alternated rounds: each ratio comes from its own round, the table gives their median;
+    the commands' bound is on the figure itself."""
+    rounds = [
+        compare(results(10.0, 100.0, 8.0, 37.0), results(8.0, 230.0, 6.0, 58.0)),
+        compare(results(8.0, 120.0, 6.0, 37.0), results(9.2, 190.0, 7.8, 59.0)),
+        compare(results(9.0, 110.0, 7.0, 37.0), results(8.1, 210.0, 6.3, 58.5)),
+    ]
+    cpu, rate, p50, commands = combine(rounds)
+    assert (cpu.ratio, cpu.met) == (0.9, True)  # 0.8, 1.15, 0.9
+    assert (rate.ratio, rate.met) == (1.91, True)  # 2.3, 1.58, 1.91
+    assert (p50.ratio, p50.met) == (0.9, True)  # 0.75, 1.3, 0.9
+    assert (commands.ours, commands.met) == (58.5, True)
+    assert (cpu.peer, cpu.ours) == (9.0, 8.1)
+    slow = combine([rounds[1], rounds[1], rounds[0]])
+    assert [t.met for t in slow] == [False, False, False, True]
+
+
+def test_the_cli_runs_three_alternated_rounds_unless_told() -> None:
+    parse = build_parser().parse_args
+    assert parse(["bench", "--peer", "/p"]).rounds == 3
+    assert parse(["bench", "--peer", "/p", "--rounds", "1"]).rounds == 1
