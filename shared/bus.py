@@ -25,7 +25,6 @@ the handler its tenant's runtime subscribed. A deployment of one sends no header
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import copy
 import itertools
 import os
@@ -46,7 +45,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from shared import lua
-from shared.coalesce import Sibling, Siblings, coalescer, sibling
+from shared.coalesce import Siblings, coalescer, start_handler
 from shared.connections import retry_options
 from shared.contracts import DeadLetter, stateless
 from shared.keys import Keys
@@ -154,18 +153,11 @@ def run_taken(entries: tuple[TakenEntry, ...]) -> None:
         body, headers = local.bus.broker.message_format.parse(entry.data)
         TAKEN_ON_WRITE.labels(local.bus.service, entry.stream, headers.get(TENANT_HEADER, "")).inc()
         local.busy += 1  # given back by ``consume``
-        me = Sibling(siblings) if siblings else None
-        context = contextvars.copy_context()
-        context.run(sibling.set, me)
-        task = asyncio.get_running_loop().create_task(
-            local.consume(Taken(local.bus.redis, entry, body, headers)), context=context
-        )
+        task = start_handler(local.consume(Taken(local.bus.redis, entry, body, headers)), siblings)
         _RUNNING.add(task)
 
-        def done(task: asyncio.Task[None], me: Sibling | None = me) -> None:
+        def done(task: asyncio.Task[None]) -> None:
             _RUNNING.discard(task)
-            if me is not None:
-                me.ended()
             if not task.cancelled() and (exc := task.exception()) is not None:
                 # ``consume`` logged it and left the delivery pending for the claimer.
                 log.debug("taken message left pending", error=repr(exc))

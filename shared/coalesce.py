@@ -31,16 +31,19 @@ every part of the turn, and triage's comes with its task for the specialist.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import contextvars
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
 from shared import lua
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -116,6 +119,19 @@ class Sibling:
 
 # The sibling the running handler is, when a commit started it with others.
 sibling: ContextVar[Sibling | None] = ContextVar("sibling", default=None)
+
+
+def start_handler(handler: Coroutine[Any, Any, T], siblings: Siblings | None) -> asyncio.Task[T]:
+    """Run ``handler`` in a task of its own, as one of ``siblings`` (its ``Sibling`` in the
+    task's context, ended when the task ends) or, with None, as no one's sibling (not even
+    the one that started it)."""
+    me = Sibling(siblings) if siblings is not None else None
+    context = contextvars.copy_context()
+    context.run(sibling.set, me)
+    task = asyncio.get_running_loop().create_task(handler, context=context)
+    if me is not None:
+        task.add_done_callback(lambda _: me.ended())
+    return task
 
 
 def _server(redis: Redis) -> tuple[Any, ...]:

@@ -8,7 +8,6 @@ for the others. Handlers started together (siblings) send their first calls in o
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,7 +18,7 @@ from redis.exceptions import ResponseError
 
 from orquestra.redis_server import EmbeddedRedis
 from shared import coalesce, connections
-from shared.coalesce import Coalescer, Sibling, Siblings
+from shared.coalesce import Coalescer, Siblings, start_handler
 from shared.connections import connect
 from shared.settings import Settings
 
@@ -163,21 +162,13 @@ def test_a_call_with_none_on_its_way_is_sent_before_other_tasks_run(
 
 def start_siblings(*handlers: Callable[[], Awaitable[Any]]) -> list[asyncio.Task[Any]]:
     """Start ``handlers`` as siblings, the way ``shared.bus.run_taken`` starts the messages one
-    commit took: each its own task, its ``Sibling`` in its context, ended when it ends."""
+    commit took."""
     siblings = Siblings(len(handlers))
-    tasks: list[asyncio.Task[Any]] = []
-    for handler in handlers:
-        me = Sibling(siblings)
-        context = contextvars.copy_context()
-        context.run(coalesce.sibling.set, me)
+    return [start_handler(_awaited(handler), siblings) for handler in handlers]
 
-        async def run_handler(handler: Callable[[], Awaitable[Any]] = handler) -> Any:
-            return await handler()
 
-        task = asyncio.get_running_loop().create_task(run_handler(), context=context)
-        task.add_done_callback(lambda _, me=me: me.ended())  # type: ignore[misc]
-        tasks.append(task)
-    return tasks
+async def _awaited(handler: Callable[[], Awaitable[Any]]) -> Any:
+    return await handler()
 
 
 def test_siblings_first_calls_go_in_one_write_as_the_last_one_calls(
