@@ -54,6 +54,11 @@ class Settings(BaseSettings):
         default=64 * 1024,
         description="Largest `/v1` request body; larger ones get 413 before parsing.",
     )
+    http_hot_routes: bool = Field(
+        default=True,
+        description="`false`: the two requests of an HTTP turn (a message, its replies) go "
+        "through FastAPI's routing like every other; the answers are the same, at more CPU.",
+    )
     sent_at_max_future_days: int = Field(
         default=3650,
         description=(

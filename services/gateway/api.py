@@ -23,7 +23,7 @@ from services.gateway.turns import MessageRefused
 from services.gateway.validation import field_error
 from services.registry import SERVICES, SLICES
 from shared.contracts import CONVERSATION_ID_PATTERN, ConversationId, InboundMessage, new_id, utcnow
-from shared.deps import DeploymentDepends
+from shared.deps import DeploymentDepends, bearer
 from shared.metrics import INBOUND, LIVE_SERVICES
 
 
@@ -148,7 +148,12 @@ admin = APIRouter(dependencies=[Depends(auth.require_admin)])
 
 @router.post("/v1/messages", status_code=202, response_model=Accepted)
 async def post_message(body: MessageIn, request: Request, deps: Deps) -> Accepted:
-    given = auth.bearer(request)
+    return await accept_message(body, bearer(request), deps)
+
+
+async def accept_message(body: MessageIn, given: str | None, deps: GatewayDeps) -> Accepted:
+    """``POST /v1/messages`` once its body is a ``MessageIn``: the bearer ``given`` checked,
+    the message stored (``HotRoutes`` calls it too)."""
     tenant = deps.keys.tenant
     auth.refuse(auth.channel_refusal(deps.settings, given, body.conversation_id, tenant))
     auth.refuse(auth.write_refusal(body.conversation_id))
@@ -187,6 +192,12 @@ async def get_replies(
     after: Annotated[str, Query(pattern=STREAM_ID)] = "0-0",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> Replies:
+    return await read_replies(conversation_id, after, wait, deps)
+
+
+async def read_replies(conversation_id: str, after: str, wait: float, deps: GatewayDeps) -> Replies:
+    """``GET /v1/conversations/{id}/replies`` once its caller may read them (``HotRoutes``
+    calls it too)."""
     try:
         replies, cursor = await deps.http_channel.read(conversation_id, after, wait)
     except MaxConnectionsError:

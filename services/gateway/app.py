@@ -35,6 +35,7 @@ from services.gateway.deps import GatewayDeps
 from services.gateway.egress import Composer, Egress
 from services.gateway.handoff import Handoff
 from services.gateway.history import History
+from services.gateway.hot_routes import HotRoutes
 from services.gateway.inbox import Inbox
 from services.gateway.janitor import janitor
 from services.gateway.limits import BodyLimit
@@ -277,7 +278,10 @@ def create_app(settings: Settings | None = None, together: Sequence[str] = ()) -
         # every request (about 1.5 % of a gateway's CPU under load) to find none.
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
-    app.add_middleware(BodyLimit, max_bytes=(settings or get_settings()).max_body_bytes)
+    configured = settings or get_settings()
+    app.add_middleware(BodyLimit, max_bytes=configured.max_body_bytes)
+    if configured.http_hot_routes:
+        app.add_middleware(HotRoutes, max_body_bytes=configured.max_body_bytes)
     app.add_exception_handler(RequestValidationError, validation_error)
     for error in UNAVAILABLE:
         app.add_exception_handler(error, redis_unavailable)
