@@ -19,6 +19,7 @@ from typing import Any, cast
 import pytest
 import uvloop
 from redis.asyncio import Redis
+from redis.asyncio import connection as redis_connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import DataError
@@ -85,6 +86,66 @@ def test_a_write_redis_does_not_take_in_time_fails_and_the_next_command_reconnec
             await client.aclose()
 
     assert uvloop.run(scenario()) == ("before", None)
+
+
+def test_a_reply_read_starts_no_timer_of_its_own(
+    own_redis: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py bounds each read with an ``asyncio.timeout`` of its own; the services' reads
+    are bounded by the loop's ``ReadWatch`` instead, one timer for all of them."""
+    timers: list[float | None] = []
+    original = redis_connection.async_timeout
+
+    def counting(delay: float | None) -> Any:
+        timers.append(delay)
+        return original(delay)
+
+    async def scenario() -> None:
+        client = connect(Settings(redis_url=own_redis.url))
+        try:
+            await client.set("k", "v")  # connects (the handshake has its own timeout)
+            timers.clear()
+            for _ in range(20):
+                assert await client.get("k") == "v"
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.get("k")
+                pipe.get("k")
+                assert await pipe.execute() == ["v", "v"]
+        finally:
+            await client.aclose()
+
+    monkeypatch.setattr(redis_connection, "async_timeout", counting)
+    uvloop.run(scenario())
+    assert timers == []
+
+
+def test_a_reply_redis_does_not_send_in_time_fails_and_the_next_command_reconnects(
+    own_redis: EmbeddedRedis,
+) -> None:
+    """A stopped Redis answers nothing: the read fails after ``socket_timeout`` (and at most
+    the watch's period more) as redis-py's does, and once Redis runs again the same client
+    answers on a new connection."""
+    assert own_redis.pid is not None
+    pid = own_redis.pid
+
+    async def scenario() -> tuple[object, int]:
+        client = connect(
+            Settings(redis_url=own_redis.url), socket_timeout=0.5, retry=Retry(NoBackoff(), 0)
+        )
+        try:
+            await client.set("k", "v")
+            os.kill(pid, signal.SIGSTOP)
+            with pytest.raises(RedisTimeoutError, match="Timeout reading"):
+                await client.get("k")
+            os.kill(pid, signal.SIGCONT)
+            value = await client.get("k")
+            pool: Any = cast(Redis, client).connection_pool
+            return value, len(pool._in_use_connections) + len(pool._available_connections)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+            await client.aclose()
+
+    assert uvloop.run(scenario()) == ("v", 1)
 
 
 def test_with_every_connection_in_use_a_command_waits_for_one(own_redis: EmbeddedRedis) -> None:
