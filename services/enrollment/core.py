@@ -307,14 +307,16 @@ def _next_stage(state: EnrollmentState, config: EnrollmentConfig) -> Stage:
 
 
 def _plan_for_days(state: EnrollmentState, config: EnrollmentConfig) -> str | None:
-    """The plan to suggest when the days chosen outnumber the chosen plan's classes a week
-    (the plan with the fewest classes that covers them, else one without a limit); None when
-    the choice holds together. Fewer days than classes is no contradiction."""
+    """The plan to suggest for the days chosen: with no plan yet, the days say which one
+    ("segunda, quarta e sexta" is three classes a week); with a plan whose classes a week they
+    outnumber, the one that covers them. Either way the plan with the fewest classes that
+    covers the days, else one without a limit; None when there are no days or the choice holds
+    together (fewer days than classes is no contradiction)."""
     plan = config.plans.get(state.plan) if state.plan else None
-    if plan is None or plan.classes_per_week is None:
-        return None
     wanted = len(state.days)
-    if wanted <= plan.classes_per_week:
+    if not wanted or (plan is not None and plan.classes_per_week is None):
+        return None
+    if plan is not None and plan.classes_per_week is not None and wanted <= plan.classes_per_week:
         return None
     covering = sorted(
         (p.classes_per_week or 8, key)
@@ -327,8 +329,18 @@ def _plan_for_days(state: EnrollmentState, config: EnrollmentConfig) -> str | No
 def _more_days(
     state: EnrollmentState, config: EnrollmentConfig, texts: TextSource, seed: str
 ) -> str:
-    assert state.plan and state.offered_plan
-    plan, offered = config.plans[state.plan], config.plans[state.offered_plan]
+    assert state.offered_plan
+    offered = config.plans[state.offered_plan]
+    if state.plan is None:
+        return texts.text(
+            "enrollment_plan_for_days",
+            seed=seed,
+            **_values(state, config),
+            n=str(len(state.days)),
+            outro=offered.name,
+            outro_preco=_money(offered.price),
+        )
+    plan = config.plans[state.plan]
     return texts.text(
         "enrollment_more_days",
         seed=seed,

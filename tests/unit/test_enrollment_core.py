@@ -370,6 +370,37 @@ def test_more_days_than_the_plan_offers_the_plan_that_covers_them() -> None:
     assert fewer is not None and fewer.plan == "duas_vezes" and fewer.stage == "ask_payment"
 
 
+def test_days_named_before_a_plan_say_which_plan_it_is() -> None:
+    """Asked for a plan, the person answers with the days they would train: the days say
+    the plan, offered once with its price (not the list of plans again), and a yes takes it;
+    what else they say meanwhile is kept, and the offer stands until they answer it."""
+    start = turn("quero me matricular", None).state
+    assert start is not None and start.stage == "ask_plan"
+    offer = turn("eu iria nas terças, quintas e sábados", start, n=1)
+    state = offer.state
+    assert state is not None and state.stage == "ask_plan" and state.plan is None
+    assert state.offered_plan == "tres_vezes" and state.days == ["terça", "quinta", "sábado"]
+    assert "3x por semana" in offer.text and "R$ 360" in offer.text
+    assert "2x por semana" not in offer.text
+    timed = turn("sempre de manhã", state, n=2)
+    assert timed.state is not None and timed.state.offered_plan == "tres_vezes"
+    assert timed.state.time == "manha" and "3x por semana" in timed.text
+    taken = turn("fechou", timed.state, n=3).state
+    assert taken is not None and taken.plan == "tres_vezes" and taken.stage == "ask_payment"
+
+
+@pytest.mark.parametrize(
+    ("days", "offered"),
+    [("só às quartas", "duas_vezes"), ("segunda a sexta", "horario_livre")],
+)
+def test_a_plan_is_offered_for_any_number_of_days(days: str, offered: str) -> None:
+    """One day fits the plan with the fewest classes; more days than any counted plan, the
+    plan without a limit."""
+    start = turn("quero fazer a matrícula", None).state
+    outcome = turn(days, start, n=1)
+    assert outcome.state is not None and outcome.state.offered_plan == offered
+
+
 def test_every_weekday_is_more_than_any_counted_plan_so_the_open_plan_is_offered() -> None:
     outcome = turn("plano de 3x, de segunda a sábado às 6h", None)
     assert outcome.state is not None and outcome.state.offered_plan == "horario_livre"
