@@ -40,11 +40,13 @@ def pair(redis_url: str, prefix: str) -> Iterator[tuple[System, System]]:
 
 def shape(value: Any, key: str = "") -> Any:
     """``value`` with what a turn makes afresh replaced by its type; order kept."""
+    if key in FRESH:
+        return type(value).__name__
     if isinstance(value, dict):
         return [(k, shape(v, k)) for k, v in value.items()]
     if isinstance(value, list):
         return [shape(item) for item in value]
-    return type(value).__name__ if key in FRESH else value
+    return value
 
 
 def answer(response: httpx.Response) -> tuple[int, str | None, Any]:
