@@ -8,7 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from services.triage.config import load_config as load_triage
 from services.triage.memory import MemoryState, remember
+from services.triage.rules import classify
 from services.trial.extraction import (
     detect_action,
     ensure_trial_defaults,
@@ -112,6 +114,11 @@ def test_merge_touches_only_the_slice_fields() -> None:
         # The class's hour or day forgotten asks how it stands.
         ("putz, esqueci o horário", [], "status"),
         ("não lembro qual era a data", [], "status"),
+        # Whether the class still holds, asked with its day: how it stands, not small talk.
+        ("tá tudo certinho pra amanhã, né?", [], "status"),
+        ("segue confirmado pro dia 15?", [], "status"),
+        ("tudo ok pra terça?", [], "status"),
+        ("tudo certo por aí?", [], None),
         # What the change costs, asked: the FAQ answers it, the booking stays.
         ("se eu desmarcar vocês cobram?", [], None),
         ("tem multa pra cancelar?", ["trial_cancel"], None),
@@ -121,6 +128,20 @@ def test_merge_touches_only_the_slice_fields() -> None:
 )
 def test_actions(text: str, intents: list[str], action: str | None) -> None:
     assert detect_action(text, intents, CONFIG) == action
+
+
+@pytest.mark.parametrize("stage", ["booked", None])
+def test_whether_the_class_still_holds_goes_to_the_booking_not_small_talk(
+    stage: str | None,
+) -> None:
+    """ "Tá tudo certo pra amanhã?" after a booking asks how it stands (the booking answers
+    with the class, or that there is none); "tudo certo" alone stays small talk."""
+    pack = load_pack("ctsmash")
+    triage = load_triage(pack)
+    asked = classify("tá tudo certo pra amanhã, né?", trial_stage=stage, config=triage, pack=pack)
+    assert asked.intents == ["trial"]
+    greeting = classify("tudo certo?", trial_stage=stage, config=triage, pack=pack)
+    assert greeting.intents == ["general"]
 
 
 def test_booking_codes_are_found_case_insensitively() -> None:
