@@ -940,7 +940,10 @@ def _age_in(text: str, expecting_age: bool, today: date | None) -> int | None:
         return turning[0][2]
     if expecting_age:
         for clause in _FIRST_CLAUSE.split(text):
-            expected = _AGE_EXPECTED.match(with_digits(normalize(clause)))
+            said = with_digits(normalize(clause))
+            # "27 e sou iniciante": the age asked, then the next answer joined by "e" (read
+            # once the number words are digits: "vinte e sete" is one number).
+            expected = _AGE_EXPECTED.match(said) or _AGE_EXPECTED.match(said.split(" e ", 1)[0])
             if expected:
                 return _number_in(expected)
     return _comma_list_age(text)

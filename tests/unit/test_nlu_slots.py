@@ -236,7 +236,16 @@ def test_not_an_age(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("27", 27), ("27!", 27), ("tenho 45", 45), ("eu tenho 45", 45), ("vinte e sete", 27)],
+    [
+        ("27", 27),
+        ("27!", 27),
+        ("tenho 45", 45),
+        ("eu tenho 45", 45),
+        ("vinte e sete", 27),
+        # The next answer joined by "e".
+        ("33 e jogo pouco", 33),
+        ("quarenta e um e sou avançada", 41),
+    ],
 )
 def test_bare_age_when_expecting(text: str, expected: int) -> None:
     assert extract_age(text, expecting_age=True) == expected
