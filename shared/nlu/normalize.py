@@ -73,6 +73,10 @@ SLANG = {
     "qd": "quando",
     "hr": "hora",
     "hrs": "horas",
+    # Parts of the day in the diminutive ("de manhãzinha", "à noitinha") are the parts.
+    "manhazinha": "manha",
+    "tardezinha": "tarde",
+    "noitinha": "noite",
     "sab": "sabado",
     "qro": "quero",
     "qero": "quero",

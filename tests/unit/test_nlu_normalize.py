@@ -2,7 +2,9 @@
 
 import pytest
 
+from shared.nlu.dates import part_of_day
 from shared.nlu.normalize import normalize, strip_accents, tokens
+from shared.nlu.slots import extract_name
 
 
 @pytest.mark.parametrize(
@@ -52,3 +54,17 @@ def test_tokens_are_the_normalized_words() -> None:
 def test_slang_expansion_is_per_word_only() -> None:
     # "tb" inside a word must stay as it is.
     assert normalize("atbc tb") == "atbc tambem"
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("terça dia 15 de manhãzinha", "manha"),
+        ("de tardezinha", "tarde"),
+        ("lá pela noitinha", "noite"),
+    ],
+)
+def test_a_part_of_the_day_in_the_diminutive_is_the_part_and_no_name(text: str, part: str) -> None:
+    """ "de manhãzinha" was read as a name ("Manhãzinha") and no time."""
+    assert part_of_day(text) == part
+    assert extract_name(text, expecting_name=True) is None
