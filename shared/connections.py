@@ -214,12 +214,18 @@ _WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ReadWatch] = (
 )
 
 
+_last: list[ReadWatch] = []  # the watch last asked for: a process runs one loop
+
+
 def read_watch() -> ReadWatch:
     """The running loop's ``ReadWatch``."""
     loop = asyncio.get_running_loop()
+    if _last and _last[0].loop is loop:
+        return _last[0]
     watch = _WATCHES.get(loop)
     if watch is None:
         watch = _WATCHES[loop] = ReadWatch(loop)
+    _last[:] = [watch]
     return watch
 
 
