@@ -385,8 +385,10 @@ def _classify(
         and not complaint
         and continues_questions(text, config)
         # Mid-booking, "pode ser esse então, terça dia 9" answers the booking, whatever the
-        # FAQ was asked before; "e depois das 20h?" still asks the FAQ's next question.
+        # FAQ was asked before, and so do a bare "que horas?" and a limit on the time ("e
+        # depois das 19h?"): the booking's question was the last the bot asked.
         and not (active and "?" not in text and config.questions.about_flow(normalized))
+        and not (active and config.questions.asks_slots(normalized))
     ):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)

@@ -7,6 +7,7 @@ also where the flow stops (a plain no, "cancelar" mid-way) and where it hands of
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from services.trial.extraction import merge_trial
@@ -20,7 +21,7 @@ from services.trial.models import (
     TrialState,
 )
 from services.trial.replies import class_day_options, free_options, join_list
-from services.trial.schedule import class_times, free_times
+from services.trial.schedule import class_times, free_times, next_open_day
 from services.trial.summary import missing_fields
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import (
@@ -30,6 +31,7 @@ from services.trial.validators import (
     validate_age,
     validate_slot,
 )
+from shared.nlu.bounds import TimeBound
 from shared.nlu.dates import PartOfDay, slot_preference
 from shared.nlu.normalize import normalize
 from shared.trial.days import parse_date, show_date
@@ -105,6 +107,8 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     if missing is not None:
         collecting = merged.model_copy(update={"stage": "collect_client_info"})
         return _ask_client(t, collecting, ctx, missing)
+    if ext.time_bound is not None and ext.desired_time is None:
+        return _within_bound(t, merged, ctx, ext.time_bound)
     same_slot = (merged.desired_date, merged.desired_time) == (
         state.desired_date,
         state.desired_time,
@@ -308,6 +312,45 @@ def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         if t.before.asked in CLIENT_FIELDS and pending
         else _corrected(t, state),
     )
+
+
+def _within_bound(t: TrialTurn, state: TrialState, ctx: ContextState, bound: TimeBound) -> Reply:
+    """A limit on the time ("e depois das 20h?", "antes das 18h tem?", "tem mais tarde?")
+    answered with the classes of the day within it: the only one is proposed for the
+    confirmation, several are offered, and with none the reply says so (where the classes end,
+    or that those are full) and offers the free times there are. The limit's hour is what the
+    person asks past, never the hour booked. The day is the one wished for when it has classes
+    to come, else the next class day."""
+    config = t.config
+    day = parse_date(state.desired_date)
+    if day is None or day.weekday() != config.weekday or not _free(t, day):
+        day = next_open_day(now_local=t.now_local, config=config)
+    free = _free(t, day)
+    within = [hour for hour in free if bound.admits(hour)]
+    shown = state.model_copy(
+        update={"stage": "ask_date", "desired_date": day.isoformat(), "desired_time": None}
+    )
+    inclusive = "_inclusive" if bound.inclusive else ""
+    limit = t.pack.text(f"trial_bound_{bound.side}{inclusive}", seed=t.seed, hora=bound.hour)
+    values: dict[str, Any] = {"limite": limit, "horas": join_list(within, config)}
+    if len(within) == 1:
+        reply = _check_slot(t, shown.model_copy(update={"desired_time": within[0]}), ctx)
+        reply.aside, reply.values = "trial_bound_one", {**reply.values, **values}
+        return reply
+    if within:
+        return Reply(shown, ctx, key="trial_bound_options", values=values, asks="time")
+    if any(bound.admits(hour) for hour in config.times):
+        key = "trial_bound_full"
+    else:
+        # No class at all within the limit: the last (or first) class says where they end.
+        key = f"trial_bound_none_{bound.side}"
+        values["borda"] = config.times[-1] if bound.side == "after" else config.times[0]
+    values["opcoes"] = slot_values(t, day.isoformat(), None, t.seats)["opcoes"]
+    return Reply(shown, ctx, key=key, values=values, asks="time")
+
+
+def _free(t: TrialTurn, day: date) -> list[str]:
+    return free_times(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
 
 
 def _corrected(t: TrialTurn, state: TrialState) -> list[Asked]:

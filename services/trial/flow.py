@@ -150,6 +150,15 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_times_answer",
         "trial_closed_note",
         "trial_aside_open_day",
+        "trial_bound_after",
+        "trial_bound_after_inclusive",
+        "trial_bound_before",
+        "trial_bound_before_inclusive",
+        "trial_bound_one",
+        "trial_bound_options",
+        "trial_bound_full",
+        "trial_bound_none_after",
+        "trial_bound_none_before",
     }
     fixed |= {f"trial_aside_{code}" for code in ASIDE_ERRORS}
     fixed |= set(ASK_CLIENT.values())
