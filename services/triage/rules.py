@@ -25,6 +25,7 @@ from shared.contracts import FlowView, ModeView
 from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
+from shared.nlu.slots import extract_age, extract_name, tells_level
 from shared.nlu.upset import complains, is_upset
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
@@ -427,6 +428,12 @@ def _classify(
             general_response=pack.text(config.complaint_text_key, seed=seed),
             confidences={**confidences, "general": 1.0},
         )
+    if not intents and context_intent in config.intents and introduces_student(text):
+        # "oi, sou a Lia, tenho 30 anos e jogo há um ano": a person presenting themselves with
+        # what a trial class needs came for one; a greeting back would leave it all unsaid.
+        return TriageResult(
+            intents=[context_intent], confidences={**confidences, context_intent: 1.0}
+        )
     clarify = config.clarification
     too_long = len(text.strip()) > clarify.long_message_chars
     if (
@@ -452,6 +459,13 @@ def _classify(
             confidences={**confidences, "general": 1.0},
         )
     return TriageResult(intents=[], confidences=confidences, reason="no_evidence")
+
+
+def introduces_student(text: str) -> bool:
+    """Whether a message gives at least two of a student's name, age and level (the level in
+    words or by how long they have played): a self-introduction for a class, not small talk."""
+    told = (extract_name(text) is not None, extract_age(text) is not None, tells_level(text))
+    return sum(told) >= 2
 
 
 def needs_llm(rules_result: TriageResult, config: TriageConfig) -> bool:
