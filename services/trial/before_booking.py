@@ -34,6 +34,8 @@ from services.trial.validators import (
 from shared.nlu.bounds import TimeBound
 from shared.nlu.dates import PartOfDay, slot_preference
 from shared.nlu.normalize import normalize
+from shared.nlu.party import for_the_writer, includes_writer, without_writer_age
+from shared.nlu.slots import extract_age, writer_name
 from shared.trial.days import parse_date, show_date
 
 ASK_CLIENT: dict[str, str] = {
@@ -67,8 +69,31 @@ def _first_or_last_free(t: TrialTurn, state: TrialState) -> TrialExtraction:
     return ext.model_copy(update={"desired_time": times[-1] if which == "last" else times[0]})
 
 
+def _the_writers_own(t: TrialTurn, state: TrialState, ext: TrialExtraction) -> TrialExtraction:
+    """The extraction without what the writer tells of themselves while booking for someone
+    else ("sou a Carla, mãe dele", "me chamo Carla, tenho 38"): the name is the contact's and
+    the age said in the first person the writer's, neither the student's (the parent's name
+    became the child's, and was asked about as the student). A message that turns the booking
+    to the writer ("é pra mim mesmo", "eu e ele") keeps them as the student's."""
+    if not state.for_someone_else or ext.for_someone_else is False:
+        return ext
+    if includes_writer(t.text) or for_the_writer(t.text):
+        return ext
+    own = writer_name(t.text, t.before.asked == "nome")
+    if own is None:
+        return ext
+    updates: dict[str, Any] = {}
+    if ext.nome == own:
+        updates = {"nome": None, "contact_name": own}
+    if ext.idade is not None:
+        today = t.now_local.date()
+        asked_age = t.before.asked == "idade"
+        updates["idade"] = extract_age(without_writer_age(t.text), asked_age, today=today)
+    return ext.model_copy(update=updates)
+
+
 def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
-    ext = _first_or_last_free(t, state)
+    ext = _the_writers_own(t, state, _first_or_last_free(t, state))
     withheld = _withheld(t, state, ctx, ext)
     if withheld is not None:
         return withheld
@@ -222,7 +247,10 @@ def _ask_client(t: TrialTurn, state: TrialState, ctx: ContextState, missing: Ask
     """Ask the first missing client field: in full the first time; after a question in one
     line; the second time by saying exactly what is missing, with an example."""
     again = t.before.asked == missing
-    if again and t.question:
+    if missing == "nome" and state.contact_name not in (None, t.before.contact_name):
+        # "sou a Carla, mãe dele": the writer's name is heard, and the student's asked.
+        key = "trial_ask_name_writer"
+    elif again and t.question:
         key = f"trial_reask_{missing}"
     elif again:
         key = f"trial_still_need_{missing}"

@@ -150,6 +150,7 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_times_answer",
         "trial_closed_note",
         "trial_aside_open_day",
+        "trial_ask_name_writer",
         "trial_bound_after",
         "trial_bound_after_inclusive",
         "trial_bound_before",

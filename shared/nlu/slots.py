@@ -769,6 +769,18 @@ def extract_name(
     return extract_people(text, expecting_name, not_names=not_names).nome
 
 
+def writer_name(
+    text: str, expecting_name: bool = False, *, not_names: Collection[str] = ()
+) -> str | None:
+    """The name a message gives as the writer's own, by a first-person cue ("sou a Carla",
+    "me chamo Carla", "aqui é a Carla"), title-cased, or None: while someone books for
+    another person, that is who writes, not the student."""
+    text = with_cue_typos_fixed(text)
+    reader = _Reader(text, expecting_name, not_names)
+    cued = reader.cued_names(_has_booking_data(text))
+    return next((name for name, whose in cued if whose == _SELF), None)
+
+
 _NUMBER = rf"(\d{{1,3}}|{NUMBER_WORDS})"
 _YEARS = r"(?:anos?|aninhos)"
 _AGE_CUED = re.compile(
