@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 
+from services.triage.acts import carries_booking_fields
 from services.triage.config import GeneralKind, TriageConfig
 from services.triage.models import TriageResult
 from services.triage.questions import (
@@ -25,7 +26,6 @@ from shared.contracts import FlowView, ModeView
 from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import pack_vocabulary
 from shared.nlu.normalize import normalize
-from shared.nlu.slots import extract_age, extract_name, tells_level
 from shared.nlu.upset import complains, is_upset
 from shared.nlu.yesno import yes_no
 from shared.pack import Pack
@@ -428,12 +428,6 @@ def _classify(
             general_response=pack.text(config.complaint_text_key, seed=seed),
             confidences={**confidences, "general": 1.0},
         )
-    if not intents and context_intent in config.intents and introduces_student(text):
-        # "oi, sou a Lia, tenho 30 anos e jogo há um ano": a person presenting themselves with
-        # what a trial class needs came for one; a greeting back would leave it all unsaid.
-        return TriageResult(
-            intents=[context_intent], confidences={**confidences, context_intent: 1.0}
-        )
     clarify = config.clarification
     too_long = len(text.strip()) > clarify.long_message_chars
     if (
@@ -447,6 +441,10 @@ def _classify(
         return TriageResult(intents=intents, confidences=confidences)
 
     kind = next((k for k in config.general if k.matches(normalized)), None)
+    if kind is not None and carries_booking_fields(text, context=False):
+        # "oi, sou a Lia, tenho 30 anos e sou iniciante": a greeting in front of a booking's
+        # fields is no small talk; left unplaced, the fields reach the booking (core).
+        kind = None
     if kind is not None and "faq" in config.intents and _asks_beside_small_talk(text, config):
         # "certo. e a experimental é obrigatória?": the acknowledgement opens a question, which
         # the FAQ answers (or says it does not know); an "ok" back would leave it unanswered.
@@ -459,13 +457,6 @@ def _classify(
             confidences={**confidences, "general": 1.0},
         )
     return TriageResult(intents=[], confidences=confidences, reason="no_evidence")
-
-
-def introduces_student(text: str) -> bool:
-    """Whether a message gives at least two of a student's name, age and level (the level in
-    words or by how long they have played): a self-introduction for a class, not small talk."""
-    told = (extract_name(text) is not None, extract_age(text) is not None, tells_level(text))
-    return sum(told) >= 2
 
 
 def needs_llm(rules_result: TriageResult, config: TriageConfig) -> bool:

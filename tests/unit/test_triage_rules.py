@@ -462,23 +462,3 @@ def test_wanting_to_go_on_a_day_or_at_an_hour_asks_for_a_class(text: str, trial:
     knows = faq_knows(pack, config)
     intents = classify(text, trial_stage=None, config=config, pack=pack, knows=knows).intents
     assert ("trial" in intents) is trial
-
-
-@pytest.mark.parametrize(
-    ("text", "intents"),
-    [
-        ("olá! aqui é o Caio, tenho 36 anos e sou intermediário", ["trial"]),
-        ("bom dia, meu nome é Luana, 27 anos, comecei a jogar faz 6 meses", ["trial"]),
-        # One fact alone is small talk yet.
-        ("olá! aqui é o Caio", ["general"]),
-    ],
-)
-def test_a_self_introduction_with_a_students_data_starts_the_booking(
-    text: str, intents: list[str]
-) -> None:
-    """A first message that presents the person with what a trial class needs got only a
-    greeting back, and the data it gave were left unsaid."""
-    pack = load_pack("ctsmash")
-    config = load_config(pack)
-    got = classify(text, trial_stage=None, config=config, pack=pack, knows=faq_knows(pack, config))
-    assert got.intents == intents
