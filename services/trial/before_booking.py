@@ -21,7 +21,7 @@ from services.trial.models import (
     TrialState,
 )
 from services.trial.replies import class_day_options, free_options, join_list
-from services.trial.schedule import class_times, free_times, next_open_day
+from services.trial.schedule import class_times, free_times, next_day_with_room, next_open_day
 from services.trial.summary import missing_fields
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import (
@@ -134,6 +134,11 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         return _ask_client(t, collecting, ctx, missing)
     if ext.time_bound is not None and ext.desired_time is None:
         return _within_bound(t, merged, ctx, ext.time_bound)
+    refused = t.refused_day
+    offered = merged.stage == "awaiting_confirmation"
+    if refused is not None and ext.desired_date in (None, refused) and not offered:
+        # At the confirmation the "não" refuses the class offered, as any no there does.
+        return _day_refused(t, merged, ctx, refused)
     same_slot = (merged.desired_date, merged.desired_time) == (
         state.desired_date,
         state.desired_time,
@@ -375,6 +380,27 @@ def _within_bound(t: TrialTurn, state: TrialState, ctx: ContextState, bound: Tim
         values["borda"] = config.times[-1] if bound.side == "after" else config.times[0]
     values["opcoes"] = slot_values(t, day.isoformat(), None, t.seats)["opcoes"]
     return Reply(shown, ctx, key=key, values=values, asks="time")
+
+
+def _day_refused(t: TrialTurn, state: TrialState, ctx: ContextState, refused: str) -> Reply:
+    """A day the person cannot make, said before a slot is offered ("não vai dar terça",
+    "dia 10 não consigo"): not a stop to the booking, nor a day lost, but the class days with
+    room after it, offered."""
+    day = parse_date(refused)
+    cleared = state.model_copy(update={"stage": "ask_date", "desired_date": None})
+    if state.desired_date == refused:
+        cleared = cleared.model_copy(update={"desired_time": None})
+    following = None
+    if day is not None:
+        following = next_day_with_room(
+            day, now_local=t.now_local, config=t.config, seats_taken=t.seats
+        )
+    start = following[0].isoformat() if following is not None else None
+    values = slot_values(t, start, None, t.seats) if start else {"opcoes": ""}
+    if start is None:
+        values["opcoes"] = t.pack.text("trial_no_options", seed=t.seed)
+    values["recusada"] = show_date(refused, t.config)
+    return Reply(cleared, ctx, key="trial_day_refused", values=values, asks="date")
 
 
 def _free(t: TrialTurn, day: date) -> list[str]:
