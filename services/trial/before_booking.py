@@ -134,11 +134,11 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         return _ask_client(t, collecting, ctx, missing)
     if ext.time_bound is not None and ext.desired_time is None:
         return _within_bound(t, merged, ctx, ext.time_bound)
-    refused = t.refused_day
+    cannot = t.refused_day
     offered = merged.stage == "awaiting_confirmation"
-    if refused is not None and ext.desired_date in (None, refused) and not offered:
+    if cannot is not None and ext.desired_date in (None, cannot) and not offered:
         # At the confirmation the "não" refuses the class offered, as any no there does.
-        return _day_refused(t, merged, ctx, refused)
+        return _day_refused(t, merged, ctx, cannot)
     same_slot = (merged.desired_date, merged.desired_time) == (
         state.desired_date,
         state.desired_time,

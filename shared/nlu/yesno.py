@@ -139,7 +139,7 @@ _WEAK_YES = (
     # Spanish and Portugal's "sí": a whole first clause ("¡Sí, perfecto!").
     "si",
 )
-_STRONG_NO = (
+_STRONG_NO: tuple[str, ...] = (
     "nao",
     "n",
     "nn",
