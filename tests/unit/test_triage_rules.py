@@ -363,6 +363,8 @@ def test_after_a_question_mid_booking_a_slot_answer_stays_with_the_booking(
         # A limit on the time is a filter on the classes the booking offers.
         ("tem antes das 19h?", ["trial"]),
         ("mas e mais tarde, tem?", ["trial"]),
+        # Even naming what the FAQ knows (the classes' size), the limit is the question.
+        ("tem alguma turma antes das 19h?", ["trial"]),
         # What it asks about named, the opening hours stay the FAQ's.
         ("que horas vocês fecham?", ["faq"]),
         ("qual horário vocês abrem?", ["faq"]),
