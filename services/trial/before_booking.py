@@ -386,19 +386,15 @@ def _day_refused(t: TrialTurn, state: TrialState, ctx: ContextState, refused: st
     """A day the person cannot make, said before a slot is offered ("não vai dar terça",
     "dia 10 não consigo"): not a stop to the booking, nor a day lost, but the class days with
     room after it, offered."""
-    day = parse_date(refused)
-    cleared = state.model_copy(update={"stage": "ask_date", "desired_date": None})
+    cleared = state.model_copy(update={"stage": "ask_date"})
     if state.desired_date == refused:
-        cleared = cleared.model_copy(update={"desired_time": None})
-    following = None
-    if day is not None:
-        following = next_day_with_room(
-            day, now_local=t.now_local, config=t.config, seats_taken=t.seats
-        )
-    start = following[0].isoformat() if following is not None else None
-    values = slot_values(t, start, None, t.seats) if start else {"opcoes": ""}
-    if start is None:
-        values["opcoes"] = t.pack.text("trial_no_options", seed=t.seed)
+        cleared = cleared.model_copy(update={"desired_date": None, "desired_time": None})
+    day = parse_date(refused) or t.now_local.date()
+    following = next_day_with_room(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
+    if following is None:
+        values = {"opcoes": t.pack.text("trial_no_options", seed=t.seed)}
+    else:
+        values = slot_values(t, following[0].isoformat(), None, t.seats)
     values["recusada"] = show_date(refused, t.config)
     return Reply(cleared, ctx, key="trial_day_refused", values=values, asks="date")
 
