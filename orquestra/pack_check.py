@@ -31,8 +31,10 @@ from shared.pack import Pack, PackError, load_pack
 from shared.trial.config import TrialConfig, load_trial_config
 
 _HH_MM = re.compile(r"\b(?:[01]\d|2[0-3]):[0-5]\d\b")
-# Placeholders the trial fills besides base_values (one day's times in a list of options).
-_TRIAL_EXTRA_PLACEHOLDERS = frozenset({"horas"})
+# Placeholders the trial fills besides base_values (one day's times in a list of options; a
+# limit on the time as said back, and the first or last class beyond which there is none; a
+# day refused).
+_TRIAL_EXTRA_PLACEHOLDERS = frozenset({"horas", "limite", "borda", "recusada"})
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
+from shared.nlu.bounds import limits_time
 from shared.nlu.normalize import normalize
 from shared.pack import Pack, PackError
 
@@ -280,6 +281,10 @@ class QuestionRules(BaseModel):
     # marcado?", "qual horário ficou a aula dela?": the class it holds, where the FAQ knows
     # only the timetable), or how to book ("como faço pra marcar uma aula?": by starting).
     booking_patterns: list[str] = Field(default_factory=list)
+    # Which days or times there are, asked bare ("qual dia tem?", "que horas?", "e de
+    # manhã?"): mid-booking the booking's question was the last the bot asked, so these are
+    # its slots' (also right after the FAQ answered something else), never the opening hours.
+    slot_patterns: list[str] = Field(default_factory=list)
     joiner_words: list[str] = Field(default_factory=lambda: ["e", "ou", "tambem"])
     faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
     # Right after the FAQ answered, a message this short that asks something or opens with
@@ -290,6 +295,7 @@ class QuestionRules(BaseModel):
     _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _tags: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _booking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _slots: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _joiners: re.Pattern[str] = PrivateAttr()
 
     def model_post_init(self, _context: object) -> None:
@@ -300,6 +306,7 @@ class QuestionRules(BaseModel):
         self._flow = [re.compile(p) for p in self.flow_patterns]
         self._tags = [re.compile(p) for p in self.tag_patterns]
         self._booking = [re.compile(p) for p in self.booking_patterns]
+        self._slots = [re.compile(p) for p in self.slot_patterns]
         joiners = "|".join(re.escape(w) for w in self.joiner_words) or r"(?!)"
         self._joiners = re.compile(rf"(\s*,?\s+(?:{joiners})\s+)", re.IGNORECASE)
 
@@ -324,7 +331,13 @@ class QuestionRules(BaseModel):
         )
 
     def about_flow(self, normalized: str) -> bool:
-        return any(regex.search(normalized) for regex in self._flow)
+        return self.asks_slots(normalized) or any(regex.search(normalized) for regex in self._flow)
+
+    def asks_slots(self, normalized: str) -> bool:
+        """A bare question of which days or times there are (``slot_patterns``), or a limit on
+        the time ("e depois das 19h?", "tem algo mais tarde?"), which the booking answers with
+        the classes within it."""
+        return limits_time(normalized) or any(regex.search(normalized) for regex in self._slots)
 
     def for_booking(self, normalized: str) -> bool:
         return any(regex.search(normalized) for regex in self._booking)

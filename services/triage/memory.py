@@ -36,6 +36,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from shared.nlu.extract import extract_slots
 from shared.nlu.models import Expecting, Slots
 from shared.nlu.normalize import normalize
+from shared.nlu.party import for_the_writer
 from shared.nlu.slots import LevelsByTime, extract_name
 
 # The student's facts: dropped together when the student changes.
@@ -58,7 +59,6 @@ _FILLER = frozenset(_FILLER_WORDS.split())
 _BARE_NUMBER = re.compile(r"^\d{1,3}$")
 # A bare number above this is no age ("150" is a typo the trial asks about, not a fact).
 MAX_BARE_AGE = 110
-_FOR_SELF = re.compile(r"\b(?:pra|para) mim\b|\beu mesm[oa]\b|\bsou eu\b")
 
 
 class Fact(BaseModel):
@@ -143,7 +143,7 @@ def _student_changes(state: MemoryState, read: dict[str, Any], text: str) -> boo
         named = read.get("nome")
         held = state.facts.get("nome")
         return has_student and (not was_other or (named is not None and held is not None))
-    return was_other and has_student and bool(_FOR_SELF.search(normalize(text)))
+    return was_other and has_student and for_the_writer(text)
 
 
 def remember_message(

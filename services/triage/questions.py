@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Protocol
 
 from services.triage.config import TriageConfig
+from shared.nlu.bounds import limits_time
 from shared.nlu.dates import without_dates_and_times
 from shared.nlu.normalize import normalize
 
@@ -142,11 +143,15 @@ def is_flow_question(
     the booking flow's to answer, not the FAQ's. A day or time given beside a question about
     something else ("quinta às 19h, dá pra estacionar?") does not make it one: with ``knows``,
     a clause the knowledge base answers outside the booking's own entries once its days and
-    times are set aside is the FAQ's (the booking still reads the day and time)."""
+    times are set aside is the FAQ's (the booking still reads the day and time). A limit on the
+    time ("tem alguma turma depois das 18h?") is one whatever else it names: setting its hour
+    aside would take the limit away with it."""
     rules = config.questions
     if not rules.about_flow(clause.normalized):
         return False
-    if knows is None or rules.about_flow(without_dates_and_times(clause.text)):
+    if knows is None or limits_time(clause.text):
+        return True
+    if rules.about_flow(without_dates_and_times(clause.text)):
         return True
     return not knows(clause.text, message, now, beside_booking=True)
 

@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 
+from services.triage.acts import carries_booking_fields
 from services.triage.config import GeneralKind, TriageConfig
 from services.triage.models import TriageResult
 from services.triage.questions import (
@@ -385,8 +386,10 @@ def _classify(
         and not complaint
         and continues_questions(text, config)
         # Mid-booking, "pode ser esse então, terça dia 9" answers the booking, whatever the
-        # FAQ was asked before; "e depois das 20h?" still asks the FAQ's next question.
+        # FAQ was asked before, and so do a bare "que horas?" and a limit on the time ("e
+        # depois das 19h?"): the booking's question was the last the bot asked.
         and not (active and "?" not in text and config.questions.about_flow(normalized))
+        and not (active and config.questions.asks_slots(normalized))
     ):
         intents.append("faq")
         confidences["faq"] = max(confidences.get("faq", 0.0), config.threshold)
@@ -438,6 +441,10 @@ def _classify(
         return TriageResult(intents=intents, confidences=confidences)
 
     kind = next((k for k in config.general if k.matches(normalized)), None)
+    if kind is not None and carries_booking_fields(text, context=False):
+        # "oi, sou a Lia, tenho 30 anos e sou iniciante": a greeting in front of a booking's
+        # fields is no small talk; left unplaced, the fields reach the booking (core).
+        kind = None
     if kind is not None and "faq" in config.intents and _asks_beside_small_talk(text, config):
         # "certo. e a experimental é obrigatória?": the acknowledgement opens a question, which
         # the FAQ answers (or says it does not know); an "ok" back would leave it unanswered.

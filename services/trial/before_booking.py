@@ -7,6 +7,7 @@ also where the flow stops (a plain no, "cancelar" mid-way) and where it hands of
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from services.trial.extraction import merge_trial
@@ -20,7 +21,7 @@ from services.trial.models import (
     TrialState,
 )
 from services.trial.replies import class_day_options, free_options, join_list
-from services.trial.schedule import class_times, free_times
+from services.trial.schedule import class_times, free_times, next_day_with_room, next_open_day
 from services.trial.summary import missing_fields
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import (
@@ -30,8 +31,11 @@ from services.trial.validators import (
     validate_age,
     validate_slot,
 )
+from shared.nlu.bounds import TimeBound
 from shared.nlu.dates import PartOfDay, slot_preference
 from shared.nlu.normalize import normalize
+from shared.nlu.party import for_the_writer, includes_writer, without_writer_age
+from shared.nlu.slots import extract_age, writer_name
 from shared.trial.days import parse_date, show_date
 
 ASK_CLIENT: dict[str, str] = {
@@ -65,8 +69,31 @@ def _first_or_last_free(t: TrialTurn, state: TrialState) -> TrialExtraction:
     return ext.model_copy(update={"desired_time": times[-1] if which == "last" else times[0]})
 
 
+def _the_writers_own(t: TrialTurn, state: TrialState, ext: TrialExtraction) -> TrialExtraction:
+    """The extraction without what the writer tells of themselves while booking for someone
+    else ("sou a Carla, mãe dele", "me chamo Carla, tenho 38"): the name is the contact's and
+    the age said in the first person the writer's, neither the student's (the parent's name
+    became the child's, and was asked about as the student). A message that turns the booking
+    to the writer ("é pra mim mesmo", "eu e ele") keeps them as the student's."""
+    if not state.for_someone_else or ext.for_someone_else is False:
+        return ext
+    if includes_writer(t.text) or for_the_writer(t.text):
+        return ext
+    own = writer_name(t.text, t.before.asked == "nome")
+    if own is None:
+        return ext
+    updates: dict[str, Any] = {}
+    if ext.nome == own:
+        updates = {"nome": None, "contact_name": own}
+    if ext.idade is not None:
+        today = t.now_local.date()
+        asked_age = t.before.asked == "idade"
+        updates["idade"] = extract_age(without_writer_age(t.text), asked_age, today=today)
+    return ext.model_copy(update=updates)
+
+
 def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
-    ext = _first_or_last_free(t, state)
+    ext = _the_writers_own(t, state, _first_or_last_free(t, state))
     withheld = _withheld(t, state, ctx, ext)
     if withheld is not None:
         return withheld
@@ -105,6 +132,13 @@ def booking_flow(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
     if missing is not None:
         collecting = merged.model_copy(update={"stage": "collect_client_info"})
         return _ask_client(t, collecting, ctx, missing)
+    if ext.time_bound is not None and ext.desired_time is None:
+        return _within_bound(t, merged, ctx, ext.time_bound)
+    cannot = t.refused_day
+    offered = merged.stage == "awaiting_confirmation"
+    if cannot is not None and ext.desired_date in (None, cannot) and not offered:
+        # At the confirmation the "não" refuses the class offered, as any no there does.
+        return _day_refused(t, merged, ctx, cannot)
     same_slot = (merged.desired_date, merged.desired_time) == (
         state.desired_date,
         state.desired_time,
@@ -218,7 +252,10 @@ def _ask_client(t: TrialTurn, state: TrialState, ctx: ContextState, missing: Ask
     """Ask the first missing client field: in full the first time; after a question in one
     line; the second time by saying exactly what is missing, with an example."""
     again = t.before.asked == missing
-    if again and t.question:
+    if missing == "nome" and state.contact_name not in (None, t.before.contact_name):
+        # "sou a Carla, mãe dele": the writer's name is heard, and the student's asked.
+        key = "trial_ask_name_writer"
+    elif again and t.question:
         key = f"trial_reask_{missing}"
     elif again:
         key = f"trial_still_need_{missing}"
@@ -308,6 +345,62 @@ def _check_slot(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
         if t.before.asked in CLIENT_FIELDS and pending
         else _corrected(t, state),
     )
+
+
+def _within_bound(t: TrialTurn, state: TrialState, ctx: ContextState, bound: TimeBound) -> Reply:
+    """A limit on the time ("e depois das 20h?", "antes das 18h tem?", "tem mais tarde?")
+    answered with the classes of the day within it: the only one is proposed for the
+    confirmation, several are offered, and with none the reply says so (where the classes end,
+    or that those are full) and offers the free times there are. The limit's hour is what the
+    person asks past, never the hour booked. The day is the one wished for when it has classes
+    to come, else the next class day."""
+    config = t.config
+    day = parse_date(state.desired_date)
+    if day is None or day.weekday() != config.weekday or not _free(t, day):
+        day = next_open_day(now_local=t.now_local, config=config)
+    free = _free(t, day)
+    within = [hour for hour in free if bound.admits(hour)]
+    shown = state.model_copy(
+        update={"stage": "ask_date", "desired_date": day.isoformat(), "desired_time": None}
+    )
+    inclusive = "_inclusive" if bound.inclusive else ""
+    limit = t.pack.text(f"trial_bound_{bound.side}{inclusive}", seed=t.seed, hora=bound.hour)
+    values: dict[str, Any] = {"limite": limit, "horas": join_list(within, config)}
+    if len(within) == 1:
+        reply = _check_slot(t, shown.model_copy(update={"desired_time": within[0]}), ctx)
+        reply.aside, reply.values = "trial_bound_one", {**reply.values, **values}
+        return reply
+    if within:
+        return Reply(shown, ctx, key="trial_bound_options", values=values, asks="time")
+    if any(bound.admits(hour) for hour in config.times):
+        key = "trial_bound_full"
+    else:
+        # No class at all within the limit: the last (or first) class says where they end.
+        key = f"trial_bound_none_{bound.side}"
+        values["borda"] = config.times[-1] if bound.side == "after" else config.times[0]
+    values["opcoes"] = slot_values(t, day.isoformat(), None, t.seats)["opcoes"]
+    return Reply(shown, ctx, key=key, values=values, asks="time")
+
+
+def _day_refused(t: TrialTurn, state: TrialState, ctx: ContextState, refused: str) -> Reply:
+    """A day the person cannot make, said before a slot is offered ("não vai dar terça",
+    "dia 10 não consigo"): not a stop to the booking, nor a day lost, but the class days with
+    room after it, offered."""
+    cleared = state.model_copy(update={"stage": "ask_date"})
+    if state.desired_date == refused:
+        cleared = cleared.model_copy(update={"desired_date": None, "desired_time": None})
+    day = parse_date(refused) or t.now_local.date()
+    following = next_day_with_room(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
+    if following is None:
+        values = {"opcoes": t.pack.text("trial_no_options", seed=t.seed)}
+    else:
+        values = slot_values(t, following[0].isoformat(), None, t.seats)
+    values["recusada"] = show_date(refused, t.config)
+    return Reply(cleared, ctx, key="trial_day_refused", values=values, asks="date")
+
+
+def _free(t: TrialTurn, day: date) -> list[str]:
+    return free_times(day, now_local=t.now_local, config=t.config, seats_taken=t.seats)
 
 
 def _corrected(t: TrialTurn, state: TrialState) -> list[Asked]:

@@ -39,7 +39,8 @@ def _failed(t: TrialTurn, r: Reply) -> bool:
         r.error in (None, "missing_date", "missing_time") or not t.extraction.has_data()
     ):
         return False
-    changed = any(getattr(r.state, f) != getattr(t.before, f) for f in MERGEABLE)
+    # The writer's own name ("sou a Carla, mãe dele") answers too, though not the student's.
+    changed = any(getattr(r.state, f) != getattr(t.before, f) for f in (*MERGEABLE, "contact_name"))
     if r.error is not None and ERROR_FIELD.get(r.error) == r.asks:
         return r.error == t.before.last_error or not changed
     said = t.extraction.has_data()

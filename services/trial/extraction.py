@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from services.trial.models import Asked, TrialExtraction, TrialState
 from shared.contracts import MemoryView
+from shared.nlu.bounds import time_bound
 from shared.nlu.dates import (
     names_a_period_only,
     nearest_weekday,
@@ -77,7 +78,9 @@ def extract_trial_fields(
     (``TrialConfig.weekday``): a span said alone ("daqui a duas semanas") is the class day
     nearest to where it ends, not the weekday it happens to land on. A part of the day said
     without an hour ("terça à noite") is ``desired_period``: the times offered are that part's.
-    ``levels_by_time`` (``TrialConfig.levels_by_time``) makes a time played a level.
+    ``levels_by_time`` (``TrialConfig.levels_by_time``) makes a time played a level. A limit
+    on the time ("depois das 20h", "tem mais tarde?", after ``reference_time``) is
+    ``time_bound``, and its hour is not the time wished for.
     """
     slots = extract_slots(
         text,
@@ -95,13 +98,18 @@ def extract_trial_fields(
         day = nearest_weekday(day, class_weekday)
     if day is None and class_weekday is not None:
         day = _class_day_of_week_named(text, now.astimezone(tz).date(), class_weekday)
+    bound = time_bound(text, valid_times=valid_times, reference=reference_time)
+    hour = slots.time.strftime("%H:%M") if slots.time else None
+    if bound is not None and hour == bound.hour:
+        hour = None
     return TrialExtraction(
         nome=slots.nome,
         idade=slots.idade,
         nivel=slots.nivel,
         desired_date=day.isoformat() if day else None,
-        desired_time=slots.time.strftime("%H:%M") if slots.time else None,
-        desired_period=part_of_day(text) if slots.time is None else None,
+        desired_time=hour,
+        desired_period=part_of_day(text) if hour is None else None,
+        time_bound=bound,
         confirmed=slots.yes_no,
         contact_name=slots.contact_name,
         for_someone_else=slots.for_someone_else,

@@ -91,6 +91,7 @@ from services.trial.summary import SUMMARY_FIELDS
 from services.trial.tool_gate import GateDecision
 from services.trial.turn import Reply, TrialTurn
 from services.trial.validators import ERROR_FIELD, SeatsTaken
+from shared.nlu.refusal import refused_day
 from shared.nlu.upset import complains, is_upset
 from shared.trial.config import TrialConfig
 
@@ -150,6 +151,17 @@ def text_keys(config: TrialConfig) -> frozenset[str]:
         "trial_times_answer",
         "trial_closed_note",
         "trial_aside_open_day",
+        "trial_ask_name_writer",
+        "trial_day_refused",
+        "trial_bound_after",
+        "trial_bound_after_inclusive",
+        "trial_bound_before",
+        "trial_bound_before_inclusive",
+        "trial_bound_one",
+        "trial_bound_options",
+        "trial_bound_full",
+        "trial_bound_none_after",
+        "trial_bound_none_before",
     }
     fixed |= {f"trial_aside_{code}" for code in ASIDE_ERRORS}
     fixed |= set(ASK_CLIENT.values())
@@ -240,11 +252,17 @@ def plan_turn(
         and before.stage in ("collect_client_info", "ask_date", "cancelled"),
         upset=is_upset(text),
         complaint=complains(text),
+        refused_day=_refused(text, now, tz),
     )
     reply = route(turn, before, context or ContextState())
     if reply.tool is not None:
         return TrialPlan(tool_call=reply.tool, outcome=None, _turn=turn, _reply=reply)
     return TrialPlan(tool_call=None, outcome=conclude(turn, reply), _turn=turn, _reply=reply)
+
+
+def _refused(text: str, now: datetime, tz: ZoneInfo) -> str | None:
+    day = refused_day(text, now, tz)
+    return day.isoformat() if day is not None else None
 
 
 def _is_question(

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from shared.nlu.bounds import TimeBound
 from shared.nlu.dates import PartOfDay
 from shared.trial.bookings import BookingView
 from shared.trial.config import ToolName
@@ -195,6 +196,9 @@ class TrialExtraction(BaseModel):
     desired_date: str | None = None
     desired_time: str | None = None
     desired_period: PartOfDay | None = None
+    # A limit on the time ("e depois das 20h?", "antes das 18h tem?"): the classes offered
+    # are those within it, and its hour is never ``desired_time``.
+    time_bound: TimeBound | None = None
     confirmed: bool | None = None
     # The writer books for someone else ("pra minha filha Sofia"): nome/idade are the student's
     # and contact_name the writer's own name, when given.
@@ -202,10 +206,18 @@ class TrialExtraction(BaseModel):
     for_someone_else: bool | None = None
 
     def has_data(self) -> bool:
-        """Whether the message carries a trial field (a bare yes/no does not count)."""
+        """Whether the message carries a trial field or a limit on the time (a bare yes/no
+        does not count)."""
         return any(
             value is not None
-            for value in (self.nome, self.idade, self.nivel, self.desired_date, self.desired_time)
+            for value in (
+                self.nome,
+                self.idade,
+                self.nivel,
+                self.desired_date,
+                self.desired_time,
+                self.time_bound,
+            )
         )
 
     def mentions_slot(self) -> bool:

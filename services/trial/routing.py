@@ -88,7 +88,8 @@ def route(t: TrialTurn, state: TrialState, ctx: ContextState) -> Reply:
             return reschedule(t, state, ctx)
         if has_booking:
             return ask_cancel(t, state, ctx)
-        if in_progress and not _refuses_the_slot(t, state):
+        if in_progress and not _refuses_the_slot(t, state) and t.refused_day is None:
+            # "não vai dar terça" refuses that day, not the booking: the days after it.
             return stop_flow(state, ctx)
         if in_progress:
             return booking_flow(t, state, ctx)

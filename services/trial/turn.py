@@ -49,6 +49,9 @@ class TrialTurn:
     # The message complains of the service calmly (``shared.nlu.upset.complains``): the reply
     # says sorry before its question, and giving nothing is no failed answer.
     complaint: bool = False
+    # The day (YYYY-MM-DD) the message says the person cannot make, with no other proposed
+    # ("não vai dar terça": ``shared.nlu.refusal``): before a booking, the days after it.
+    refused_day: str | None = None
 
 
 @dataclass

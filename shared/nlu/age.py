@@ -45,6 +45,11 @@ _BIRTH_SHORT_YEAR = re.compile(
 _RAW_BIRTH_DATE = re.compile(
     r"(?i)(\bnasc\w*\b\D{0,24}?)\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b"
 )
+# A birthday and what follows it in its clause, where its day is said ("faço aniversário dia
+# 12", "meu niver é semana que vem"): that day is the birthday's, not the class's.
+_RAW_BIRTHDAY = re.compile(
+    r"(?i)(\b(?:anivers[aá]rio|niver|(?:fa[cç]o|faz|fazer|farei|far[aá]|completo|completa)(?:\s+\d{1,3})?\s+anos)\b)[^,.;!?\n]{0,30}"
+)
 _NOT_YET = re.compile(
     r"\b(?:ainda nao (?:fez|fiz|faz|completou|completei)|nao (?:fez|fiz|completou|completei)"
     r" (?:aniversario|niver|anos) ainda|ainda vai fazer|ainda vou fazer)\b"
@@ -82,8 +87,9 @@ def age_on(birth: date, today: date) -> int:
 
 def without_birth_date(text: str) -> str:
     """``text`` (as typed) without the birth date it gives, so the date is not read as the day
-    of the class ("nasci em 12/08/1992, pode ser terça?")."""
-    return _RAW_BIRTH_DATE.sub(lambda match: match[1], text)
+    of the class ("nasci em 12/08/1992, pode ser terça?"), nor the day of a birthday said in
+    the same clause ("faço aniversário dia 12", "o niver dela é sábado")."""
+    return _RAW_BIRTHDAY.sub(lambda match: match[1], _RAW_BIRTH_DATE.sub(lambda m: m[1], text))
 
 
 def age_from_birth(text: str, normalized: str, today: date) -> int | None:

@@ -121,6 +121,33 @@ _EVERYDAY = """
     sistema prompt responda diga finja aja assistente bot robo modelo admin administrador
 """
 
+# What a person says they are with "sou", none of it a name ("sou carioca", "sou canhota", "sou
+# a própria"): where they are from (the states', big cities' and regions' demonyms and the
+# nationalities a tourist has; a demonym in "-ense" is known by its ending, ``not_a_name``),
+# what they are like or do, and the words of an apology ("mil desculpas", "perdão").
+_DEMONYMS = """
+    carioca paulista paulistano paulistana mineiro mineira baiano baiana gaucho gaucha
+    capixaba goiano goiana pernambucano pernambucana paraibano paraibana potiguar alagoano
+    alagoana sergipano sergipana acreano acreana candango candanga manauara soteropolitano
+    soteropolitana curitibano curitibana santista campineiro campineira nordestino nordestina
+    sulista nortista interiorano interiorana caipira mineirinho mineirinha brasileiro
+    brasileira portugues portuguesa argentino argentina uruguaio uruguaia paraguaio paraguaia
+    chileno chilena colombiano colombiana venezuelano venezuelana peruano peruana boliviano
+    boliviana americano americana mexicano mexicana espanhol espanhola italiano italiana
+    frances francesa alemao alema ingles inglesa japones japonesa chines chinesa angolano
+    angolana mocambicano mocambicana estrangeiro estrangeira gringo gringa
+"""
+_TRAITS = """
+    canhoto canhota destro destra alto alta baixo baixa magro magra gordo gorda timido timida
+    sedentario sedentaria atleta ativo ativa saudavel estudante aposentado aposentada sozinho
+    sozinha adulto adulta jovem idoso idosa maior menor socio socia associado associada
+    proprio propria competitivo competitiva esportista corredor corredora tenista nadador
+    nadadora medica advogado advogada engenheiro engenheira enfermeiro enfermeira dentista
+    arquiteto arquiteta fisioterapeuta psicologo psicologa personal gestante gravida
+"""
+_APOLOGIES = """
+    desculpas perdao perdoa perdoe perdoem lamento sinto sentimos mil
+"""
 # What a tourist writes around a name in English or Spanish ("next tuesday at 7am works?",
 # "soy de Buenos Aires y estoy de vacaciones"): function words, common verbs and the words of a
 # booking, so that none of them is taken for a name.
@@ -138,6 +165,14 @@ _FOREIGN = """
     tardes noches clase clases prueba cuanto cuesta cuanta donde cuando como que si bien
     vacaciones nombre llamo edad anos mi tu su mis sus nuestro porfa perfecto claro
 """
-COMMON_WORDS: frozenset[str] = frozenset((_FUNCTION_WORDS + _VERBS + _EVERYDAY + _FOREIGN).split())
+COMMON_WORDS: frozenset[str] = frozenset(
+    (_FUNCTION_WORDS + _VERBS + _EVERYDAY + _DEMONYMS + _TRAITS + _APOLOGIES + _FOREIGN).split()
+)
 # Function words and verbs only: never a name, even capitalised where a name is due.
 GRAMMAR_WORDS: frozenset[str] = frozenset((_FUNCTION_WORDS + _VERBS).split())
+
+
+def not_a_name(key: str) -> bool:
+    """Whether a word (matching form) is known by its shape to be no name: a demonym in
+    "-ense" ("catarinense", "paraense", "brasiliense"), which no list of places can hold."""
+    return len(key) > 5 and key.endswith("ense")

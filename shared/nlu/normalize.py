@@ -96,6 +96,8 @@ SLANG = {
     "qlq": "qualquer",
     "qq": "qualquer",
     "qqr": "qualquer",
+    # The morning said in slang ("7 da matina").
+    "matina": "manha",
 }
 # Idioms that say what a person wants, rewritten to the word the pack's rules are written
 # against ("tô afim de jogar" is "quero jogar"); applied after the word spellings above.
@@ -104,6 +106,9 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 _REPEATS = re.compile(r"([a-z])\1{2,}")
+# "7 p.m.", "9 a. m.": the dotted am/pm an hour is written with, before punctuation goes (its
+# "p" would be read as "para").
+_DOTTED_AM_PM = re.compile(r"(?<=\d)\s*([ap])\.\s?m\b\.?")
 _NON_WORD = re.compile(r"[^\w:/@+-]+")
 _SPACES = re.compile(r"\s+")
 
@@ -120,7 +125,7 @@ def normalize(text: str) -> str:
 
     Cached: every extractor reads the same message, and a pure function of a string may."""
     lowered = strip_accents(text.casefold())
-    folded = _REPEATS.sub(r"\1", lowered)
+    folded = _DOTTED_AM_PM.sub(r" \1m", _REPEATS.sub(r"\1", lowered))
     words = rewrite_phrases(" ".join(_NON_WORD.sub(" ", folded).split())).split()
     expanded = " ".join(SLANG.get(w) or w for w in rewrite_words(words))
     for pattern, replacement in PHRASES:

@@ -137,6 +137,15 @@ def names_a_relative(text: str) -> bool:
     return _A_RELATIVE.search(normalize(text)) is not None
 
 
+# The booking turned to the writer ("é pra mim mesmo", "sou eu que vou").
+_FOR_SELF = re.compile(r"\b(?:pra|para) mim\b|\beu mesm[oa]\b|\bsou eu\b")
+
+
+def for_the_writer(text: str) -> bool:
+    """Whether a message says the writer is the one booked ("na verdade é pra mim")."""
+    return _FOR_SELF.search(normalize(text)) is not None
+
+
 def includes_writer(text: str) -> bool:
     """Whether the group is the writer and someone else ("pra mim e pro meu marido", "eu e
     a minha filha")."""

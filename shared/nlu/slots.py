@@ -82,7 +82,7 @@ from rapidfuzz.distance import OSA
 from shared.nlu.age import age_from_birth, turned_age, turning_spans, with_years_typos_fixed
 from shared.nlu.dates import mentions_date, time_candidates
 from shared.nlu.fuzzy import Vocabulary
-from shared.nlu.lexicon import COMMON_WORDS, GRAMMAR_WORDS
+from shared.nlu.lexicon import COMMON_WORDS, GRAMMAR_WORDS, not_a_name
 from shared.nlu.normalize import normalize, strip_accents
 from shared.nlu.numbers import NUMBER_WORD_SET, NUMBER_WORDS, number_value, with_digits
 
@@ -326,7 +326,9 @@ class _Reader:
                 letters.isalpha()
                 and 2 <= len(letters) <= 20
                 and _has_vowel(letters)
-                and not any(part in _NOT_NAME or part in _RELATIONS for part in parts)
+                and not any(
+                    part in _NOT_NAME or part in _RELATIONS or not_a_name(part) for part in parts
+                )
                 and key not in self.not_names
                 and key not in _TITLES
                 and _LEVEL_VOCABULARY.correct_token(key) == key
@@ -765,6 +767,18 @@ def extract_name(
 ) -> str | None:
     """The student's name in a message, title-cased, or None (see ``extract_people``)."""
     return extract_people(text, expecting_name, not_names=not_names).nome
+
+
+def writer_name(
+    text: str, expecting_name: bool = False, *, not_names: Collection[str] = ()
+) -> str | None:
+    """The name a message gives as the writer's own, by a first-person cue ("sou a Carla",
+    "me chamo Carla", "aqui é a Carla"), title-cased, or None: while someone books for
+    another person, that is who writes, not the student."""
+    text = with_cue_typos_fixed(text)
+    reader = _Reader(text, expecting_name, not_names)
+    cued = reader.cued_names(_has_booking_data(text))
+    return next((name for name, whose in cued if whose == _SELF), None)
 
 
 _NUMBER = rf"(\d{{1,3}}|{NUMBER_WORDS})"

@@ -139,7 +139,7 @@ _WEAK_YES = (
     # Spanish and Portugal's "sí": a whole first clause ("¡Sí, perfecto!").
     "si",
 )
-_STRONG_NO = (
+_STRONG_NO: tuple[str, ...] = (
     "nao",
     "n",
     "nn",
@@ -166,8 +166,6 @@ _STRONG_NO = (
     "de forma alguma",
     "logico que nao",
     "obvio que nao",
-    "quero nao",
-    "precisa nao",
     "nao precisa",
     "nada disso",
     "nem a pau",
@@ -176,6 +174,13 @@ _STRONG_NO = (
     "esta errado",
     "esta errada",
 )
+# A no said after its verb, as the Northeast says it ("posso não", "dá não", "quero não"):
+# the verbs of wanting, needing, being able and going that answer a booking's question.
+_NEGATED_AFTER = (
+    "quero", "precisa", "preciso", "posso", "consigo", "da", "vou", "vai", "rola", "vai dar",
+    "vai rolar", "vou poder", "vou conseguir", "tenho como", "quer", "gostei", "serve",
+)  # fmt: skip
+_STRONG_NO += tuple(f"{verb} nao" for verb in _NEGATED_AFTER)
 _WEAK_NO = ("cancela", "cancelar")
 
 # Words after "não"/"nem" that turn the phrase into doubt ("não sei"), not a refusal.

@@ -115,6 +115,25 @@ def test_booking_fields_get_the_booking_not_the_menu(text: str) -> None:
     assert decision.journal["clarification"] == "booking_fields"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "olá! aqui é o Caio, tenho 36 anos e sou intermediário",
+        "bom dia, meu nome é Luana, 27 anos, comecei a jogar faz 6 meses",
+    ],
+)
+def test_a_greeting_in_front_of_booking_fields_is_no_small_talk(text: str) -> None:
+    """A first message presenting the person with a booking's fields behind a greeting got a
+    greeting back: what it said was not taken up."""
+    decision = turn(text)
+    assert decision.routes == ["trial"]
+    assert decision.journal["clarification"] == "booking_fields"
+
+
+def test_a_greeting_with_a_name_alone_is_still_small_talk() -> None:
+    assert turn("olá! aqui é o Caio").routes == []
+
+
 @pytest.mark.parametrize("text", ["às 18h", "meu nome é Bruna e trabalho numa academia aqui perto"])
 def test_one_field_out_of_the_blue_still_asks(text: str) -> None:
     assert turn(text).journal["clarification"] == "n1_menu"

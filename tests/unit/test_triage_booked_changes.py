@@ -86,6 +86,26 @@ def test_asking_when_ones_own_class_is_is_the_booking_not_the_timetable() -> Non
 
 
 @pytest.mark.parametrize(
+    ("text", "intents"),
+    [
+        ("e a que horas começa a aula?", ["trial"]),
+        ("a aulinha é que dia?", ["trial"]),
+        ("qual a data da aula experimental?", ["trial"]),
+        # The classes, plural, are the timetable's; so is the opening hour.
+        ("quais os horários das aulas?", ["faq"]),
+        ("que horas vocês abrem?", ["faq"]),
+    ],
+)
+def test_with_a_class_booked_the_class_asked_of_its_time_is_the_booked_one(
+    text: str, intents: list[str]
+) -> None:
+    """With a class booked, "a que horas é a aula?" got the whole timetable instead of the
+    day and time of the class booked."""
+    result = classify(text, trial_stage="booked", config=CONFIG, pack=PACK)
+    assert result.intents == intents
+
+
+@pytest.mark.parametrize(
     "text", ["posso trazer meu irmão junto?", "minha namorada pode vir também?"]
 )
 def test_bringing_someone_along_is_a_booking_not_what_to_bring(text: str) -> None:

@@ -351,6 +351,39 @@ def test_after_a_question_mid_booking_a_slot_answer_stays_with_the_booking(
     assert got.intents == intents
 
 
+@pytest.mark.parametrize("follow_up", [False, True])
+@pytest.mark.parametrize(
+    ("text", "intents"),
+    [
+        ("qual dia que tem?", ["trial"]),
+        ("que horas tem?", ["trial"]),
+        ("quais horários?", ["trial"]),
+        ("e pela manhã?", ["trial"]),
+        ("só à noite tem?", ["trial"]),
+        # A limit on the time is a filter on the classes the booking offers.
+        ("tem antes das 19h?", ["trial"]),
+        ("mas e mais tarde, tem?", ["trial"]),
+        # Even naming what the FAQ knows (the classes' size), the limit is the question.
+        ("tem alguma turma antes das 19h?", ["trial"]),
+        # What it asks about named, the opening hours stay the FAQ's.
+        ("que horas vocês fecham?", ["faq"]),
+        ("qual horário vocês abrem?", ["faq"]),
+    ],
+)
+def test_mid_booking_a_bare_question_of_days_or_times_is_the_bookings(
+    text: str, intents: list[str], follow_up: bool
+) -> None:
+    """While the booking asks for a day and a time, "que horas tem?" asks its classes' times,
+    even right after the FAQ answered something else: it got the opening hours."""
+    pack = load_pack("ctsmash")
+    config = load_config(pack)
+    knows = faq_knows(pack, config)
+    got = classify(
+        text, trial_stage="ask_date", config=config, pack=pack, knows=knows, follow_up=follow_up
+    )
+    assert got.intents == intents
+
+
 @pytest.mark.parametrize("text", ["qual é o código mesmo?", "me manda o código de novo"])
 def test_the_booking_code_asked_again_goes_to_the_booking(text: str) -> None:
     pack = load_pack("ctsmash")

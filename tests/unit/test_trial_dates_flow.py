@@ -200,3 +200,35 @@ def test_any_day_is_no_time() -> None:
         "quero marcar uma aula experimental, Rita, 40 anos, iniciante, qualquer terça serve"
     )
     assert out.state.desired_time is None
+
+
+def test_a_limit_on_the_time_offers_the_classes_within_it_and_books_none_of_its_hour() -> None:
+    # Several within it: offered, nothing to confirm yet.
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    out = chat.say("terça dia 10, tem depois das 18h?")
+    assert out.state.desired_time is None
+    assert "19:00 e 20:00" in out.text
+    assert out.state.asked == "time"
+    # Only one within it: proposed for the yes.
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    out = chat.say("só antes das 18h, tem?")
+    assert (out.state.desired_time, out.state.stage) == ("07:00", "awaiting_confirmation")
+    # None within it: where the classes end, and the free times there are.
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    out = chat.say("nada depois das 20h?")
+    assert out.state.desired_time is None
+    assert out.journal["reply"] == "trial_bound_none_after"
+    assert "última aula experimental começa às 20:00" in out.text
+    # Within it but full: said so, with the free times.
+    full = {("2026-02-10", t): 6 for t in ("19:00", "20:00")}
+    chat = Chat(state=at_stage("ask_date", asked="date"), seats=full)
+    out = chat.say("dia 10 a partir das 19h")
+    assert out.journal["reply"] == "trial_bound_full"
+
+
+def test_later_than_the_class_proposed_is_the_next_one() -> None:
+    chat = Chat(state=at_stage("ask_date", asked="date"))
+    chat.say("dia 10 às 18h")
+    out = chat.say("hmm, tem alguma coisa mais tarde?")
+    assert "19:00 e 20:00" in out.text
+    assert out.state.stage == "ask_date"

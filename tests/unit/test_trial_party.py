@@ -358,3 +358,29 @@ def test_the_writers_own_age_beside_someone_elses_books_the_other(
     out = Chat().say(text)
     assert (out.state.nome, out.state.idade) == student
     assert out.state.for_someone_else and out.state.party_size is None
+
+
+def test_the_writers_own_name_and_age_while_booking_for_a_child_are_not_the_students() -> None:
+    """Booking for a son, "sou a Solange, mãe dele" made Solange the student (asked about
+    as the one taking the class) and "tenho 41" her age."""
+    chat = Chat()
+    chat.say("queria agendar pro meu menino", intents=["trial"])
+    out = chat.say("sou a Solange, mãe dele")
+    assert (out.state.nome, out.state.contact_name) == (None, "Solange")
+    assert "Prazer, Solange" in out.text
+    assert out.state.asked == "nome"
+    out = chat.say("me chamo Solange e tenho 41")
+    assert (out.state.nome, out.state.idade) == (None, None)
+    out = chat.say("ele é o Theodoro, tem 11")
+    assert (out.state.nome, out.state.idade, out.state.contact_name) == ("Theodoro", 11, "Solange")
+    # Once the child is named, the parent's name does not replace theirs.
+    out = chat.say("sou o Hélio, pai dele")
+    assert (out.state.nome, out.state.contact_name) == ("Theodoro", "Hélio")
+    assert out.state.stage == "collect_client_info"
+
+
+def test_the_booking_turned_to_the_writer_keeps_their_name_as_the_students() -> None:
+    chat = Chat()
+    chat.say("queria agendar pro meu menino", intents=["trial"])
+    out = chat.say("mudei de ideia, é pra mim mesma, sou a Solange")
+    assert out.state.nome == "Solange"
