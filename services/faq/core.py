@@ -95,13 +95,13 @@ class FaqResult(BaseModel):
     unknown_only: bool = False
 
 
-def _clause_match(text: str, match: Match, config: FaqConfig) -> ClauseMatch:
+def _clause_match(text: str, match: Match, index: FaqIndex) -> ClauseMatch:
     return ClauseMatch(
         clause=text,
         entry_id=match.entry_id,
         score=match.score,
         coverage=match.coverage,
-        answered=match.score >= config.threshold and match.coverage >= config.min_coverage,
+        answered=index.answers(match),
     )
 
 
@@ -120,7 +120,9 @@ def _without_the_person(text: str, index: FaqIndex, match: Match | None) -> str:
     rest = " ".join(
         w for w in text.split() if not (terms := index.content_terms(w)) or not terms <= people
     )
-    beyond = index.content_terms(rest) - index.entry_terms(rule.entry)
+    # What is left must name a thing of its own, not only how it asks: "tem turma infantil?"
+    # less the person is "tem turma", the frame of the age rule's question, not the class size.
+    beyond = index.object_terms(rest) - index.entry_terms(rule.entry)
     if rest == text or not beyond:
         return text
     other = index.best(rest)
@@ -141,13 +143,13 @@ def _judge(text: str, index: FaqIndex, context: Collection[str] = ()) -> ClauseM
         match = index.best(asked)
     if match is None:
         return None
-    judged = _clause_match(text, match, index.config)
+    judged = _clause_match(text, match, index)
     if not context or set(index.entry(match.entry_id).tags) & set(context):
         return judged
     local = index.best(asked, tags=context)
     if local is None:
         return judged
-    preferred = _clause_match(text, local, index.config)
+    preferred = _clause_match(text, local, index)
     if preferred.answered and preferred.coverage >= judged.coverage:
         return preferred
     return judged
