@@ -20,6 +20,7 @@ from services.triage.questions import (
     is_flow_question,
     is_question,
     parts,
+    without_cases,
 )
 from shared.contracts import FlowView, ModeView
 from shared.nlu.dates import mentions_date, time_candidates
@@ -357,7 +358,13 @@ def _classify(
     """
     normalized = pack_vocabulary(pack).correct(normalize(text))
     active = active_stage(trial_stage, config) is not None
-    confidences = {name: rules.score(normalized) for name, rules in config.intents.items()}
+    # A condition set before a question names a case, not what is wanted (``without_cases``):
+    # no evidence of a request; the question about the case is still a question.
+    wanted = pack_vocabulary(pack).correct(normalize(without_cases(text, config)))
+    confidences = {
+        name: rules.score(normalized if name == "faq" else wanted)
+        for name, rules in config.intents.items()
+    }
     requests_left = _without_requests(text, config, knows)
     asked = text if requests_left is None else requests_left
     if "faq" in config.intents and (active or requests_left is not None):

@@ -180,6 +180,9 @@ class FaqConfig(BaseModel):
     # is an object asked about only there ("quanto custa a piscina?"), not after a pronoun,
     # where it is a verb of the frame ("me explica como é a aula").
     determiners: list[str] = Field(default_factory=list)
+    # Words that open a condition ("se eu fechar o plano, ..."): beside another part of the
+    # clause, a condition sets the case; the other part is what is asked.
+    condition_words: list[str] = Field(default_factory=list)
     unknown_text_key: str
     partial_unknown_text_key: str
     oferta_pointer: OfertaPointer

@@ -571,3 +571,23 @@ def test_a_verb_the_base_never_uses_is_part_of_the_frame(index: FaqIndex, pack: 
         "aula_experimental"
     ]
     assert index.object_terms("me descreve a piscina") == index.object_terms("a piscina")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The plan is the case; what is asked (a discount on the trial class) is unknown.
+        "e se eu fechar o plano de 3x, a aula teste é abatida?",
+        "se eu pagar no boleto, tem desconto?",
+    ],
+)
+def test_the_case_a_question_is_asked_for_is_not_the_question(
+    text: str, index: FaqIndex, pack: Pack
+) -> None:
+    result = ask(text, index, pack)
+    assert result.entry_ids == []
+    assert "não sei" in result.text or "não tenho" in result.text
+
+
+def test_a_condition_before_a_bare_question_is_what_is_asked(index: FaqIndex, pack: Pack) -> None:
+    assert ask("se chover forte, como fica?", index, pack).entry_ids == ["chuva"]

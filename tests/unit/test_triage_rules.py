@@ -431,3 +431,22 @@ def test_wanting_to_go_on_a_day_or_at_an_hour_asks_for_a_class(text: str, trial:
     knows = faq_knows(pack, config)
     intents = classify(text, trial_stage=None, config=config, pack=pack, knows=knows).intents
     assert ("trial" in intents) is trial
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "e se eu fechar o plano de 3x, a aula teste é abatida?",
+        "caso eu me matricule, vocês dão desconto na primeira mensalidade?",
+    ],
+)
+def test_a_condition_before_a_question_is_no_request(text: str) -> None:
+    """ "se eu fechar o plano" sets the case a question is asked for: no enrollment starts;
+    the question still goes to the FAQ."""
+    got = intents(text)
+    assert "enrollment" not in got
+    assert "faq" in got
+
+
+def test_a_condition_alone_is_the_question() -> None:
+    assert intents("e se eu fechar o plano?") != []
