@@ -450,3 +450,20 @@ def test_a_condition_before_a_question_is_no_request(text: str) -> None:
 
 def test_a_condition_alone_is_the_question() -> None:
     assert intents("e se eu fechar o plano?") != []
+
+
+@pytest.mark.parametrize("text", ["ahh que ótimo!", "muito bom então", "oba, que legal"])
+@pytest.mark.parametrize("follow_up", [False, True])
+def test_being_pleased_alone_is_acknowledged(text: str, follow_up: bool) -> None:
+    """A word of approval said alone ("que X!", an interjection before it) is an
+    acknowledgement, not an unplaced message that gets the menu, nor, right after an FAQ
+    answer, its next question."""
+    result = classify(text, trial_stage=None, config=CONFIG, pack=PACK, follow_up=follow_up)
+    assert result.intents == ["general"]
+    assert result.general_response in variants("general_ack")
+
+
+def test_approval_beside_a_request_or_a_greeting_is_no_acknowledgement() -> None:
+    assert intents("que bom, quero agendar pra terça") == ["trial"]
+    greeting = classify("bom dia", trial_stage=None, config=CONFIG, pack=PACK)
+    assert greeting.general_response in variants("general_greeting")
