@@ -467,3 +467,18 @@ def test_approval_beside_a_request_or_a_greeting_is_no_acknowledgement() -> None
     assert intents("que bom, quero agendar pra terça") == ["trial"]
     greeting = classify("bom dia", trial_stage=None, config=CONFIG, pack=PACK)
     assert greeting.general_response in variants("general_greeting")
+
+
+@pytest.mark.parametrize("text", ["aceita vale-transporte?", "aceitam wellhub?"])
+def test_a_question_asked_outright_about_anything_goes_to_the_faq(text: str) -> None:
+    """A direct question nothing else knows is about the business: the FAQ says honestly what
+    it does not know (with the way to a person) instead of the menu asking what is wanted. The
+    rules placed it by its shape alone, so hybrid mode still asks the LLM."""
+    result = classify(text, trial_stage=None, config=CONFIG, pack=PACK)
+    assert result.intents == ["faq"]
+    assert needs_llm(result, CONFIG)
+
+
+@pytest.mark.parametrize("text", ["como assim?", "?", "e ai?"])
+def test_a_question_about_what_the_bot_said_is_not_sent_to_the_faq(text: str) -> None:
+    assert "faq" not in intents(text)
