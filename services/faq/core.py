@@ -443,7 +443,12 @@ def retrieve(
     # A greeting's question ("tudo bem?") asks nothing the base could answer: only a
     # question with content makes the other clauses context.
     asking = any(c.question_shaped and index.content_terms(c.text) for c in clauses)
-    cases = _cases([c.text for c in clauses], index)
+    # A condition closed by its own "?" ("e se chover? tem reposição?") is a question.
+    cases = {
+        at
+        for at in _cases([c.text for c in clauses], index)
+        if not (clauses[at].asked and _is_condition(clauses[at].text, index))
+    }
     matches: list[ClauseMatch] = []
     entries: dict[str, FaqEntry] = {}
     unanswered: list[str] = []

@@ -591,3 +591,9 @@ def test_the_case_a_question_is_asked_for_is_not_the_question(
 
 def test_a_condition_before_a_bare_question_is_what_is_asked(index: FaqIndex, pack: Pack) -> None:
     assert ask("se chover forte, como fica?", index, pack).entry_ids == ["chuva"]
+
+
+def test_a_condition_closed_by_its_own_question_mark_is_a_question(
+    index: FaqIndex, pack: Pack
+) -> None:
+    assert "chuva" in ask("e se cair uma chuva forte? dá pra repor depois?", index, pack).entry_ids
