@@ -95,13 +95,13 @@ class FaqResult(BaseModel):
     unknown_only: bool = False
 
 
-def _clause_match(text: str, match: Match, config: FaqConfig) -> ClauseMatch:
+def _clause_match(text: str, match: Match, index: FaqIndex) -> ClauseMatch:
     return ClauseMatch(
         clause=text,
         entry_id=match.entry_id,
         score=match.score,
         coverage=match.coverage,
-        answered=match.score >= config.threshold and match.coverage >= config.min_coverage,
+        answered=index.answers(match),
     )
 
 
@@ -120,7 +120,9 @@ def _without_the_person(text: str, index: FaqIndex, match: Match | None) -> str:
     rest = " ".join(
         w for w in text.split() if not (terms := index.content_terms(w)) or not terms <= people
     )
-    beyond = index.content_terms(rest) - index.entry_terms(rule.entry)
+    # What is left must name a thing of its own, not only how it asks: "tem turma infantil?"
+    # less the person is "tem turma", the frame of the age rule's question, not the class size.
+    beyond = index.object_terms(rest) - index.entry_terms(rule.entry)
     if rest == text or not beyond:
         return text
     other = index.best(rest)
@@ -141,13 +143,13 @@ def _judge(text: str, index: FaqIndex, context: Collection[str] = ()) -> ClauseM
         match = index.best(asked)
     if match is None:
         return None
-    judged = _clause_match(text, match, index.config)
+    judged = _clause_match(text, match, index)
     if not context or set(index.entry(match.entry_id).tags) & set(context):
         return judged
     local = index.best(asked, tags=context)
     if local is None:
         return judged
-    preferred = _clause_match(text, local, index.config)
+    preferred = _clause_match(text, local, index)
     if preferred.answered and preferred.coverage >= judged.coverage:
         return preferred
     return judged
@@ -186,13 +188,44 @@ def _as_request_and_questions(
         return None
     analyzer = index.analyzer
     pieces = analyzer.pieces(whole.clause)
-    asked = [p for p in pieces if analyzer.question_shaped(p)]
+    cases = _cases(pieces, index)
+    if cases:
+        # "e se eu fechar o plano, a experimental é descontada?": the case is set, the rest is
+        # asked ("se" also starts questions, which made the plan the question).
+        asked = [p for at, p in enumerate(pieces) if at not in cases]
+    else:
+        asked = [p for p in pieces if analyzer.question_shaped(p)]
     if len(pieces) < 2 or not asked:
         return None
     matches = [_judge(p, index, context) for p in asked]
     if not all(m is not None and m.answered for m in matches):
         return None
     return [m for m in matches if m is not None]
+
+
+def _is_condition(piece: str, index: FaqIndex) -> bool:
+    """Whether a piece of a clause sets a case ("se eu fechar o plano", "e caso chova"): a
+    condition word (``FaqConfig.condition_words``) first, after a follow-up opener if any."""
+    words = normalize(piece).split()
+    openers = {normalize(w) for w in index.config.follow_up.openers}
+    if words and words[0] in openers:
+        words = words[1:]
+    conditions = {normalize(w) for w in index.config.condition_words}
+    return len(words) > 1 and words[0] in conditions
+
+
+def _cases(parts: Sequence[str], index: FaqIndex) -> set[int]:
+    """The positions of the parts that are context for the question beside them: a condition
+    before a part that asks something with words of its own ("se eu pagar no boleto, tem
+    desconto?" asks for a discount), or a bare question after a condition ("se chover, como
+    fica?": the condition is what is asked, "como fica" alone would be the address's)."""
+    context: set[int] = set()
+    for at, part in enumerate(parts[:-1]):
+        after = parts[at + 1]
+        if not _is_condition(part, index) or _is_condition(after, index):
+            continue
+        context.add(at if index.content_terms(after) else at + 1)
+    return context
 
 
 # An answer's parts: its lines, its sentences, and the members of a ", e" coordination.
@@ -410,11 +443,20 @@ def retrieve(
     # A greeting's question ("tudo bem?") asks nothing the base could answer: only a
     # question with content makes the other clauses context.
     asking = any(c.question_shaped and index.content_terms(c.text) for c in clauses)
+    # A condition closed by its own "?" ("e se chover? tem reposição?") is a question.
+    cases = {
+        at
+        for at in _cases([c.text for c in clauses], index)
+        if not (clauses[at].asked and _is_condition(clauses[at].text, index))
+    }
     matches: list[ClauseMatch] = []
     entries: dict[str, FaqEntry] = {}
     unanswered: list[str] = []
-    for clause in clauses:
+    for at, clause in enumerate(clauses):
         if asking and len(clauses) > 1 and not clause.question_shaped:
+            continue
+        if at in cases:
+            # The case a question is asked for is context, neither answered nor unanswered.
             continue
         if len(clauses) > 1 and complains(clause.text):
             # "que demora, vocês abrem sábado?": the complaint beside the question is heard

@@ -108,7 +108,7 @@ def measure(dialogs_path: str | Path, pack_name: str = "ctsmash") -> list[Asked]
     pack = load_pack(pack_name)
     config = pack.section("faq", FaqConfig)
     index = FaqIndex(config)
-    unknown = _unknown_texts(pack, config)
+    unknown_texts = _unknown_texts(pack, config)
     dialogs = json.loads(Path(dialogs_path).read_text(encoding="utf-8"))
     asked: list[Asked] = []
     for dialog in dialogs:
@@ -130,7 +130,7 @@ def measure(dialogs_path: str | Path, pack_name: str = "ctsmash") -> list[Asked]
                     dialog=dialog["name"],
                     text=text,
                     entry_ids=retrieval.entry_ids,
-                    expects_unknown=_expects_unknown(step.get("expect", {}), unknown),
+                    expects_unknown=_expects_unknown(step.get("expect", {}), unknown_texts),
                 )
             )
     return asked

@@ -290,6 +290,10 @@ class QuestionRules(BaseModel):
     # Right after the FAQ answered, a message this short that asks something or opens with
     # a joiner ("e no sábado?") is the next question of the same conversation.
     follow_up_words: int = Field(default=8, gt=0)
+    # Words that open a condition ("se eu fechar o plano, a experimental é descontada?"):
+    # before the question of its sentence, a condition sets the case asked about, and what it
+    # names ("fechar o plano") is no request.
+    condition_words: list[str] = Field(default_factory=list)
     _starts: re.Pattern[str] = PrivateAttr()
     _asking: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _flow: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
@@ -329,6 +333,13 @@ class QuestionRules(BaseModel):
             or self.ends_with_tag(normalized)
             or any(r.search(normalized) for r in self._asking)
         )
+
+    def sets_case(self, normalized: str) -> bool:
+        """Whether a clause opens with a condition word, after a joiner if any ("e se ...")."""
+        words = normalized.split()
+        if words and words[0] in {normalize(w) for w in self.joiner_words}:
+            words = words[1:]
+        return len(words) > 1 and words[0] in {normalize(w) for w in self.condition_words}
 
     def about_flow(self, normalized: str) -> bool:
         return self.asks_slots(normalized) or any(regex.search(normalized) for regex in self._flow)

@@ -51,7 +51,12 @@ def faq_knows(pack: Pack, config: TriageConfig) -> FaqKnows | None:
             # do, no topic of the base, whose entries use the word too ("pode" is the age's).
             return False
         match = index.best(clause, without_dates=beside_booking)
-        if match is None or match.score < faq_config.threshold or match.coverage < min_coverage:
+        if (
+            match is None
+            or match.score < faq_config.threshold
+            or match.coverage < min_coverage
+            or match.frame_only
+        ):
             return False
         if not beside_booking or not booking_tags:
             return True

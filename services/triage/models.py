@@ -38,8 +38,10 @@ class TriageResult(LLMTriage):
 
     confidences: dict[str, float] = Field(default_factory=dict)
     source: Source = "rules"
-    # Why nothing was placed (empty intents), for the decision journal.
-    reason: Literal["long_without_action", "no_evidence"] | None = None
+    # Why nothing was placed (empty intents), or that a question was placed by its shape
+    # alone ("asked_outright": the FAQ, which may not know it), for the decision journal and
+    # the hybrid mode's LLM.
+    reason: Literal["long_without_action", "no_evidence", "asked_outright"] | None = None
 
 
 class PendingClarification(BaseModel):

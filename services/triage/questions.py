@@ -82,6 +82,23 @@ def parts(text: str) -> list[Clause]:
     return out
 
 
+def without_cases(text: str, config: TriageConfig) -> str:
+    """``text`` without the conditions set before the question of their sentence: "e se eu
+    fechar o plano, a experimental é descontada?" asks about the trial class, and closing a
+    plan there is a case, not a request to enroll. A sentence that is nothing but a condition
+    ("e se chover?") is the question and stays."""
+    kept: list[str] = []
+    dropped = False
+    for sentence in sentences(text):
+        pieces = [p.strip() for p in _COMMA.split(sentence.text) if p.strip()]
+        if sentence.asked:
+            rest = [p for p in pieces[:-1] if not config.questions.sets_case(normalize(p))]
+            dropped = dropped or len(rest) < len(pieces) - 1
+            pieces = [*rest, pieces[-1]]
+        kept.append(", ".join(pieces) + ("?" if sentence.asked else "."))
+    return " ".join(kept) if dropped else text
+
+
 def is_question(clause: Clause, config: TriageConfig) -> bool:
     """Whether a clause asks something: a "?", a question word first (not in an exclamation:
     "que bom!"), or a request for information ("quero saber o preço")."""

@@ -21,6 +21,7 @@ from services.triage.questions import (
     is_flow_question,
     is_question,
     parts,
+    without_cases,
 )
 from shared.contracts import FlowView, ModeView
 from shared.nlu.dates import mentions_date, time_candidates
@@ -290,6 +291,20 @@ def _asks_beside_small_talk(text: str, config: TriageConfig) -> bool:
     )
 
 
+def _asks_outright(text: str, config: TriageConfig) -> bool:
+    """Whether a part of the message asks, with a "?" and a question word first, something
+    of two words or more ("aceita gympass?"); a bare "?" or "e aí?" says too little, and a
+    question about what the bot said ("como assim?") asks nothing of the business."""
+    return any(
+        part.asked
+        and len(part.normalized.split()) > 1
+        and config.questions.starts_question(part.normalized)
+        and not config.questions.about_flow(part.normalized)
+        and not _is_small_talk(part.normalized, config)
+        for part in parts(text)
+    )
+
+
 def _asks_something(text: str, config: TriageConfig) -> bool:
     return any(is_question(clause, config) for clause in parts(text) if clause.normalized)
 
@@ -358,7 +373,13 @@ def _classify(
     """
     normalized = pack_vocabulary(pack).correct(normalize(text))
     active = active_stage(trial_stage, config) is not None
-    confidences = {name: rules.score(normalized) for name, rules in config.intents.items()}
+    # A condition set before a question names a case, not what is wanted (``without_cases``):
+    # no evidence of a request; the question about the case is still a question.
+    wanted = pack_vocabulary(pack).correct(normalize(without_cases(text, config)))
+    confidences = {
+        name: rules.score(normalized if name == "faq" else wanted)
+        for name, rules in config.intents.items()
+    }
     requests_left = _without_requests(text, config, knows)
     asked = text if requests_left is None else requests_left
     if "faq" in config.intents and (active or requests_left is not None):
@@ -456,15 +477,25 @@ def _classify(
             general_response=pack.text(key, seed=seed),
             confidences={**confidences, "general": 1.0},
         )
+    if "faq" in config.intents and _asks_outright(text, config):
+        # "aceita vale-transporte?": asked outright about something no rule knows, it is a
+        # question about the business; the FAQ says honestly what it does not know, with the
+        # way to a person, instead of the menu asking what the person wants.
+        return TriageResult(
+            intents=["faq"],
+            confidences={**confidences, "faq": config.threshold},
+            reason="asked_outright",
+        )
     return TriageResult(intents=[], confidences=confidences, reason="no_evidence")
 
 
 def needs_llm(rules_result: TriageResult, config: TriageConfig) -> bool:
-    """Whether hybrid mode should ask the LLM: the rules placed nothing, or saw some evidence
-    for an intent without enough to detect it (a second intent may be hiding)."""
+    """Whether hybrid mode should ask the LLM: the rules placed nothing (or a question by its
+    shape alone), or saw some evidence for an intent without enough to detect it (a second
+    intent may be hiding)."""
     if rules_result.source == "llm":
         return False
-    if not rules_result.intents:
+    if not rules_result.intents or rules_result.reason == "asked_outright":
         return True
     if rules_result.intents == ["general"]:
         return False

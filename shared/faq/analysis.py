@@ -75,6 +75,8 @@ class Clause:
 
     text: str
     question_shaped: bool
+    # Closed by a "?" of its own (not only shaped like a question by its first word).
+    asked: bool = False
 
 
 class Analyzer:
@@ -164,4 +166,8 @@ class Analyzer:
         return bool(first) and first[0] in self.question_words
 
     def _clause(self, text: str, *, asked: bool) -> Clause:
-        return Clause(text=text.strip(), question_shaped=asked or self._starts_as_question(text))
+        return Clause(
+            text=text.strip(),
+            question_shaped=asked or self._starts_as_question(text),
+            asked=asked,
+        )

@@ -171,6 +171,18 @@ class FaqConfig(BaseModel):
     # content word after one is the thing asked. When no entry knows it ("tem desconto pra
     # pagar no pix?"), an entry matched on the rest answers around it, not it: the reply says so.
     offer_words: list[str] = Field(default_factory=list)
+    # A term the questions of at least this many entries use is part of how people ask
+    # ("quanto custa", "pode", "aula"), not of what they ask about: an entry that shares only
+    # such terms with a clause naming something it does not know ("quanto custa o
+    # estacionamento?" and the plans' prices) matched the question's frame, not its object.
+    frame_entries: int = Field(default=3, ge=2)
+    # Words after which a word names a thing ("o", "da", "pra"): a word the base never uses
+    # is an object asked about only there ("quanto custa a piscina?"), not after a pronoun,
+    # where it is a verb of the frame ("me explica como é a aula").
+    determiners: list[str] = Field(default_factory=list)
+    # Words that open a condition ("se eu fechar o plano, ..."): beside another part of the
+    # clause, a condition sets the case; the other part is what is asked.
+    condition_words: list[str] = Field(default_factory=list)
     unknown_text_key: str
     partial_unknown_text_key: str
     oferta_pointer: OfertaPointer

@@ -32,6 +32,9 @@ class Match:
     entry_id: str
     score: float
     coverage: float
+    # The entry shares only the question's frame with the clause ("quanto custa"), not one
+    # of the things it names (``FaqIndex.object_terms``): it must not answer it.
+    frame_only: bool = False
 
 
 def _initial(word: str) -> str:
@@ -86,6 +89,13 @@ class FaqIndex:
                     owners.append(position)
             self._entry_terms.append(frozenset(terms))
         self._idf = _idf(documents)
+        self._frame_terms = self._frame(config)
+        self._determiners = frozenset(normalize(w) for w in config.determiners)
+        # Who a question is for ("criança", "alguém de 60 anos"): the age entry's business,
+        # beside what another entry answers ("criança paga quanto?"), never the object asked.
+        rule = config.age_rule
+        whom = (*rule.person_words, *rule.age_words) if rule is not None else ()
+        self._whom_terms = frozenset(stem(w) for text in whom for w in self.analyzer.words(text))
         # A word the base never uses is as informative as the rarest word it does use.
         self._unknown_idf = math.log(1 + (len(documents) + 0.5) / 0.5)
         self._owners = np.asarray(owners)
@@ -93,6 +103,35 @@ class FaqIndex:
         self._known_terms = frozenset().union(*self._entry_terms)
         self._bm25 = bm25s.BM25()
         self._bm25.index(documents, show_progress=False)
+
+    def _frame(self, config: FaqConfig) -> frozenset[str]:
+        """The terms the questions of ``config.frame_entries`` entries or more use: how
+        people ask ("quanto custa", "pode", "aula"), not what about."""
+        used_by: Counter[str] = Counter()
+        for entry in config.entries:
+            used_by.update(
+                {stem(w) for question in entry.questions for w in self.analyzer.words(question)}
+            )
+        return frozenset(t for t, n in used_by.items() if n >= config.frame_entries)
+
+    def object_terms(self, text: str) -> frozenset[str]:
+        """The content terms of ``text`` that say what it asks about: not the question's
+        frame (terms many entries' questions use), not whom it is asked for, and a word the
+        base never uses only where a thing is named (after a determiner: "a piscina"; "me
+        explica" is a verb of the frame)."""
+        words = normalize(text).split()
+        named = {
+            w for before, w in zip(["", *words], words, strict=False) if before in self._determiners
+        }
+        unknown_named = {t for w in named for t in self.content_terms(w) if not self.known(t)}
+        return frozenset(
+            t
+            for t in self.content_terms(text)
+            if not t.isdigit()
+            and t not in self._frame_terms
+            and t not in self._whom_terms
+            and (self.known(t) or t in unknown_named)
+        )
 
     def entry(self, entry_id: str) -> FaqEntry:
         return self._entries[entry_id]
@@ -135,8 +174,13 @@ class FaqIndex:
         return stem(close[0]) if close else term
 
     def answers(self, match: Match) -> bool:
-        """Whether a match is good enough to be said (the FAQ's threshold and coverage)."""
-        return match.score >= self.config.threshold and match.coverage >= self.config.min_coverage
+        """Whether a match is good enough to be said (the FAQ's threshold and coverage, and
+        not on the question's frame alone)."""
+        return (
+            match.score >= self.config.threshold
+            and match.coverage >= self.config.min_coverage
+            and not match.frame_only
+        )
 
     def best(
         self, text: str, *, tags: Collection[str] = (), without_dates: bool = True
@@ -152,20 +196,22 @@ class FaqIndex:
         that is nothing but a day ("abre sábado?") keeps it: then the day is the question.
         ``without_dates=False`` reads the clause only as said (triage's evidence: "dá pra marcar
         pra terça?" is a booking request, not a question the FAQ knows once its day is gone)."""
-        match = self._best(self.terms(text), tags)
+        match = self._best(self.terms(text), self.object_terms(text), tags)
         if not without_dates or (match is not None and self.answers(match) and match.coverage >= 1):
             return match
         rest = without_dates_and_times(text)
         if not self.content_terms(rest) or rest == normalize(text):
             return match
-        reread = self._best(self.terms(rest), tags)
+        reread = self._best(self.terms(rest), self.object_terms(rest), tags)
         if reread is None or not self.answers(reread):
             return match
         if match is not None and self.answers(match) and match.coverage >= reread.coverage:
             return match
         return reread
 
-    def _best(self, terms: list[str], tags: Collection[str]) -> Match | None:
+    def _best(
+        self, terms: list[str], objects: frozenset[str], tags: Collection[str]
+    ) -> Match | None:
         allowed = [i for i, e in enumerate(self.config.entries) if set(e.tags) & set(tags)]
         if not terms or (tags and not allowed):
             return None
@@ -193,10 +239,15 @@ class FaqIndex:
                 for known in self._entry_terms
             ]
         )
+        # What the clause names beyond how it asks: an entry knowing none of it matched the
+        # frame only ("quanto custa o estacionamento?" is not asking the plans' prices).
+        naming = np.asarray([not objects or bool(objects & known) for known in self._entry_terms])
         # An entry that knows enough of the question beats one that only matches a word of it
         # more strongly ("a mensalidade aceita boleto?" is about paying, though "mensalidade"
         # alone is the plans' word).
-        answering = (per_entry >= self.config.threshold) & (coverages >= self.config.min_coverage)
+        answering = (
+            (per_entry >= self.config.threshold) & (coverages >= self.config.min_coverage) & naming
+        )
         ranked = np.where(answering, per_entry, -np.inf) if answering.any() else per_entry
         position = int(np.argmax(ranked))
         coverage = float(coverages[position])
@@ -204,4 +255,5 @@ class FaqIndex:
             entry_id=self.config.entries[position].id,
             score=float(per_entry[position]),
             coverage=coverage,
+            frame_only=not naming[position],
         )

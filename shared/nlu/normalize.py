@@ -40,6 +40,8 @@ SLANG = {
     "tds": "todos",
     "blz": "beleza",
     "msg": "mensagem",
+    # The booking's confirmation, clipped ("não chegou a conf").
+    "conf": "confirmacao",
     "hj": "hoje",
     "n": "nao",
     "naum": "nao",

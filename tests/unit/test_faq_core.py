@@ -536,3 +536,64 @@ def test_closing_a_plan_is_no_question_about_the_closing_time(index: FaqIndex, p
     opening hours."""
     result = ask("se eu fechar o plano, a aula teste vira desconto?", index, pack)
     assert "horarios" not in result.entry_ids
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Another entry's thing, asked with the plans' frame.
+        "o estacionamento custa quanto?",
+        # Things no entry knows, asked with the frame of an entry that knows the frame only.
+        "quanto custa a piscina?",
+        "qual o horário da sauna de vocês?",
+    ],
+)
+def test_an_entry_matching_only_the_questions_frame_does_not_answer(
+    text: str, index: FaqIndex, pack: Pack
+) -> None:
+    """ "quanto custa" is how a price is asked, not what: the plans' prices are no answer
+    to what something else costs. The reply says it does not know."""
+    result = ask(text, index, pack)
+    assert result.entry_ids == []
+    assert result.unanswered
+
+
+def test_a_class_for_a_kind_of_person_is_the_age_rules(index: FaqIndex, pack: Pack) -> None:
+    """Without the person, "têm turma infantil?" leaves only the frame of the question
+    ("têm turma"), which the class size entry shares but does not answer."""
+    assert ask("vocês têm turma infantil?", index, pack).entry_ids == ["idade"]
+
+
+def test_a_verb_the_base_never_uses_is_part_of_the_frame(index: FaqIndex, pack: Pack) -> None:
+    """A word the base never uses counts as the thing asked only where a thing is named
+    (after "o", "a", "da"...): after a pronoun it is a verb of the question."""
+    assert ask("me descreve como é a aula experimental", index, pack).entry_ids == [
+        "aula_experimental"
+    ]
+    assert index.object_terms("me descreve a piscina") == index.object_terms("a piscina")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The plan is the case; what is asked (a discount on the trial class) is unknown.
+        "e se eu fechar o plano de 3x, a aula teste é abatida?",
+        "se eu pagar no boleto, tem desconto?",
+    ],
+)
+def test_the_case_a_question_is_asked_for_is_not_the_question(
+    text: str, index: FaqIndex, pack: Pack
+) -> None:
+    result = ask(text, index, pack)
+    assert result.entry_ids == []
+    assert "não sei" in result.text or "não tenho" in result.text
+
+
+def test_a_condition_before_a_bare_question_is_what_is_asked(index: FaqIndex, pack: Pack) -> None:
+    assert ask("se chover forte, como fica?", index, pack).entry_ids == ["chuva"]
+
+
+def test_a_condition_closed_by_its_own_question_mark_is_a_question(
+    index: FaqIndex, pack: Pack
+) -> None:
+    assert "chuva" in ask("e se cair uma chuva forte? dá pra repor depois?", index, pack).entry_ids

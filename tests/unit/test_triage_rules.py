@@ -464,3 +464,54 @@ def test_wanting_to_go_on_a_day_or_at_an_hour_asks_for_a_class(text: str, trial:
     knows = faq_knows(pack, config)
     intents = classify(text, trial_stage=None, config=config, pack=pack, knows=knows).intents
     assert ("trial" in intents) is trial
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "e se eu fechar o plano de 3x, a aula teste é abatida?",
+        "caso eu me matricule, vocês dão desconto na primeira mensalidade?",
+    ],
+)
+def test_a_condition_before_a_question_is_no_request(text: str) -> None:
+    """ "se eu fechar o plano" sets the case a question is asked for: no enrollment starts;
+    the question still goes to the FAQ."""
+    got = intents(text)
+    assert "enrollment" not in got
+    assert "faq" in got
+
+
+def test_a_condition_alone_is_the_question() -> None:
+    assert intents("e se eu fechar o plano?") != []
+
+
+@pytest.mark.parametrize("text", ["ahh que ótimo!", "muito bom então", "oba, que legal"])
+@pytest.mark.parametrize("follow_up", [False, True])
+def test_being_pleased_alone_is_acknowledged(text: str, follow_up: bool) -> None:
+    """A word of approval said alone ("que X!", an interjection before it) is an
+    acknowledgement, not an unplaced message that gets the menu, nor, right after an FAQ
+    answer, its next question."""
+    result = classify(text, trial_stage=None, config=CONFIG, pack=PACK, follow_up=follow_up)
+    assert result.intents == ["general"]
+    assert result.general_response in variants("general_ack")
+
+
+def test_approval_beside_a_request_or_a_greeting_is_no_acknowledgement() -> None:
+    assert intents("que bom, quero agendar pra terça") == ["trial"]
+    greeting = classify("bom dia", trial_stage=None, config=CONFIG, pack=PACK)
+    assert greeting.general_response in variants("general_greeting")
+
+
+@pytest.mark.parametrize("text", ["aceita vale-transporte?", "aceitam wellhub?"])
+def test_a_question_asked_outright_about_anything_goes_to_the_faq(text: str) -> None:
+    """A direct question nothing else knows is about the business: the FAQ says honestly what
+    it does not know (with the way to a person) instead of the menu asking what is wanted. The
+    rules placed it by its shape alone, so hybrid mode still asks the LLM."""
+    result = classify(text, trial_stage=None, config=CONFIG, pack=PACK)
+    assert result.intents == ["faq"]
+    assert needs_llm(result, CONFIG)
+
+
+@pytest.mark.parametrize("text", ["como assim?", "?", "e ai?"])
+def test_a_question_about_what_the_bot_said_is_not_sent_to_the_faq(text: str) -> None:
+    assert "faq" not in intents(text)
