@@ -154,9 +154,7 @@ async def post_message(body: MessageIn, request: Request, deps: Deps) -> Accepte
 async def accept_message(body: MessageIn, given: str | None, deps: GatewayDeps) -> Accepted:
     """``POST /v1/messages`` once its body is a ``MessageIn``: the bearer ``given`` checked,
     the message stored (``HotRoutes`` calls it too)."""
-    tenant = deps.keys.tenant
-    auth.refuse(auth.channel_refusal(deps.settings, given, body.conversation_id, tenant))
-    auth.refuse(auth.write_refusal(body.conversation_id))
+    auth.refuse(auth.message_refusal(deps.settings, given, body.conversation_id, deps.keys.tenant))
     tz = deps.tz
     received = utcnow()
     sent_at = body.sent_at or received

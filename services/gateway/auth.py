@@ -115,6 +115,16 @@ def write_refusal(conversation_id: str) -> Refusal | None:
     return None
 
 
+def message_refusal(
+    settings: Settings, given: str | None, conversation_id: str, tenant: str = ""
+) -> Refusal | None:
+    """Posting a message into ``conversation_id`` over HTTP with the bearer ``given``: the
+    channel's rule, then the conversation's channel's."""
+    return channel_refusal(settings, given, conversation_id, tenant) or write_refusal(
+        conversation_id
+    )
+
+
 def admin_refusal(settings: Settings, given: str | None) -> Refusal | None:
     """The admin routes: open only while no admin token is set (local development)."""
     if matches(given, settings.admin_token):

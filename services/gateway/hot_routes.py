@@ -81,7 +81,11 @@ class HotRoutes:
         request = Request(scope)
         deps = _deps(scope, request) if body is not None else None
         given = bearer(request)
-        if deps is None or body is None or _refused(deps, given, body.conversation_id):
+        if (
+            deps is None
+            or body is None
+            or auth.message_refusal(deps.settings, given, body.conversation_id, deps.keys.tenant)
+        ):
             await self.app(scope, _replay(chunks, complete, receive), send)
             return
         await _answer(scope, receive, send, 202, accept_message(body, given, deps))
@@ -168,13 +172,6 @@ def _deps(scope: Scope, request: Request) -> GatewayDeps | None:
     except HTTPException:
         return None
     return deps if isinstance(deps, GatewayDeps) else None
-
-
-def _refused(deps: GatewayDeps, given: str | None, conversation_id: str) -> bool:
-    tenant = deps.keys.tenant
-    if auth.channel_refusal(deps.settings, given, conversation_id, tenant) is not None:
-        return True
-    return auth.write_refusal(conversation_id) is not None
 
 
 def _replay(chunks: list[bytes], complete: bool, receive: Receive) -> Receive:
